@@ -1,0 +1,151 @@
+"""Numba kernels over single states and batches.
+
+Each kernel takes the move tables as arguments (``TABLE`` or the sparse
+``SPARSE_*`` forms from :mod:`.moves`), so one compiled function serves every
+move set.  A face turn changes 20 of 54 stickers, so the batched kernels copy
+the state and then write only the moved positions.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+_OPTS = dict(cache=True, nogil=True, fastmath=True)
+
+
+@nb.njit(**_OPTS)
+def apply_move(state, table, move):
+    """New state after one move (``state[table[move]]``)."""
+    out = np.empty(54, np.uint8)
+    row = table[move]
+    for i in range(54):
+        out[i] = state[row[i]]
+    return out
+
+
+@nb.njit(**_OPTS)
+def apply_moves(state, table, moves):
+    """New state after a whole move sequence, in one call."""
+    a = state.copy()
+    b = np.empty(54, np.uint8)
+    for k in range(moves.shape[0]):
+        row = table[moves[k]]
+        for i in range(54):
+            b[i] = a[row[i]]
+        a, b = b, a
+    return a
+
+
+@nb.njit(**_OPTS)
+def _apply_sparse_one(states, b, dst, src, count, m):
+    tmp = np.empty(54, np.uint8)
+    n = count[m]
+    for k in range(n):
+        tmp[k] = states[b, src[m, k]]
+    for k in range(n):
+        states[b, dst[m, k]] = tmp[k]
+
+
+@nb.njit(parallel=True, **_OPTS)
+def apply_batch_inplace(states, moves, dst, src, count):
+    """Apply ``moves[b]`` to ``states[b]`` for every b, in place, in parallel.
+
+    ``moves[b] < 0`` leaves that state untouched (a no-op slot).
+    """
+    for b in nb.prange(states.shape[0]):
+        m = moves[b]
+        if m >= 0:
+            _apply_sparse_one(states, b, dst, src, count, m)
+
+
+@nb.njit(parallel=True, **_OPTS)
+def apply_batch(states, moves, dst, src, count, out):
+    """Write ``states[b]`` after ``moves[b]`` into ``out[b]``, in parallel."""
+    for b in nb.prange(states.shape[0]):
+        m = moves[b]
+        for i in range(54):
+            out[b, i] = states[b, i]
+        if m >= 0:
+            n = count[m]
+            for k in range(n):
+                out[b, dst[m, k]] = states[b, src[m, k]]
+
+
+@nb.njit(**_OPTS)
+def is_solved(state):
+    """True when every face shows one colour, whatever the held orientation."""
+    for f in range(6):
+        c = state[9 * f] // 9
+        for k in range(1, 9):
+            if state[9 * f + k] // 9 != c:
+                return False
+    return True
+
+
+@nb.njit(**_OPTS)
+def stickers_in_place(state):
+    """Number of stickers whose colour matches the centre of the face they are on (6..54)."""
+    n = 0
+    for f in range(6):
+        c = state[9 * f + 4] // 9
+        for k in range(9):
+            if state[9 * f + k] // 9 == c:
+                n += 1
+    return n
+
+
+@nb.njit(**_OPTS)
+def faces_completed(state):
+    """Number of faces (0..6) whose nine stickers all match their centre."""
+    n = 0
+    for f in range(6):
+        c = state[9 * f + 4] // 9
+        done = True
+        for k in range(9):
+            if state[9 * f + k] // 9 != c:
+                done = False
+                break
+        if done:
+            n += 1
+    return n
+
+
+@nb.njit(parallel=True, **_OPTS)
+def batch_is_solved(states, out):
+    """``out[b] = is_solved(states[b])`` in parallel."""
+    for b in nb.prange(states.shape[0]):
+        out[b] = is_solved(states[b])
+
+
+@nb.njit(parallel=True, **_OPTS)
+def batch_stickers_in_place(states, out):
+    """``out[b] = stickers_in_place(states[b])`` in parallel."""
+    for b in nb.prange(states.shape[0]):
+        out[b] = stickers_in_place(states[b])
+
+
+@nb.njit(parallel=True, **_OPTS)
+def batch_faces_completed(states, out):
+    """``out[b] = faces_completed(states[b])`` in parallel."""
+    for b in nb.prange(states.shape[0]):
+        out[b] = faces_completed(states[b])
+
+
+@nb.njit(**_OPTS)
+def invert_moves(moves, inverse):
+    """Move indices of the sequence that undoes ``moves``."""
+    n = moves.shape[0]
+    out = np.empty(n, np.int64)
+    for k in range(n):
+        out[k] = inverse[moves[n - 1 - k]]
+    return out
+
+
+@nb.njit(**_OPTS)
+def invert_state(state):
+    """The state whose effect undoes ``state`` (group inverse of the permutation)."""
+    out = np.empty(54, np.uint8)
+    for i in range(54):
+        out[state[i]] = i
+    return out

@@ -1,0 +1,5 @@
+"""Gymnasium environments."""
+
+from .cube_env import CubeEnv
+
+__all__ = ["CubeEnv"]

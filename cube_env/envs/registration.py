@@ -1,0 +1,83 @@
+"""The registered environment ids and the factory that assembles them.
+
+Each id is the core :class:`CubeEnv` plus a reward wrapper and the tier's
+observation wrapper, so every tier shares one engine and one action set.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+
+from .cube_env import CubeEnv
+
+TIERS = {
+    "symbolic": "CubeBench-Symbolic-v0",
+    "visual": "CubeBench-Visual-v0",
+    "face": "CubeBench-Face-v0",
+    "vertex": "CubeBench-Vertex-v0",
+}
+REWARDS = ("none", "sticker", "face", "heuristic")
+
+
+def make_cube_env(
+    tier: str = "symbolic",
+    *,
+    depth: int = 1,
+    reward: str = "none",
+    moves: str = "quarter",
+    max_steps: int | None = 20,
+    render_mode: str | None = None,
+    obs_format: str | None = None,
+    renderer: str = "painter",
+    image_size: int = 224,
+    move_frame: str = "held",
+    letters: str = "faces",
+    debug: bool = False,
+    generator: Any = None,
+    reward_kwargs: dict[str, Any] | None = None,
+) -> gym.Env:
+    """Build the env of one tier (what ``gym.make`` calls for every id).
+
+    ``obs_format``: Symbolic ``"onehot"`` (default, (54, 6) uint8),
+    ``"text"`` (the 54-character string) or ``"indices"`` (54 colour
+    indices); Visual, Face and Vertex ``"image"`` (default) or ``"text"``.
+    ``debug=True`` keeps the ground-truth state in ``info`` on the partial tiers.
+    """
+    from wrappers import observations, rewards
+
+    if tier not in TIERS:
+        raise ValueError(f"unknown tier {tier!r}; expected one of {sorted(TIERS)}")
+    if reward not in REWARDS:
+        raise ValueError(f"unknown reward {reward!r}; expected one of {REWARDS}")
+    env: gym.Env = CubeEnv(
+        depth=depth,
+        moves=moves,
+        view_actions=tier in ("face", "vertex"),
+        move_frame=move_frame,
+        max_steps=max_steps,
+        render_mode=render_mode,
+        generator=generator,
+    )
+    env = rewards.make_reward_wrapper(env, reward, **(reward_kwargs or {}))
+    if tier == "symbolic":
+        return observations.SymbolicObservation(env, form=obs_format or "onehot", letters=letters)
+    form = obs_format or "image"
+    if tier == "visual":
+        return observations.NetObservation(env, form=form, size=image_size, debug=debug)
+    if tier == "face":
+        return observations.FaceViewObservation(env, form=form, size=image_size, debug=debug)
+    return observations.VertexViewObservation(env, form=form, size=image_size, renderer=renderer, debug=debug)
+
+
+def register_envs() -> None:
+    """Register the four tier ids (idempotent)."""
+    for tier, env_id in TIERS.items():
+        if env_id not in gym.registry:
+            gym.register(
+                id=env_id,
+                entry_point="cube_env.envs.registration:make_cube_env",
+                kwargs={"tier": tier},
+                disable_env_checker=False,
+            )
