@@ -38,38 +38,42 @@ def apply_moves(state, table, moves):
 
 
 @nb.njit(**_OPTS)
-def _apply_sparse_one(states, b, dst, src, count, m):
+def _apply_sparse_row(src_row, out_row, m, dst, src, count):
+    """``out_row`` = ``src_row`` after move ``m`` (rows may be the same array: a copy is taken)."""
     tmp = np.empty(54, np.uint8)
-    n = count[m]
-    for k in range(n):
-        tmp[k] = states[b, src[m, k]]
-    for k in range(n):
-        states[b, dst[m, k]] = tmp[k]
+    for i in range(54):
+        tmp[i] = src_row[i]
+    for i in range(54):
+        out_row[i] = tmp[i]
+    for k in range(count[m]):
+        out_row[dst[m, k]] = tmp[src[m, k]]
 
 
-@nb.njit(parallel=True, **_OPTS)
-def apply_batch_inplace(states, moves, dst, src, count):
-    """Apply ``moves[b]`` to ``states[b]`` for every b, in place, in parallel.
+@nb.njit(**_OPTS)
+def apply_batch_serial(states, moves, dst, src, count, out):
+    """Write ``states[b]`` after ``moves[b]`` into ``out[b]`` for every b.
 
-    ``moves[b] < 0`` leaves that state untouched (a no-op slot).
+    ``out`` may be ``states`` (in place); ``moves[b] < 0`` copies the state unchanged.
     """
-    for b in nb.prange(states.shape[0]):
-        m = moves[b]
-        if m >= 0:
-            _apply_sparse_one(states, b, dst, src, count, m)
+    for b in range(states.shape[0]):
+        _apply_or_copy(states, moves, dst, src, count, out, b)
 
 
 @nb.njit(parallel=True, **_OPTS)
-def apply_batch(states, moves, dst, src, count, out):
-    """Write ``states[b]`` after ``moves[b]`` into ``out[b]``, in parallel."""
+def apply_batch_parallel(states, moves, dst, src, count, out):
+    """:func:`apply_batch_serial` split over numba's threads (worth it for large batches only)."""
     for b in nb.prange(states.shape[0]):
-        m = moves[b]
+        _apply_or_copy(states, moves, dst, src, count, out, b)
+
+
+@nb.njit(**_OPTS)
+def _apply_or_copy(states, moves, dst, src, count, out, b):
+    m = moves[b]
+    if m >= 0:
+        _apply_sparse_row(states[b], out[b], m, dst, src, count)
+    else:
         for i in range(54):
             out[b, i] = states[b, i]
-        if m >= 0:
-            n = count[m]
-            for k in range(n):
-                out[b, dst[m, k]] = states[b, src[m, k]]
 
 
 @nb.njit(**_OPTS)
@@ -111,24 +115,24 @@ def faces_completed(state):
     return n
 
 
-@nb.njit(parallel=True, **_OPTS)
+@nb.njit(**_OPTS)
 def batch_is_solved(states, out):
-    """``out[b] = is_solved(states[b])`` in parallel."""
-    for b in nb.prange(states.shape[0]):
+    """``out[b] = is_solved(states[b])``."""
+    for b in range(states.shape[0]):
         out[b] = is_solved(states[b])
 
 
-@nb.njit(parallel=True, **_OPTS)
+@nb.njit(**_OPTS)
 def batch_stickers_in_place(states, out):
-    """``out[b] = stickers_in_place(states[b])`` in parallel."""
-    for b in nb.prange(states.shape[0]):
+    """``out[b] = stickers_in_place(states[b])``."""
+    for b in range(states.shape[0]):
         out[b] = stickers_in_place(states[b])
 
 
-@nb.njit(parallel=True, **_OPTS)
+@nb.njit(**_OPTS)
 def batch_faces_completed(states, out):
-    """``out[b] = faces_completed(states[b])`` in parallel."""
-    for b in nb.prange(states.shape[0]):
+    """``out[b] = faces_completed(states[b])``."""
+    for b in range(states.shape[0]):
         out[b] = faces_completed(states[b])
 
 

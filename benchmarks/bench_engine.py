@@ -1,0 +1,157 @@
+"""Engine and env throughput, as ratios against baselines measured in the same run.
+
+Run: ``python benchmarks/bench_engine.py`` (``--quick`` for a shorter run).
+Prints one table; see docs/performance.md for recorded results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from typing import Callable
+
+import gymnasium as gym
+import numba
+import numpy as np
+
+import cube_env  # noqa: F401  (registers the ids)
+from cube_env.engine import SOLVED, TABLE, kernels
+from cube_env.engine.batch import apply_batch
+from cube_env.engine.moves import SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
+
+BYTES_PER_MOVE = 108  # read 54 + write 54 bytes: what any batched gather must move
+
+
+def best_rate(fn: Callable[[], int], repeats: int) -> float:
+    """Items per second of the fastest of ``repeats`` runs (``fn`` returns its item count)."""
+    fn()  # warm-up (compilation, caches)
+    best = 0.0
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        n = fn()
+        best = max(best, n / (time.perf_counter() - t0))
+    return best
+
+
+def bench_single(repeats: int) -> dict[str, float]:
+    rng = np.random.default_rng(0)
+    seq = rng.integers(0, 18, size=1_000_000).astype(np.int64)
+    short = seq[:20_000]
+
+    def per_call() -> int:
+        s = SOLVED
+        for m in short:
+            s = kernels.apply_move(s, TABLE, m)
+        return len(short)
+
+    def gather_python() -> int:
+        s = SOLVED
+        for m in short:
+            s = s[TABLE[m]]
+        return len(short)
+
+    return {
+        "numpy gather, one move per Python call": best_rate(gather_python, repeats),
+        "kernel, one move per call": best_rate(per_call, repeats),
+        "kernel, whole sequence in one call": best_rate(lambda: (kernels.apply_moves(SOLVED, TABLE, seq), len(seq))[1], repeats),
+    }
+
+
+def bench_batch(batch: int, repeats: int) -> dict[str, float]:
+    rng = np.random.default_rng(1)
+    states = np.tile(SOLVED, (batch, 1))
+    out = np.empty_like(states)
+    moves = rng.integers(0, 18, size=batch).astype(np.int64)
+    copy_dst = np.empty_like(states)
+
+    def numpy_fancy() -> int:
+        np.take_along_axis(states, TABLE[moves].astype(np.intp), axis=1)
+        return batch
+
+    def copy() -> int:
+        np.copyto(copy_dst, states)
+        return batch
+
+    def serial() -> int:
+        kernels.apply_batch_serial(states, moves, SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, out)
+        return batch
+
+    def parallel() -> int:
+        kernels.apply_batch_parallel(states, moves, SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, out)
+        return batch
+
+    def inplace() -> int:
+        apply_batch(states, moves, out=states)
+        return batch
+
+    copy_rate = best_rate(copy, repeats)
+    return {
+        "memory copy (moves/s implied at 108 B/move)": copy_rate,
+        "numpy take_along_axis": best_rate(numpy_fancy, repeats),
+        "kernel, serial": best_rate(serial, repeats),
+        f"kernel, parallel ({numba.get_num_threads()} threads)": best_rate(parallel, repeats),
+        "apply_batch (size-dispatched, in place)": best_rate(inplace, repeats),
+    }
+
+
+class DoNothingEnv(gym.Env):
+    """The cheapest possible env with the same spaces, for the step-overhead baseline."""
+
+    observation_space = gym.spaces.Box(0, 1, shape=(54, 6), dtype=np.uint8)
+    action_space = gym.spaces.Discrete(12)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros((54, 6), np.uint8), {}
+
+    def step(self, action):
+        return np.zeros((54, 6), np.uint8), 0.0, False, False, {}
+
+
+def bench_env(steps: int, repeats: int) -> dict[str, float]:
+    gym.register("Bench-DoNothing-v0", entry_point=DoNothingEnv)
+    actions = np.random.default_rng(2).integers(0, 12, size=steps)
+    out: dict[str, float] = {}
+    for label, env in (
+        ("gym.make do-nothing env", gym.make("Bench-DoNothing-v0")),
+        ("gym.make CubeBench-Symbolic-v0", gym.make("CubeBench-Symbolic-v0", max_steps=None)),
+    ):
+        env.reset(seed=0)
+
+        def run() -> int:
+            for a in actions:
+                env.step(int(a))
+            return steps
+
+        out[label] = best_rate(run, repeats)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    repeats = 3 if args.quick else 7
+    load = os.getloadavg()
+    print(f"numba threads: {numba.get_num_threads()}, cores: {os.cpu_count()}, load avg: {load[0]:.2f}")
+    print(f"{'benchmark':58s} {'rate':>14s}  ratio")
+    single = bench_single(repeats)
+    base = single["numpy gather, one move per Python call"]
+    for k, v in single.items():
+        print(f"{k:58s} {v / 1e6:10.2f} M/s  {v / base:6.1f}x numpy gather")
+    sizes = (1024, 65_536) if args.quick else (1024, 65_536, 1_048_576)
+    for b in sizes:
+        res = bench_batch(b, repeats)
+        copy = res["memory copy (moves/s implied at 108 B/move)"]
+        print(f"-- batch B={b:,} (copy baseline {copy * 54 * 2 / 1e9:.2f} GB/s)")
+        for k, v in res.items():
+            print(f"{k:58s} {v / 1e6:10.2f} M/s  {v / copy:6.2f}x copy")
+    env = bench_env(20_000 if args.quick else 100_000, repeats)
+    base = env["gym.make do-nothing env"]
+    for k, v in env.items():
+        print(f"{k:58s} {v / 1e3:10.1f} k/s  step time {base / v:5.2f}x do-nothing")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""The core CubeEnv: Gymnasium API, options, determinism, frames."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import cube_env
+from cube_env import CubeEnv
+from cube_env.engine import SOLVED, InvalidStateError, NotationError, to_facelets
+from conftest import apply
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"moves": "face"}, {"view_actions": True}, {"view_actions": True, "move_frame": "global"},
+     {"render_mode": "ansi"}, {"render_mode": "rgb_array"}, {"max_steps": None}],
+)
+def test_check_env_unwrapped(kwargs: dict) -> None:
+    check_env(CubeEnv(**kwargs), skip_render_check="render_mode" not in kwargs)
+
+
+def test_action_sets_are_documented_order() -> None:
+    assert CubeEnv().action_names == ("U", "U'", "D", "D'", "L", "L'", "R", "R'", "F", "F'", "B", "B'")
+    assert len(CubeEnv(moves="face").action_names) == 18
+    assert CubeEnv(view_actions=True).action_names[-6:] == ("x", "x'", "y", "y'", "z", "z'")
+
+
+def test_same_seed_same_episode() -> None:
+    def episode(seed: int) -> list:
+        env = CubeEnv(depth=6, max_steps=15)
+        obs, info = env.reset(seed=seed)
+        trace = [obs.tobytes(), info["scramble"]]
+        env.action_space.seed(seed)
+        for _ in range(15):
+            obs, r, term, trunc, info = env.step(env.action_space.sample())
+            trace.append((obs.tobytes(), r, term, trunc))
+            if term or trunc:
+                break
+        return trace
+
+    assert episode(3) == episode(3)
+    assert episode(3) != episode(4)
+
+
+def test_solving_terminates_with_reward_one() -> None:
+    env = CubeEnv()
+    env.reset(options={"scramble": "R U'"})
+    names = env.action_names
+    _, r, term, trunc, info = env.step(names.index("U"))
+    assert (r, term, trunc, info["is_success"]) == (0.0, False, False, False)
+    _, r, term, trunc, info = env.step(names.index("R'"))
+    assert (r, term, trunc, info["is_success"]) == (1.0, True, False, True)
+    assert type(term) is bool and type(trunc) is bool
+    assert info["moves"] == 2 and info["steps"] == 2
+
+
+def test_truncation_at_max_steps() -> None:
+    env = CubeEnv(max_steps=3)
+    env.reset(options={"scramble": "R U F"})
+    flags = [env.step(0)[2:4] for _ in range(3)]
+    assert flags == [(False, False), (False, False), (False, True)]
+
+
+def test_reset_options() -> None:
+    env = CubeEnv()
+    text = to_facelets(apply("R U F' y"))
+    _, info = env.reset(options={"state": text})
+    assert info["facelets"] == text
+    _, info = env.reset(options={"scramble": "R U F'"})
+    assert info["facelets"] == to_facelets(apply("R U F'")) and info["scramble"] == "R U F'"
+    _, info = env.reset(seed=1, options={"depth": 7})
+    assert len(info["scramble"].split()) == 7 and info["depth"] == 7
+    with pytest.raises(InvalidStateError):
+        env.reset(options={"state": "U" * 54})
+    with pytest.raises(NotationError):
+        env.reset(options={"scramble": "R Q"})
+    with pytest.raises(ValueError, match="conflict"):
+        env.reset(options={"state": text, "depth": 3})
+    with pytest.raises(ValueError, match="unknown reset option"):
+        env.reset(options={"dept": 3})
+
+
+def test_bad_input_leaves_env_unchanged() -> None:
+    env = CubeEnv()
+    _, info = env.reset(options={"scramble": "R U"})
+    with pytest.raises(InvalidStateError):
+        env.reset(options={"state": "X" * 54})
+    assert env.facelets == info["facelets"]
+    with pytest.raises(ValueError, match="not in Discrete"):
+        env.step(99)
+    assert env.facelets == info["facelets"] and env.steps == 0
+
+
+def test_turn_after_y_acts_on_face_now_on_right() -> None:
+    env = CubeEnv(view_actions=True)
+    env.reset(options={"state": to_facelets(SOLVED)})
+    env.step(env.action_names.index("y"))
+    env.step(env.action_names.index("R"))
+    assert env.facelets == to_facelets(apply("y R"))
+    assert env.facelets == to_facelets(apply("B y"))  # the original B face was turned
+    assert env.moves == 1 and env.steps == 2
+
+
+def test_global_frame_turns_original_faces() -> None:
+    env = CubeEnv(view_actions=True, move_frame="global")
+    env.reset(options={"state": to_facelets(SOLVED)})
+    env.step(env.action_names.index("y"))
+    env.step(env.action_names.index("R"))
+    assert env.facelets == to_facelets(apply("R y"))
+
+
+def test_rotations_never_solve_or_unsolve() -> None:
+    env = CubeEnv(view_actions=True)
+    env.reset(options={"state": to_facelets(SOLVED)})
+    for name in ("x", "y'", "z", "x'"):
+        _, r, term, _, info = env.step(env.action_names.index(name))
+        assert info["is_success"] and r == 0.0 and term
+    assert env.moves == 0
+
+
+def test_renders() -> None:
+    env = CubeEnv(render_mode="ansi")
+    env.reset(options={"scramble": "R"})
+    text = env.render()
+    assert isinstance(text, str) and text.count("\n") == 9
+    env = CubeEnv(render_mode="rgb_array")
+    env.reset(options={"scramble": "R"})
+    img = env.render()
+    assert img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3
+
+
+def test_gym_make_by_module_prefix() -> None:
+    env = gym.make("cube_env:CubeBench-Symbolic-v0", depth=2)
+    obs, info = env.reset(seed=0)
+    assert env.observation_space.contains(obs)
+    assert gym.spec("CubeBench-Symbolic-v0").entry_point == "cube_env.envs.registration:make_cube_env"
+    assert cube_env.__version__

@@ -1,0 +1,177 @@
+"""Engine: group identities, known positions, kernels, conversions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import apply
+
+from cube_env.engine import (
+    MOVE_INDEX, MOVE_NAMES, ORIENTATIONS, SOLVED, TABLE, from_colour_string, from_facelets,
+    kernels, orientation_of, to_colour_string, to_cubie, to_facelets,
+)
+from cube_env.engine.batch import apply_batch
+from cube_env.engine.cubie import to_state
+from cube_env.engine.moves import INVERSE, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
+from cube_env.engine.notation import format_moves, invert_moves, parse, parse_array
+from cube_env.engine.scramble import scramble
+
+SUPERFLIP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"
+SUPERFLIP_FACELETS = "UBULURUFURURFRBRDRFUFLFRFDFDFDLDRDBDLULBLFLDLBUBRBLBDB"
+
+
+def order(seq: str) -> int:
+    s, n = apply(seq), 1
+    while not np.array_equal(s, SOLVED):
+        s, n = apply(seq, s), n + 1
+    return n
+
+
+@pytest.mark.parametrize("name", MOVE_NAMES)
+def test_every_move_has_order_4_or_2(name: str) -> None:
+    expected = 2 if name.endswith("2") else 4
+    assert order(name) == expected
+
+
+def test_known_orders() -> None:
+    assert order("R U") == 105
+    assert order("R U R' U'") == 6
+    assert order("R2 U2") == 6
+
+
+@pytest.mark.parametrize("a,b", [("U", "D"), ("R", "L"), ("F", "B"), ("R", "L'"), ("U2", "D'")])
+def test_opposite_faces_commute(a: str, b: str) -> None:
+    assert np.array_equal(apply(f"{a} {b}"), apply(f"{b} {a}"))
+
+
+def test_adjacent_faces_do_not_commute() -> None:
+    assert not np.array_equal(apply("R U"), apply("U R"))
+
+
+@pytest.mark.parametrize(
+    "conjugated,face",
+    [("y R y'", "B"), ("x U x'", "F"), ("z R z'", "U"), ("y' R y", "F"), ("x' U x", "B"), ("z' U z", "R")],
+)
+def test_rotations_conjugate_faces(conjugated: str, face: str) -> None:
+    assert np.array_equal(apply(conjugated), apply(face))
+
+
+@pytest.mark.parametrize(
+    "move,expansion",
+    [("M", "R L' x'"), ("E", "U D' y'"), ("S", "F' B z"), ("r", "L x"), ("Rw", "L x"), ("u", "D y"),
+     ("f'", "B' z'"), ("M2", "R2 L2 x2"), ("x2", "x x"), ("Fw2", "B2 z2")],
+)
+def test_slices_and_wide_turns_expand(move: str, expansion: str) -> None:
+    assert np.array_equal(apply(move), apply(expansion))
+
+
+def test_superflip_facelets() -> None:
+    state = apply(SUPERFLIP)
+    assert to_facelets(state) == SUPERFLIP_FACELETS
+    cc = to_cubie(state)
+    assert (cc.eo == 1).all() and (cc.co == 0).all()
+    assert list(cc.cp) == list(range(8)) and list(cc.ep) == list(range(12))
+
+
+def test_single_moves_match_kociemba_strings() -> None:
+    assert to_facelets(apply("R")) == "UUFUUFUUFRRRRRRRRRFFDFFDFFDDDBDDBDDBLLLLLLLLLUBBUBBUBB"
+    assert to_facelets(apply("U")) == "UUUUUUUUUBBBRRRRRRRRRFFFFFFDDDDDDDDDFFFLLLLLLLLLBBBBBB"
+
+
+def test_inverse_sequence_undoes(rng: np.random.Generator) -> None:
+    for _ in range(50):
+        moves = rng.integers(0, len(MOVE_NAMES), size=30)
+        back = np.asarray(invert_moves(moves), dtype=np.int64)
+        assert np.array_equal(kernels.apply_moves(kernels.apply_moves(SOLVED, TABLE, moves), TABLE, back), SOLVED)
+        assert np.array_equal(back, kernels.invert_moves(moves.astype(np.int64), INVERSE))
+
+
+def test_invert_state_is_group_inverse(rng: np.random.Generator) -> None:
+    for _ in range(20):
+        moves = rng.integers(0, 18, size=25).astype(np.int64)
+        state = kernels.apply_moves(SOLVED, TABLE, moves)
+        inv = kernels.invert_state(state)
+        assert np.array_equal(state[inv], SOLVED)
+        # the inverse state is what the inverse sequence produces
+        assert np.array_equal(inv, kernels.apply_moves(SOLVED, TABLE, kernels.invert_moves(moves, INVERSE)))
+
+
+def test_apply_move_equals_gather(rng: np.random.Generator) -> None:
+    state = apply("R U F' D2 L B'")
+    for m in range(len(MOVE_NAMES)):
+        assert np.array_equal(kernels.apply_move(state, TABLE, m), state[TABLE[m]])
+
+
+def test_batched_kernels_equal_single_state_kernel(rng: np.random.Generator) -> None:
+    b = 257
+    states = np.stack([kernels.apply_moves(SOLVED, TABLE, rng.integers(0, 54, 20).astype(np.int64)) for _ in range(b)])
+    moves = rng.integers(-1, 54, size=b).astype(np.int64)  # -1: no-op slot
+    expected = np.stack([s if m < 0 else kernels.apply_move(s, TABLE, m) for s, m in zip(states, moves)])
+    out = np.empty_like(states)
+    kernels.apply_batch_serial(states, moves, SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, out)
+    assert np.array_equal(out, expected)
+    par = np.empty_like(states)
+    kernels.apply_batch_parallel(states, moves, SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, par)
+    assert np.array_equal(par, expected)
+    inplace = states.copy()
+    assert apply_batch(inplace, moves, out=inplace) is inplace
+    assert np.array_equal(inplace, expected)
+    assert np.array_equal(apply_batch(states, moves), expected)
+    for batch_fn, single_fn, dtype in (
+        (kernels.batch_is_solved, kernels.is_solved, np.bool_),
+        (kernels.batch_stickers_in_place, kernels.stickers_in_place, np.int64),
+        (kernels.batch_faces_completed, kernels.faces_completed, np.int64),
+    ):
+        got = np.empty(b, dtype=dtype)
+        batch_fn(expected, got)
+        assert list(got) == [single_fn(s) for s in expected]
+
+
+def test_solved_test_ignores_orientation() -> None:
+    for rot in ORIENTATIONS:
+        assert kernels.is_solved(SOLVED[rot])
+        assert kernels.stickers_in_place(SOLVED[rot]) == 54
+        assert kernels.faces_completed(SOLVED[rot]) == 6
+    assert not kernels.is_solved(apply("R"))
+    assert kernels.faces_completed(apply("R")) == 2
+    assert kernels.stickers_in_place(apply("R")) == 54 - 12
+
+
+def test_string_round_trips(rng: np.random.Generator) -> None:
+    for _ in range(100):
+        moves = rng.integers(0, len(MOVE_NAMES), size=25).astype(np.int64)
+        state = kernels.apply_moves(SOLVED, TABLE, moves)
+        assert np.array_equal(from_facelets(to_facelets(state)), state)
+        assert np.array_equal(from_colour_string(to_colour_string(state)), state)
+        assert np.array_equal(to_state(to_cubie(state))[ORIENTATIONS[orientation_of(state)]], state)
+
+
+def test_orientations_are_24_distinct_rotations() -> None:
+    keys = {rot.tobytes() for rot in ORIENTATIONS}
+    assert len(keys) == 24
+    assert sorted(orientation_of(SOLVED[rot]) for rot in ORIENTATIONS) == list(range(24))
+
+
+def test_notation_round_trip_and_forms() -> None:
+    assert format_moves(parse("R U R' U'")) == "R U R' U'"
+    assert format_moves(parse("  RUR'U'  ")) == "R U R' U'"
+    assert format_moves(parse("R2' Rw r' x  M2 Uw2 F’")) == "R2 r r' x M2 u2 F'"
+    assert parse("") == []
+    assert np.array_equal(parse_array("R U"), [MOVE_INDEX["R"], MOVE_INDEX["U"]])
+
+
+def test_scramble_is_seeded_and_not_redundant() -> None:
+    for metric, faces_only in (("quarter", True), ("half", False)):
+        a = scramble(200, metric, 7)
+        assert a == scramble(200, metric, 7) and a != scramble(200, metric, 8)
+        names = [MOVE_NAMES[m] for m in a]
+        if faces_only:
+            assert not any(n.endswith("2") for n in names)
+        for x, y in zip(names, names[1:]):
+            assert x[0] != y[0], "same face twice in a row"
+        axis = {f: i % 3 for i, f in enumerate("URFDLB")}
+        for x, y, z in zip(names, names[1:], names[2:]):
+            assert not (axis[x[0]] == axis[y[0]] == axis[z[0]]), "three turns on one axis"
+        for x, y in zip(names, names[1:]):
+            if axis[x[0]] == axis[y[0]]:
+                assert "URFDLB".index(x[0]) < "URFDLB".index(y[0]), "opposite faces in non-canonical order"

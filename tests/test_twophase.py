@@ -1,0 +1,46 @@
+"""The two-phase wrapper: any valid state in, an engine-verified solution out."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import apply
+
+from cube_env.engine import ORIENTATIONS, SOLVED, TABLE, InvalidStateError, kernels, to_facelets
+from cube_env.engine.notation import parse_array
+from cube_env.engine.scramble import scramble
+from cube_env.solver.twophase import solve_twophase
+
+
+def test_thousand_seeded_random_states_are_solved() -> None:
+    rng = np.random.default_rng(2026)
+    for _ in range(1000):
+        state = kernels.apply_moves(SOLVED, TABLE, np.asarray(scramble(30, "half", rng), dtype=np.int64))
+        solution = solve_twophase(state)
+        assert kernels.is_solved(kernels.apply_moves(state, TABLE, parse_array(solution)))
+        assert len(solution.split()) <= 24
+
+
+def test_solved_cube_has_empty_solution() -> None:
+    assert solve_twophase(SOLVED) == ""
+    assert solve_twophase(to_facelets(SOLVED)) == ""
+    assert solve_twophase(SOLVED[ORIENTATIONS[5]]) == ""
+
+
+@pytest.mark.parametrize("orientation", range(24))
+def test_rotated_cube_solution_acts_on_held_faces(orientation: int) -> None:
+    state = apply("R U F' L D2 B", SOLVED)[ORIENTATIONS[orientation]]
+    solution = solve_twophase(to_facelets(state))
+    assert kernels.is_solved(kernels.apply_moves(state, TABLE, parse_array(solution)))
+    assert all(tok[0] in "URFDLB" for tok in solution.split())
+
+
+def test_bad_input_raises_engine_error_not_package_message() -> None:
+    with pytest.raises(InvalidStateError, match="54 characters"):
+        solve_twophase("UUU")
+    with pytest.raises(InvalidStateError, match="twisted corner"):
+        s = list(to_facelets(SOLVED))
+        s[8], s[9], s[20] = "F", "U", "R"
+        solve_twophase("".join(s))
+    with pytest.raises(InvalidStateError, match="repeats"):
+        solve_twophase(np.zeros(54, dtype=np.uint8))
