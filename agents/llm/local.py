@@ -190,3 +190,46 @@ class LocalModelServer:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+_SMOKE_PROMPT = [
+    {"role": "system", "content": "You control a Rubik's cube. Reply with one Thought line and "
+                                  "one Action line."},
+    {"role": "user", "content": "Observation: the cube is scrambled. Tools: move, rotate, "
+                                "observe, done. What next?"},
+]
+
+
+def smoke_test(n_replies: int = 3, *, n_threads: int = 2, max_tokens: int = 160) -> dict[str, Any]:
+    """Start the local server, ask ``n_replies`` grammar-constrained ReAct replies, stop it.
+
+    Returns the timings the docs quote: server startup, first-reply latency (cold: prompt read
+    and decode), and output tokens per second over the later replies (prompt cached by the
+    server, so mostly decode speed). ``python -m agents.llm.local`` prints them as JSON.
+    """
+    from .clients import OpenAIChatClient
+    from .grammar import react_grammar
+    from .retry import RetryPolicy
+
+    grammar = react_grammar(["move", "rotate", "observe", "done"])
+    with LocalModelServer(n_threads=n_threads) as server:
+        with OpenAIChatClient(server.model_name, base_url=server.base_url, api_key="local",
+                              temperature=0.0, seed=0, max_tokens=max_tokens, timeout_s=600,
+                              retry=RetryPolicy(max_attempts=1)) as client:
+            replies = [client.complete(_SMOKE_PROMPT, extra={"grammar": grammar})
+                       for _ in range(n_replies)]
+        startup_s = server.startup_s
+    later = replies[1:] or replies
+    return {
+        "model": str(server.model_path), "n_threads": n_threads, "startup_s": startup_s,
+        "prompt_tokens": replies[0].input_tokens, "first_reply_s": replies[0].latency_s,
+        "first_reply_tokens": replies[0].output_tokens,
+        "later_tokens_per_s": sum(r.output_tokens for r in later) / sum(r.latency_s for r in later),
+        "replies": [r.text for r in replies],
+    }
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(smoke_test(), indent=2))

@@ -141,7 +141,7 @@ def sanitize(value: Any, secrets: Sequence[str] = ()) -> Any:
         if value.get("type") == "image" and isinstance(value.get("png"), (bytes, bytearray)):
             return image_ref(bytes(value["png"]))
         if value.get("type") == "base64" and isinstance(value.get("data"), str):
-            return {**image_ref(base64.b64decode(value["data"])), "media_type": value.get("media_type")}
+            return {**_b64_ref(value["data"]), "media_type": value.get("media_type")}
         return {str(k): sanitize(v, secrets) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [sanitize(v, secrets) for v in value]
@@ -149,7 +149,7 @@ def sanitize(value: Any, secrets: Sequence[str] = ()) -> Any:
         return image_ref(bytes(value))
     if isinstance(value, str):
         if value.startswith("data:") and ";base64," in value[:64]:
-            return image_ref(base64.b64decode(value.split(",", 1)[1]))
+            return _b64_ref(value.split(",", 1)[1])
         for secret in secrets:
             if secret:
                 value = value.replace(secret, "***")
@@ -157,6 +157,14 @@ def sanitize(value: Any, secrets: Sequence[str] = ()) -> Any:
     if value is None or isinstance(value, (bool, int, float)):
         return value
     return repr(value)
+
+
+def _b64_ref(data: str) -> dict[str, Any]:
+    """:func:`image_ref` of base64 text; undecodable text is described by its length only."""
+    try:
+        return image_ref(base64.b64decode(data, validate=True))
+    except ValueError:
+        return {"type": "image", "sha256": None, "base64_chars": len(data)}
 
 
 def estimate_tokens(messages: Sequence[Message]) -> int:
