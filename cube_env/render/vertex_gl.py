@@ -20,8 +20,8 @@ imported or the renderer is first created:
 Process rules (each learnt the hard way, see the field notes): one
 ``OffscreenRenderer`` per process, created on first use and never deleted
 (``delete()`` terminates the EGL display that every renderer in the process
-shares); one scene, recoloured in place by changing each tile's material
-colour (no mesh re-upload); rendering happens on the thread that created the
+shares); one scene, recoloured in place by rewriting the tiles' vertex
+colours in their GL buffer (no scene rebuild); rendering happens on the thread that created the
 renderer; processes that fork after rendering hang, so vector envs must use
 ``AsyncVectorEnv(..., context="spawn")`` or ``"forkserver"``.  Shading is
 baked into the colours (:data:`~.camera.FACE_SHADE`) and the frame is drawn
@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.facelets import COLOUR_RGB, N_STICKERS, sticker_geometry
+from ..engine.facelets import COLOUR_RGB, FACES, N_STICKERS, sticker_geometry
 from .camera import FACE_SHADE, STICKER_HALF, VERTEX_CAMERA
 from .canvas import BACKGROUND, BODY
 
@@ -51,6 +51,11 @@ def render_vertex_gl(colours: np.ndarray, size: int = 224, palette: np.ndarray =
     The first call in a process creates the renderer (0.1-0.5 s on llvmpipe).
     """
     return _scene().render(np.asarray(colours), int(size), palette)
+
+
+def ensure_renderer() -> None:
+    """Create the process's renderer now (so a missing pyrender or EGL fails at env construction)."""
+    _scene()
 
 
 def _import_pyrender() -> Any:
@@ -67,11 +72,11 @@ class _CubeScene:
     def __init__(self) -> None:
         pyrender = self._pyrender = _import_pyrender()
         self._thread = threading.get_ident()
-        self._tiles = [_material(pyrender, (1.0, 1.0, 1.0)) for _ in range(N_STICKERS)]
         self._shade = _position_shade()
         self._last: np.ndarray | None = None
         self._scene = pyrender.Scene(bg_color=[c / 255 for c in BACKGROUND] + [1.0], ambient_light=[1.0] * 3)
-        self._scene.add(_cube_mesh(pyrender, self._tiles))
+        body, self._tiles = _body_primitive(pyrender), _tile_primitive(pyrender)
+        self._scene.add(pyrender.Mesh(primitives=[body, self._tiles]))
         camera = pyrender.PerspectiveCamera(yfov=VERTEX_CAMERA.yfov, aspectRatio=1.0, znear=1.0, zfar=30.0)
         self._scene.add(camera, pose=VERTEX_CAMERA.pose())
         self._renderer = pyrender.OffscreenRenderer(224, 224)
@@ -81,18 +86,35 @@ class _CubeScene:
             raise ValueError(f"expected {N_STICKERS} colour indices, got shape {colours.shape}")
         if threading.get_ident() != self._thread:
             raise RuntimeError("the pyrender vertex renderer must be used from the thread that created it")
-        self._recolour(np.rint(palette[colours] * self._shade[:, None]) / 255.0)
+        self._recolour(np.rint(palette[colours] * self._shade[:, None]).astype(np.float32) / 255)
         if (self._renderer.viewport_width, self._renderer.viewport_height) != (size, size):
             self._renderer.viewport_width = self._renderer.viewport_height = size
         colour, _ = self._renderer.render(self._scene, flags=self._pyrender.RenderFlags.FLAT)
         return np.ascontiguousarray(colour, dtype=np.uint8)
 
     def _recolour(self, rgb: np.ndarray) -> None:
-        """Set each tile's colour, touching only the tiles that changed since the last frame."""
-        changed = range(N_STICKERS) if self._last is None else np.flatnonzero((rgb != self._last).any(axis=1))
-        for k in changed:
-            self._tiles[k].baseColorFactor = (*rgb[k], 1.0)
+        """Write the tiles' vertex colours and, once uploaded, their GL vertex buffer in place.
+
+        pyrender uploads a primitive once, as one interleaved float32 buffer
+        (positions, normals, colours); rewriting that buffer is the only way
+        to recolour without re-creating the mesh, and it costs one
+        ``glBufferSubData`` of ~80 KB.  Relies on pyrender 0.1.45's layout,
+        which the pixel-readback tests check on every run.
+        """
+        if self._last is not None and np.array_equal(rgb, self._last):
+            return
         self._last = rgb
+        rgba = np.concatenate([rgb, np.ones((N_STICKERS, 1), np.float32)], axis=1)
+        self._tiles.color_0 = np.repeat(rgba, len(self._tiles.positions) // N_STICKERS, axis=0)
+        if self._tiles._buffers:  # already on the GPU: update it (see docstring)
+            from OpenGL import GL
+
+            data = np.ascontiguousarray(
+                np.hstack([self._tiles.positions, self._tiles.normals, self._tiles.color_0]), dtype=np.float32
+            )
+            GL.glBindBuffer(GL.GL_ARRAY_BUFFER, self._tiles._buffers[0])
+            GL.glBufferSubData(GL.GL_ARRAY_BUFFER, 0, data.nbytes, data)
+            GL.glBindBuffer(GL.GL_ARRAY_BUFFER, 0)
 
 
 _LOCK = threading.Lock()
@@ -108,33 +130,42 @@ def _scene() -> _CubeScene:
         return _SCENE
 
 
-def _material(pyrender: Any, rgb: tuple[float, float, float]) -> Any:
-    return pyrender.MetallicRoughnessMaterial(baseColorFactor=(*rgb, 1.0), metallicFactor=0.0, roughnessFactor=1.0)
-
-
 def _position_shade() -> np.ndarray:
     """Brightness of every position: its face's :data:`FACE_SHADE` (hidden faces 1.0)."""
-    from ..engine.facelets import FACES
-
-    return np.repeat([FACE_SHADE.get(f, 1.0) for f in FACES], 9).astype(np.float64)
+    return np.repeat([FACE_SHADE.get(f, 1.0) for f in FACES], 9).astype(np.float32)
 
 
-def _cube_mesh(pyrender: Any, tiles: list[Any]) -> Any:
-    """One mesh: the 27 cubies merged into one black primitive, plus one primitive per tile."""
+def _flat_arrays(mesh: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Unindexed (positions, normals) of a trimesh, three vertices per triangle, flat-shaded."""
+    positions = mesh.vertices[mesh.faces].reshape(-1, 3)
+    normals = np.repeat(mesh.face_normals, 3, axis=0)
+    return positions.astype(np.float32), normals.astype(np.float32)
+
+
+def _body_primitive(pyrender: Any) -> Any:
+    """The 27 black cubie boxes merged into one primitive."""
     import trimesh
 
-    body = trimesh.util.concatenate(
-        [trimesh.creation.box(extents=[CUBIE_SIDE] * 3, transform=_translation((x, y, z)))
-         for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1)]
-    )
-    black = _material(pyrender, tuple(c / 255 for c in BODY))
-    primitives = list(pyrender.Mesh.from_trimesh(body, material=black, smooth=False).primitives)
+    boxes = [trimesh.creation.box(extents=[CUBIE_SIDE] * 3, transform=_translation((x, y, z)))
+             for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1)]
+    positions, normals = _flat_arrays(trimesh.util.concatenate(boxes))
+    black = pyrender.MetallicRoughnessMaterial(baseColorFactor=[c / 255 for c in BODY] + [1.0])
+    return pyrender.Primitive(positions=positions, normals=normals, material=black)
+
+
+def _tile_primitive(pyrender: Any) -> Any:
+    """All 54 sticker tiles in facelet order, one primitive, the same vertex count per tile."""
+    import trimesh
+
     pos, nrm = sticker_geometry()
-    for k in range(N_STICKERS):
-        extents = np.where(nrm[k] != 0, TILE_THICKNESS, 2 * STICKER_HALF)
-        tile = trimesh.creation.box(extents=extents, transform=_translation(pos[k] + 0.5 * nrm[k]))
-        primitives += pyrender.Mesh.from_trimesh(tile, material=tiles[k], smooth=False).primitives
-    return pyrender.Mesh(primitives=primitives)
+    tiles = [trimesh.creation.box(extents=np.where(nrm[k] != 0, TILE_THICKNESS, 2 * STICKER_HALF),
+                                  transform=_translation(pos[k] + 0.5 * nrm[k])) for k in range(N_STICKERS)]
+    arrays = [_flat_arrays(t) for t in tiles]
+    positions = np.concatenate([a[0] for a in arrays])
+    normals = np.concatenate([a[1] for a in arrays])
+    white = np.ones((len(positions), 4), np.float32)
+    return pyrender.Primitive(positions=positions, normals=normals, color_0=white,
+                              material=pyrender.MetallicRoughnessMaterial(baseColorFactor=[1.0] * 4))
 
 
 def _translation(offset: Any) -> np.ndarray:
@@ -143,4 +174,4 @@ def _translation(offset: Any) -> np.ndarray:
     return m
 
 
-__all__ = ["render_vertex_gl"]
+__all__ = ["render_vertex_gl", "ensure_renderer"]

@@ -1,0 +1,226 @@
+"""Observation wrappers: the four CubeBench tiers as functions O(s) of one state.
+
+Each wrapper takes the core :class:`~cube_env.CubeEnv` observation (the 54
+colour indices of the held cube, URFDLB order; reward wrappers may sit in
+between) and turns it into what the agent of that tier sees:
+
+========================  ===================================  =========================
+wrapper                   ``form="image"`` (default)           ``form="text"``
+========================  ===================================  =========================
+SymbolicObservation       (Tier 1) ``onehot`` (54, 6) uint8,   the 54-character string
+                          or ``indices`` (54,) uint8
+NetObservation            (Tier 2) cross net, RGB              labelled letter net
+FaceViewObservation       (Tier 3a) the F face, RGB            titled 3x3 grid
+VertexViewObservation     (Tier 3b) U, F, R from the corner    three titled 3x3 grids
+========================  ===================================  =========================
+
+Tiers 2 and 3 also hide the ground truth: ``info`` keeps only
+:data:`PUBLIC_INFO_KEYS` (no facelet string, scramble, distance or reward
+potential, all of which reveal the state) unless ``debug=True``.  Runners and
+tests read the truth from ``env.unwrapped`` (``state``, ``facelets``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from cube_env.engine.facelets import CENTRES, COLOUR_LETTERS, FACES, N_STICKERS
+from cube_env.render.face import render_face
+from cube_env.render.net import render_net
+from cube_env.render.text import face_text_grid, net_text_grid, vertex_text_grids
+from cube_env.render.vertex import render_vertex
+
+PUBLIC_INFO_KEYS = frozenset({"depth", "steps", "moves", "is_success", "reward_kind"})
+"""``info`` keys the partial tiers pass on: episode bookkeeping and the task's
+curriculum depth, nothing computed from the current or initial state beyond
+whether it is solved (which termination reveals anyway)."""
+
+F_FACE = slice(18, 27)
+"""Positions of the held cube's F face in the colour array."""
+
+_LETTERS = {"faces": FACES, "colours": COLOUR_LETTERS}
+
+
+def _check_core_observation(env: gym.Env) -> None:
+    """The tier wrappers read the core env's 54 colour indices; refuse anything else."""
+    space = env.observation_space
+    if not (isinstance(space, spaces.Box) and space.shape == (N_STICKERS,)):
+        raise ValueError(
+            "observation wrappers expect the core CubeEnv observation (Box of 54 colour indices), "
+            f"got {space}; put the observation wrapper outermost"
+        )
+
+
+def _check_form(form: str, allowed: tuple[str, ...]) -> str:
+    if form not in allowed:
+        raise ValueError(f"form must be one of {allowed}, got {form!r}")
+    return form
+
+
+def _text_space(sample: str) -> spaces.Text:
+    """A fixed-length Text space over exactly the characters a text form can use."""
+    charset = "".join(sorted(set(sample) | set(COLOUR_LETTERS)))
+    return spaces.Text(min_length=len(sample), max_length=len(sample), charset=charset)
+
+
+def _image_space(size: int) -> spaces.Box:
+    return spaces.Box(0, 255, shape=(size, size, 3), dtype=np.uint8)
+
+
+class SymbolicObservation(gym.ObservationWrapper):
+    """Tier 1: the full state, an MDP.
+
+    ``form="onehot"``: (54, 6) uint8, row ``i`` one-hot in the colour at
+    position ``i`` (for RL); ``"indices"``: (54,) uint8 colour indices;
+    ``"text"``: the 54-character string.  ``letters="faces"`` writes each
+    sticker as the face whose centre has its colour (Kociemba's ``URFDLB``
+    string, accepted by a solver in any held orientation); ``"colours"``
+    writes ``WRGYOB``.  ``info`` is passed on unchanged (nothing is hidden).
+    """
+
+    def __init__(self, env: gym.Env, form: str = "onehot", letters: str = "faces") -> None:
+        super().__init__(env)
+        _check_core_observation(env)
+        self.form = _check_form(form, ("onehot", "text", "indices"))
+        if letters not in _LETTERS:
+            raise ValueError(f"letters must be 'faces' or 'colours', got {letters!r}")
+        self.letters = letters
+        if form == "onehot":
+            self.observation_space = spaces.Box(0, 1, shape=(N_STICKERS, 6), dtype=np.uint8)
+        elif form == "indices":
+            self.observation_space = spaces.Box(0, 5, shape=(N_STICKERS,), dtype=np.uint8)
+        else:
+            self.observation_space = spaces.Text(
+                min_length=N_STICKERS, max_length=N_STICKERS, charset=_LETTERS[letters]
+            )
+
+    def observation(self, observation: np.ndarray) -> np.ndarray | str:
+        col = np.asarray(observation, dtype=np.uint8)
+        if self.form == "onehot":
+            return np.eye(6, dtype=np.uint8)[col]
+        if self.form == "indices":
+            return col.copy()
+        return self.text(col)
+
+    def text(self, colours: np.ndarray) -> str:
+        """The 54-character string of 54 colour indices in this wrapper's letters."""
+        if self.letters == "colours":
+            return "".join(COLOUR_LETTERS[c] for c in colours)
+        face_of_colour = np.empty(6, dtype=np.uint8)
+        face_of_colour[colours[list(CENTRES)]] = np.arange(6)
+        return "".join(FACES[c] for c in face_of_colour[colours])
+
+
+class _PartialTierObservation(gym.ObservationWrapper):
+    """Shared machinery of Tiers 2-3: an image or text form, and ``info`` stripped of ground truth."""
+
+    def __init__(
+        self,
+        env: gym.Env,
+        form: str,
+        size: int,
+        debug: bool,
+        image: Callable[[np.ndarray, int], np.ndarray],
+        text: Callable[[np.ndarray], str],
+    ) -> None:
+        super().__init__(env)
+        _check_core_observation(env)
+        self.form = _check_form(form, ("image", "text"))
+        self.size = int(size)
+        self.debug = bool(debug)
+        self._image, self._text = image, text
+        if self.form == "image":
+            self.observation_space = _image_space(self.size)
+        else:
+            self.observation_space = _text_space(text(np.zeros(N_STICKERS, dtype=np.uint8)))
+
+    def observation(self, observation: np.ndarray) -> np.ndarray | str:
+        col = np.asarray(observation, dtype=np.uint8)
+        return self._image(col, self.size) if self.form == "image" else self._text(col)
+
+    def public_info(self, info: dict[str, Any]) -> dict[str, Any]:
+        """``info`` as the agent may see it: :data:`PUBLIC_INFO_KEYS` only, unless ``debug``."""
+        if self.debug:
+            return info
+        return {k: v for k, v in info.items() if k in PUBLIC_INFO_KEYS}
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        return self.observation(obs), self.public_info(info)
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return self.observation(obs), reward, terminated, truncated, self.public_info(info)
+
+
+class NetObservation(_PartialTierObservation):
+    """Tier 2: the unfolded cross net as an RGB image (``size`` square), or as a
+    labelled letter grid (``form="text"``).  The agent must fold it mentally."""
+
+    def __init__(self, env: gym.Env, form: str = "image", size: int = 224, debug: bool = False) -> None:
+        super().__init__(env, form, size, debug, image=render_net, text=net_text_grid)
+
+
+class FaceViewObservation(_PartialTierObservation):
+    """Tier 3a: only the F face of the held cube, as an image or a 3x3 letter grid.
+
+    The renderers are given the nine F-face colours and nothing else, so no
+    other sticker can reach the observation; view actions (``x y z``) bring
+    other faces to the front.
+    """
+
+    def __init__(self, env: gym.Env, form: str = "image", size: int = 224, debug: bool = False) -> None:
+        super().__init__(
+            env, form, size, debug,
+            image=lambda col, px: render_face(col[F_FACE], px),
+            text=lambda col: face_text_grid(col[F_FACE]),
+        )
+
+
+class VertexViewObservation(_PartialTierObservation):
+    """Tier 3b: the U, F and R faces of the held cube seen from the UFR corner.
+
+    ``renderer="painter"`` (default) projects the sticker quads with
+    numpy/Pillow and works everywhere; ``renderer="pyrender"`` draws cubie
+    meshes with OpenGL (offscreen, EGL; needs the ``render3d`` extra, see
+    :mod:`cube_env.render.vertex_gl` for the environment variables).  Both
+    use the same camera and give the same sticker colours at the same pixels.
+    ``form="text"`` gives three titled 3x3 grids instead.
+    """
+
+    RENDERERS = ("painter", "pyrender")
+
+    def __init__(
+        self,
+        env: gym.Env,
+        form: str = "image",
+        size: int = 224,
+        renderer: str = "painter",
+        debug: bool = False,
+    ) -> None:
+        if renderer not in self.RENDERERS:
+            raise ValueError(f"renderer must be one of {self.RENDERERS}, got {renderer!r}")
+        self.renderer = renderer
+        super().__init__(env, form, size, debug, image=_vertex_renderer(renderer), text=vertex_text_grids)
+
+
+def _vertex_renderer(name: str) -> Callable[[np.ndarray, int], np.ndarray]:
+    """The vertex image function; pyrender is imported only when asked for."""
+    if name == "painter":
+        return render_vertex
+    from cube_env.render.vertex_gl import ensure_renderer, render_vertex_gl
+
+    ensure_renderer()
+    return render_vertex_gl
+
+
+__all__ = [
+    "SymbolicObservation", "NetObservation", "FaceViewObservation", "VertexViewObservation",
+    "PUBLIC_INFO_KEYS",
+]
