@@ -1,0 +1,537 @@
+"""The CodeAct sandbox: a persistent, isolated Python interpreter per episode.
+
+See ``docs/sandbox.md`` for the guarantees and the layers. In short: the model's
+code runs in a separate process started by ``_launcher.py`` (namespaces, minimal
+read-only root, unprivileged uid, rlimits, no_new_privs, seccomp) and running
+``_worker.py``; the host talks to it over two pipes only, and executes the real
+tool callables itself when the code calls their stubs.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import keyword
+import math
+import os
+import secrets
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import warnings
+import weakref
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from . import _seccomp
+from ._channel import Channel, ChannelClosed, ChannelTimeout, ProtocolViolation
+from ._hostpython import host_python
+from .limits import SandboxLimits
+from .result import ExecResult, ToolCall
+
+__all__ = ["Sandbox", "SandboxError", "SandboxUnavailable", "ALL_LAYERS", "FAIRNESS_LAYERS"]
+
+_HERE = Path(__file__).resolve().parent
+ALL_LAYERS = (
+    "process", "rlimits", "clean-environment", "isolated-python", "mount-namespace",
+    "pid-namespace", "network-namespace", "ipc-namespace", "uts-namespace",
+    "unprivileged-uid", "no-new-privs", "seccomp", "seccomp-exec",
+)
+"""Every isolation layer the sandbox knows; :attr:`Sandbox.layers` says which are active."""
+FAIRNESS_LAYERS = ("mount-namespace", "network-namespace", "unprivileged-uid")
+"""The layers without which the model's code could read the project or reach a solver:
+pass them as ``require_layers`` where the benchmark's tool setting must be airtight."""
+_DISABLEABLE = frozenset({"namespaces", "uid", "seccomp"})
+_UID_BASE, _UID_SPAN = 200_000, 65_536
+_LAUNCHER_ENV = {"PATH": os.defpath, "LANG": "C.UTF-8"}
+
+
+class _CpuOverrun(Exception):
+    """Raised by the CPU watchdog to abandon waiting for a block."""
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be started or was used after ``close()``."""
+
+
+class SandboxUnavailable(SandboxError):
+    """A layer listed in ``require_layers`` could not be activated on this machine."""
+
+
+def _tool_doc(name: str, fn: Callable[..., Any]) -> str:
+    try:
+        sig = str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        sig = "(...)"
+    doc = inspect.getdoc(fn) or ""
+    return f"{name}{sig}\n\n{doc}".strip()
+
+
+def _check_tools(tools: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    for name, fn in tools.items():
+        if not (isinstance(name, str) and name.isidentifier()) or keyword.iskeyword(name) \
+                or name.startswith("_") or name == "ToolError":
+            raise ValueError(f"invalid tool name {name!r}")
+        if not callable(fn):
+            raise TypeError(f"tool {name!r} is not callable")
+    return dict(tools)
+
+
+def _cpu_seconds_of(pid: int) -> float | None:
+    """CPU time (user + system) used so far by a live process, from /proc/<pid>/stat."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tasks_of_uid(uid: int) -> dict[int, int]:
+    """Host pids of the processes running as ``uid``, with their thread counts."""
+    found: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = Path(entry.path, "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if int(fields.get("Uid", "-1").split()[0]) == uid:
+            found[int(entry.name)] = int(fields.get("Threads", "1"))
+    return found
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+class _Session:
+    """One live interpreter: the launcher process, the pipes and the child's pid."""
+
+    def __init__(self, proc: subprocess.Popen, channel: Channel, uid: int) -> None:
+        self.uid = uid
+        self.sweep_uid = False  # set when there is no PID namespace to take strays down with the child
+        self.proc = proc
+        self.channel = channel
+        self.child_pid = 0
+        self.pidfd = -1
+        self.workdir = ""
+        self.exit_info: dict[str, Any] | None = None
+        self.dead = False
+
+    def kill(self) -> None:
+        """SIGKILL the interpreter (PID 1 of its namespace: everything in it dies)."""
+        if self.pidfd >= 0:
+            try:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            except (ProcessLookupError, OSError):
+                pass
+        if self.sweep_uid:
+            for pid in _tasks_of_uid(self.uid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+
+    def reap(self) -> dict[str, Any]:
+        """Wait for the launcher to report how the interpreter ended; collect its status."""
+        if self.exit_info is not None:
+            return self.exit_info
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            self.proc.kill()
+            self.proc.wait()
+        info: dict[str, Any] = {}
+        for line in (self.proc.stdout.read() if self.proc.stdout else b"").splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") == "exited":
+                info = event
+        self.exit_info = info
+        return info
+
+    def close(self) -> None:
+        """Stop everything this session started and release its fds and temp dir."""
+        if self.dead:
+            return
+        self.dead = True
+        self.kill()
+        if self.proc.stdin:
+            try:
+                self.proc.stdin.close()  # the launcher kills the child on EOF, too
+            except OSError:
+                pass
+        self.reap()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream:
+                stream.close()
+        self.channel.close()
+        if self.pidfd >= 0:
+            os.close(self.pidfd)
+            self.pidfd = -1
+        if self.workdir and self.workdir != "/work":
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class Sandbox:
+    """A persistent per-episode Python interpreter in an isolated process.
+
+    ``tools`` maps names to host callables; inside the sandbox each name is a
+    function that sends the call over the pipe, and the host runs the callable and
+    returns its JSON-serialisable result (an exception becomes ``ToolError`` inside,
+    with the tool's message). Variables persist from one :meth:`run` to the next; if
+    the interpreter dies, the next :meth:`run` starts a fresh one and says so.
+
+    ``disable_layers`` (any of ``"namespaces"``, ``"uid"``, ``"seccomp"``) turns layers
+    off, for tests and diagnosis. ``require_layers`` (names from :data:`ALL_LAYERS`,
+    e.g. :data:`FAIRNESS_LAYERS`) makes the constructor raise
+    :class:`SandboxUnavailable` instead of running with weaker isolation; without it,
+    missing layers produce a ``RuntimeWarning`` and are listed by :meth:`describe`.
+    """
+
+    def __init__(self, tools: Mapping[str, Callable[..., Any]] | None = None,
+                 limits: SandboxLimits = SandboxLimits(), *,
+                 disable_layers: Iterable[str] = (), require_layers: Iterable[str] = ()) -> None:
+        if not sys.platform.startswith("linux"):
+            raise SandboxUnavailable("the CodeAct sandbox needs Linux")
+        self.limits = limits
+        self._tools = _check_tools(tools or {})
+        self._disable = set(disable_layers)
+        if self._disable - _DISABLEABLE:
+            raise ValueError(f"unknown layers to disable: {sorted(self._disable - _DISABLEABLE)}")
+        self._require = tuple(require_layers)
+        if set(self._require) - set(ALL_LAYERS):
+            raise ValueError(f"unknown required layers: {sorted(set(self._require) - set(ALL_LAYERS))}")
+        self.layers: dict[str, str] = {}
+        """Each layer's state: a sentence starting with "active:", "unavailable:" or "disabled"."""
+        self.uid = _UID_BASE + secrets.randbelow(_UID_SPAN)
+        self.blocks_run = 0
+        self.restarts = 0
+        self._session: _Session | None = None
+        self._finalizer: weakref.finalize | None = None
+        self._closed = False
+        self._start()
+        self._check_layers()
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def active_layers(self) -> list[str]:
+        """Names of the layers that are active in the current interpreter."""
+        return [name for name, state in self.layers.items() if state.startswith("active")]
+
+    def describe(self) -> str:
+        """One line per layer: whether it is active and how it is enforced."""
+        lines = [f"CodeAct sandbox (uid {self.uid}), limits: {self.limits}"]
+        for name in ALL_LAYERS:
+            lines.append(f"- {name}: {self.layers.get(name, 'unavailable: not reported')}")
+        return "\n".join(lines)
+
+    def run(self, code: str) -> ExecResult:
+        """Run one code block in the persistent interpreter and report what happened."""
+        if self._closed:
+            raise SandboxError("the sandbox is closed")
+        if not isinstance(code, str):
+            raise TypeError("code must be a str")
+        fresh = self._ensure_alive()
+        self.blocks_run += 1
+        start = time.monotonic()
+        soft = start + self.limits.wall_seconds
+        hard = soft + self.limits.kill_grace_seconds
+        try:
+            self._session.channel.write({"type": "exec", "code": code, "number": self.blocks_run}, hard)
+        except (ChannelClosed, ChannelTimeout):  # died between blocks: start afresh once
+            self._restart()
+            fresh = True
+            self._session.channel.write({"type": "exec", "code": code, "number": self.blocks_run}, hard)
+        result = self._serve_block(soft, hard, self._cpu_watchdog())
+        result.fresh_interpreter = fresh
+        result.wall_time = time.monotonic() - start
+        return result
+
+    def close(self) -> None:
+        """Kill the interpreter (and anything it started) and release every resource."""
+        self._closed = True
+        if self._finalizer is not None:
+            self._finalizer()
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ start-up
+
+    def _config(self, cmd_r: int, msg_w: int) -> dict[str, Any]:
+        py = host_python()
+        base = None if "seccomp" in self._disable or not _seccomp.SUPPORTED else _seccomp.base_filter().hex()
+        reason = "disabled by configuration" if "seccomp" in self._disable else \
+            "unavailable: no filter for this CPU architecture"
+        disable = set(self._disable)
+        if not py["libs_ok"]:
+            disable.add("namespaces")
+        return {
+            "cmd_fd": cmd_r, "msg_fd": msg_w, "python": py, "limits": self._limit_dict(),
+            "uid": self.uid, "gid": self.uid, "disable": sorted(disable),
+            "seccomp_base": base, "seccomp_reason": reason,
+            "worker_source": (_HERE / "_worker.py").read_text(),
+        }
+
+    def _limit_dict(self) -> dict[str, Any]:
+        lim = self.limits
+        return {k: getattr(lim, k) for k in lim.__dataclass_fields__}
+
+    def _start(self) -> None:
+        cmd_r, cmd_w = os.pipe()
+        msg_r, msg_w = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                [os.path.realpath(sys.executable), "-I", "-S", "-B", str(_HERE / "_launcher.py")],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                pass_fds=(cmd_r, msg_w), env=_LAUNCHER_ENV, cwd="/", start_new_session=True)
+        except BaseException:
+            for fd in (cmd_r, cmd_w, msg_r, msg_w):
+                os.close(fd)
+            raise
+        os.close(cmd_r)
+        os.close(msg_w)
+        session = _Session(proc, Channel(msg_r, cmd_w), self.uid)
+        self._session = session
+        self._finalizer = weakref.finalize(self, session.close)
+        try:
+            self._handshake(session, cmd_r, msg_w)
+        except SandboxError:
+            self._finalizer()
+            raise
+
+    def _handshake(self, session: _Session, cmd_r: int, msg_w: int) -> None:
+        deadline = time.monotonic() + self.limits.start_seconds
+        assert session.proc.stdin is not None
+        session.proc.stdin.write((json.dumps(self._config(cmd_r, msg_w)) + "\n").encode())
+        session.proc.stdin.flush()
+        started = self._read_started(session, deadline)
+        session.child_pid = started["pid"]
+        session.workdir = started.get("workdir", "")
+        session.pidfd = os.pidfd_open(session.child_pid)
+        setup = self._expect(session, deadline, "setup")
+        self.layers = {name: state for name, state in setup["layers"].items()}
+        init = {"type": "init", "limits": self._limit_dict(),
+                "tools": {n: _tool_doc(n, f) for n, f in self._tools.items()},
+                "exec_filter": _seccomp.exec_filter().hex()
+                if "seccomp" not in self._disable and _seccomp.SUPPORTED else None}
+        try:
+            session.channel.write(init, deadline)
+        except (ChannelClosed, ChannelTimeout) as exc:
+            raise self._start_failure(session, f"could not send the init message ({exc!r})") from None
+        ready = self._expect(session, deadline, "ready")
+        self.layers["seccomp-exec"] = ready["exec_filter"]
+        session.sweep_uid = (not self.layers.get("pid-namespace", "").startswith("active")
+                             and self.layers.get("unprivileged-uid", "").startswith("active"))
+        self.interpreter_info = ready
+
+    def _read_started(self, session: _Session, deadline: float) -> dict[str, Any]:
+        out = session.proc.stdout
+        assert out is not None
+        ready, _, _ = select.select([out], [], [], max(0.0, deadline - time.monotonic()))
+        line = out.readline() if ready else b""
+        try:
+            event = json.loads(line)
+        except ValueError:
+            event = {}
+        if event.get("event") != "started":
+            raise self._start_failure(session, "the launcher did not start the interpreter")
+        return event
+
+    def _expect(self, session: _Session, deadline: float, kind: str) -> dict[str, Any]:
+        try:
+            msg = session.channel.read(deadline)
+        except (ChannelClosed, ChannelTimeout, ProtocolViolation) as exc:
+            raise self._start_failure(session, f"no {kind!r} message ({type(exc).__name__})") from None
+        if msg.get("type") == "setup_failed":
+            raise self._start_failure(session, f"setting up the sandbox failed: {msg.get('error')}")
+        if msg.get("type") != kind:
+            raise self._start_failure(session, f"expected {kind!r}, got {msg.get('type')!r}")
+        return msg
+
+    def _start_failure(self, session: _Session, what: str) -> SandboxError:
+        session.kill()
+        if session.proc.stdin:
+            session.proc.stdin.close()
+        session.reap()
+        err = session.proc.stderr.read().decode(errors="replace")[-2000:] if session.proc.stderr else ""
+        return SandboxError(f"could not start the sandbox: {what}" + (f"\n{err}" if err else ""))
+
+    def _check_layers(self) -> None:
+        missing = [name for name in self._require if not self.layers.get(name, "").startswith("active")]
+        if missing:
+            self.close()
+            raise SandboxUnavailable(f"required sandbox layers unavailable: "
+                                     + "; ".join(f"{n} ({self.layers.get(n, 'not reported')})" for n in missing))
+        weak = [name for name in ALL_LAYERS if not self.layers.get(name, "").startswith("active")
+                and not self.layers.get(name, "").startswith("disabled")]
+        if weak:
+            warnings.warn(f"the CodeAct sandbox runs without these layers: {', '.join(weak)} "
+                          f"(see Sandbox.describe())", RuntimeWarning, stacklevel=3)
+
+    def _restart(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()
+        self.restarts += 1
+        self._start()
+
+    def _ensure_alive(self) -> bool:
+        """Start a fresh interpreter if the last one died; True if one was started."""
+        session = self._session
+        if session is not None and not session.dead and session.proc.poll() is None:
+            return False
+        self._restart()
+        return True
+
+    def _cpu_watchdog(self) -> Callable[[], None]:
+        """A check, run while the host waits, that kills a block over its CPU limit."""
+        pid = self._session.child_pid
+        baseline = _cpu_seconds_of(pid) or 0.0
+        budget = self.limits.cpu_seconds + self.limits.kill_grace_seconds
+
+        def watch() -> None:
+            used = _cpu_seconds_of(pid)
+            if used is not None and used - baseline > budget:
+                raise _CpuOverrun()
+        return watch
+
+    # ------------------------------------------------------------------ one block
+
+    def _serve_block(self, soft: float, hard: float, watch: Callable[[], None]) -> ExecResult:
+        """Answer tool calls until the block's result arrives or the block must die."""
+        calls: list[ToolCall] = []
+        channel = self._session.channel
+        while True:
+            try:
+                msg = channel.read(hard, watch)
+            except _CpuOverrun:
+                return self._lost(calls, "cpu", f"the code block used more than its CPU-time limit of "
+                                  f"{self.limits.cpu_seconds:g} s and did not stop when interrupted, "
+                                  f"so the interpreter was killed", killed_by_host=True)
+            except ChannelTimeout:
+                return self._lost(calls, "wall", f"the code block ran past its wall-time limit of "
+                                  f"{self.limits.wall_seconds:g} s and did not stop when interrupted, "
+                                  f"so the interpreter was killed", killed_by_host=True)
+            except ProtocolViolation as exc:
+                return self._lost(calls, "protocol", f"the code wrote invalid data into the sandbox's "
+                                  f"control pipe ({exc}), so the interpreter was killed", killed_by_host=True)
+            except ChannelClosed:
+                return self._lost(calls, *self._death_reason())
+            kind = msg.get("type")
+            if kind == "tool":
+                self._serve_tool(msg, soft, hard, calls)
+            elif kind == "result":
+                return self._check_stragglers(self._finished(msg, calls))
+            else:
+                return self._lost(calls, "protocol", f"the sandbox sent an unexpected {kind!r} message "
+                                  "on its control pipe, so the interpreter was killed", killed_by_host=True)
+
+    def _serve_tool(self, msg: dict[str, Any], soft: float, hard: float, calls: list[ToolCall]) -> None:
+        name, args, kwargs = msg.get("name"), msg.get("args"), msg.get("kwargs")
+        call = ToolCall(name=str(name), args=args if isinstance(args, list) else [],
+                        kwargs=kwargs if isinstance(kwargs, dict) else {})
+        calls.append(call)
+        if name not in self._tools or not isinstance(args, list) or not isinstance(kwargs, dict):
+            reply = self._refuse(call, f"there is no tool named {name!r}")
+        elif time.monotonic() >= soft:
+            reply = self._refuse(call, "the code block's time limit was reached; the tool was not called")
+        else:
+            reply = self._execute_tool(call, self._tools[name])
+        try:
+            self._session.channel.write({"type": "tool_result", **reply}, hard)
+        except (ChannelClosed, ChannelTimeout):
+            pass  # the next read reports the death or the timeout
+
+    @staticmethod
+    def _refuse(call: ToolCall, why: str) -> dict[str, Any]:
+        call.executed, call.error = False, why
+        return {"ok": False, "error": why}
+
+    @staticmethod
+    def _execute_tool(call: ToolCall, fn: Callable[..., Any]) -> dict[str, Any]:
+        try:
+            value = fn(*call.args, **call.kwargs)
+        except Exception as exc:  # the tool's own error, shown to the model as ToolError
+            call.error = f"{type(exc).__name__}: {exc}"
+            return {"ok": False, "error": call.error}
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            call.error = f"the tool returned a {type(value).__name__}, which is not a JSON value"
+            return {"ok": False, "error": call.error}
+        call.result = value
+        return {"ok": True, "result": value}
+
+    def _finished(self, msg: dict[str, Any], calls: list[ToolCall]) -> ExecResult:
+        reason = msg.get("stopped")
+        detail = None
+        if reason == "wall":
+            detail = f"the code block ran past its wall-time limit of {self.limits.wall_seconds:g} s"
+        elif reason == "cpu":
+            detail = f"the code block used more than its CPU-time limit of {self.limits.cpu_seconds:g} s"
+        elif reason == "memory":
+            detail = f"the code ran out of memory (limit {self.limits.memory_bytes // 2**20} MiB)"
+        elif reason == "output":
+            detail = (f"the code block printed more than {10 * self.limits.max_output_chars} characters; "
+                      f"only the first {self.limits.max_output_chars} are shown")
+        return ExecResult(
+            stdout=str(msg.get("stdout") or ""), stdout_dropped_chars=int(msg.get("dropped") or 0),
+            value_repr=msg.get("value_repr"), error=msg.get("error"),
+            timed_out=reason in ("wall", "cpu"), killed_reason=reason, stop_detail=detail, tool_calls=calls)
+
+    def _check_stragglers(self, result: ExecResult) -> ExecResult:
+        """Threads or processes must not outlive their block (only possible if max_processes > 1)."""
+        if self.limits.max_processes <= 1:
+            return result
+        extra = sum(_tasks_of_uid(self.uid).values()) - 1
+        if extra > 0:
+            self._session.kill()
+            self._finalizer()
+            result.killed_reason = "background"
+            result.stop_detail = (f"the code block left {extra} thread(s) or process(es) running after it "
+                                  "ended; they are not allowed to outlive a block, so the interpreter was killed")
+            result.interpreter_lost = True
+        return result
+
+    def _death_reason(self) -> tuple[str, str]:
+        """Why the interpreter died on its own, from the launcher's exit report."""
+        info = self._session.reap()
+        sig, code = info.get("signal"), info.get("code")
+        cpu = float(info.get("cpu") or 0.0)
+        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu >= self.limits.interpreter_cpu_seconds):
+            return "cpu", (f"the interpreter used up its lifetime CPU budget of "
+                           f"{self.limits.interpreter_cpu_seconds:g} s and was killed")
+        if sig == signal.SIGXFSZ:
+            return "file_size", (f"the code wrote a file larger than {self.limits.file_size_bytes} bytes "
+                                 "and the interpreter was killed")
+        if sig == signal.SIGKILL:
+            return "killed", "the interpreter was killed (SIGKILL)"
+        if sig is not None:
+            return "crash", f"the interpreter crashed ({_signal_name(sig)})"
+        if code == 75:
+            return "protocol", "the code closed or broke the sandbox's control pipe, so the interpreter ended"
+        return "exit", f"the interpreter exited with status {code}"
+
+    def _lost(self, calls: list[ToolCall], reason: str, detail: str, *,
+              killed_by_host: bool = False) -> ExecResult:
+        if killed_by_host:
+            self._session.kill()
+        self._finalizer()
+        return ExecResult(error=None, timed_out=reason in ("wall", "cpu"), killed_reason=reason,
+                          stop_detail=detail, tool_calls=calls, interpreter_lost=True)
