@@ -1,0 +1,84 @@
+"""The one agent interface that LLM agents, scripted agents and RL policies share.
+
+An episode is a loop of *interaction steps*.  At each step the runner shows
+the agent an :class:`Observation`; the agent acts by calling tools on the
+:class:`~agents.tools.Toolbox` it is given (moves, rotations, solvers, done)
+and returns a :class:`Turn` describing what it did (its raw reply, the action
+text it parsed, token use).  The runner records both; see
+:func:`agents.episode.run_episode`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .tools import Toolbox
+
+TOOL_SETTINGS = ("basic", "standard", "ideal")
+"""CubeBench's three diagnostic settings: no solver, a solver fed by the agent, a solver that reads the state."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """What an agent is told before an episode starts."""
+
+    tier: str
+    tool_setting: str
+    tools: tuple[str, ...]
+    action_names: tuple[str, ...]
+    obs_format: str
+    reward: str
+    metric: str
+    max_steps: int
+    description: str
+
+
+@dataclass
+class Observation:
+    """What the agent is shown at the start of one interaction step.
+
+    ``text`` is the feedback of the previous step followed by the tier's
+    observation when it is text; ``image`` holds the tier's image (RGB) when
+    the tier is visual; ``raw`` is the env observation as the env returned
+    it (for RL policies).  ``reward`` is the dense reward collected by the
+    previous step, or ``None`` when rewards are sparse.
+    """
+
+    step: int
+    steps_left: int
+    text: str
+    image: np.ndarray | None
+    raw: Any
+    reward: float | None = None
+
+
+@dataclass
+class Turn:
+    """What the agent did in one step, beyond the tool calls the toolbox records."""
+
+    reply: str = ""
+    action: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    model_log: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    stop: bool = False
+    """The agent cannot go on (e.g. its token budget is spent): the episode ends as an error."""
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything that can play an episode: ``reset`` once, then ``act`` once per step."""
+
+    name: str
+
+    def reset(self, task: Task) -> None:
+        """Prepare for a new episode (clear memory, build the prompt, seed)."""
+
+    def act(self, observation: Observation, tools: "Toolbox") -> Turn:
+        """Take one interaction step by calling ``tools``; return what was done."""

@@ -1,0 +1,184 @@
+"""``run_episode``: the one loop every agent kind is evaluated with.
+
+It never dies half-written: an agent or model failure becomes an error in
+the step record (and ends the episode as ``status="error"`` after
+``max_consecutive_errors`` in a row); only ``KeyboardInterrupt`` propagates,
+after the ``on_step`` callback has seen every finished step.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from typing import Any, Callable
+
+import gymnasium as gym
+import numpy as np
+
+from .base import Agent, Observation, Task, Turn
+from .records import EpisodeRecord, StepRecord, observation_digest
+from .tools import Toolbox, tools_for
+
+DEFAULT_MAX_STEPS = 20
+"""CubeBench's budget of interaction steps per episode."""
+
+TASK_TEXT = (
+    "You are solving a 3x3 Rubik's cube{tier_note}. Faces are named U (up), D (down), L (left), "
+    "R (right), F (front), B (back); moves use Singmaster notation (R = right face clockwise as seen "
+    "from that face, R' counter-clockwise, R2 half turn){rotations}. A cube is solved when every face "
+    "shows one colour. You have {max_steps} interaction steps; each step is one action. Tools: {tools}."
+)
+_TIER_NOTES = {
+    "symbolic": " given as a 54-letter facelet string in URFDLB order",
+    "visual": " shown as an unfolded net",
+    "face": " of which you see only the front face",
+    "vertex": " of which you see the up, front and right faces from a corner",
+}
+
+
+def _env_kwarg(env: gym.Env, key: str, default: Any) -> Any:
+    spec = getattr(env, "spec", None)
+    return (spec.kwargs.get(key, default) if spec is not None else default)
+
+
+def describe_task(tier: str, setting: str, tools: tuple[str, ...], max_steps: int) -> str:
+    """The task text shown to models (no ground truth in it)."""
+    rotations = "; rotate the whole cube with x, y, z to change your view" if "rotate" in tools else ""
+    return TASK_TEXT.format(
+        tier_note=_TIER_NOTES.get(tier, ""), rotations=rotations, max_steps=max_steps, tools=", ".join(tools)
+    )
+
+
+def _observation_view(obs: Any) -> tuple[str, np.ndarray | None]:
+    """Text and image parts of an env observation, as a model would be shown them."""
+    if isinstance(obs, str):
+        return obs, None
+    arr = np.asarray(obs)
+    if arr.ndim == 3 and arr.shape[2] == 3:
+        return "[the current view is attached as an image]", arr
+    return "", None
+
+
+def _distance(state: np.ndarray, metric: str, budget_s: float | None) -> int | None:
+    """Exact optimal distance if the optimal solver answers within the budget, else ``None``."""
+    if budget_s is None:
+        return None
+    try:
+        from cube_env.solver.optimal import SolverTimeout, optimal_distance
+    except ImportError:
+        return None
+    try:
+        return int(optimal_distance(state, metric, time_limit=budget_s))
+    except SolverTimeout:
+        return None
+
+
+def run_episode(
+    agent: Agent,
+    env: gym.Env,
+    *,
+    tool_setting: str = "basic",
+    seed: int | None = None,
+    reset_options: dict[str, Any] | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    tier: str | None = None,
+    store_images: bool = True,
+    distance_budget_s: float | None = 1.0,
+    max_consecutive_errors: int = 3,
+    on_step: Callable[[StepRecord], None] | None = None,
+    config: dict[str, Any] | None = None,
+) -> EpisodeRecord:
+    """Play one episode of ``agent`` on ``env`` and return its full record.
+
+    ``tier`` defaults to the registered id's tier; ``distance_budget_s``
+    bounds the optimal-solver time spent on the distance at each step's end
+    (``None`` skips it).
+    """
+    tier = tier or _env_kwarg(env, "tier", "symbolic")
+    obs, info = env.reset(seed=seed, options=reset_options)
+    core = env.unwrapped
+    toolbox = Toolbox(env, tier, tool_setting, obs, info)
+    task = Task(
+        tier=tier, tool_setting=tool_setting, tools=toolbox.names, action_names=tuple(core.action_names),
+        obs_format=_env_kwarg(env, "obs_format", None) or ("onehot" if tier == "symbolic" else "image"),
+        reward=_env_kwarg(env, "reward", "none"), metric=core.metric, max_steps=max_steps,
+        description=describe_task(tier, tool_setting, toolbox.names, max_steps),
+    )
+    record = EpisodeRecord(
+        agent=getattr(agent, "name", type(agent).__name__),
+        config={"tier": tier, "tool_setting": tool_setting, "seed": seed, "reset_options": reset_options,
+                "max_steps": max_steps, **(config or {})},
+        start_facelets=core.facelets,
+        distance_start=info.get("distance"),
+    )
+    started = time.perf_counter()
+    agent.reset(task)
+    feedback, last_reward, errors_in_row, failed = "Initial observation.", None, 0, False
+    for step in range(max_steps):
+        text, image = _observation_view(toolbox.obs)
+        observation = Observation(step=step, steps_left=max_steps - step, text=f"{feedback}\n{text}".strip(),
+                                  image=image, raw=toolbox.obs, reward=last_reward)
+        turn, latency = _act(agent, observation, toolbox)
+        calls = toolbox.take_calls()
+        errors_in_row = errors_in_row + 1 if turn.error else 0
+        step_reward = sum(c.reward for c in calls)
+        digest, png = observation_digest(observation.text, image, store_images)
+        rec = StepRecord(
+            index=step, observation_text=observation.text, observation_sha256=digest, observation_png_b64=png,
+            reply=turn.reply, action=turn.action, tool_calls=calls, moves=sum(len(c.actions) for c in calls),
+            reward=step_reward, input_tokens=turn.input_tokens, output_tokens=turn.output_tokens,
+            cost_usd=turn.cost_usd, latency_s=latency, error=turn.error, model_log=turn.model_log,
+            distance=0 if toolbox.terminated else _distance(core.state, core.metric, distance_budget_s),
+        )
+        record.steps.append(rec)
+        if on_step is not None:
+            on_step(rec)
+        feedback = _feedback(calls, turn)
+        last_reward = step_reward if "phi" in toolbox.info else None
+        failed = turn.stop or errors_in_row >= max_consecutive_errors
+        if toolbox.over or failed:
+            break
+    return _finish(record, toolbox, started, failed)
+
+
+def _act(agent: Agent, observation: Observation, toolbox: Toolbox) -> tuple[Turn, float]:
+    t0 = time.perf_counter()
+    try:
+        turn = agent.act(observation, toolbox)
+        if not isinstance(turn, Turn):
+            turn = Turn(error=f"agent returned {type(turn).__name__}, not a Turn")
+    except KeyboardInterrupt:
+        raise
+    except Exception as err:  # an agent or model failure is data, not a crash
+        tb = traceback.format_exception_only(type(err), err)[-1].strip()
+        turn = Turn(error=f"agent failure: {tb}")
+    return turn, time.perf_counter() - t0
+
+
+def _feedback(calls: list, turn: Turn) -> str:
+    lines = [c.result for c in calls if c.result]
+    if turn.error:
+        lines.append(f"Error: {turn.error}")
+    if not calls and not turn.error:
+        lines.append("No tool was called in that step.")
+    return "\n".join(lines)
+
+
+def _finish(record: EpisodeRecord, toolbox: Toolbox, started: float, errored: bool) -> EpisodeRecord:
+    core = toolbox.core
+    record.solved = bool(core.is_solved)
+    record.status = "solved" if record.solved else ("error" if errored else "failed")
+    record.n_steps = len(record.steps)
+    record.n_moves, record.n_rotations = toolbox.moves, toolbox.rotations
+    record.total_reward = toolbox.total_reward
+    record.input_tokens = sum(s.input_tokens for s in record.steps)
+    record.output_tokens = sum(s.output_tokens for s in record.steps)
+    record.cost_usd = sum(s.cost_usd for s in record.steps)
+    record.errors = sum(1 for s in record.steps if s.error)
+    record.end_facelets = core.facelets
+    record.distance_end = record.steps[-1].distance if record.steps else record.distance_start
+    record.wall_s = time.perf_counter() - started
+    return record
+
+
+__all__ = ["run_episode", "describe_task", "tools_for", "DEFAULT_MAX_STEPS"]

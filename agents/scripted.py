@@ -1,0 +1,124 @@
+"""Scripted baselines: random, greedy one-step lookahead, and the solver agent.
+
+They act through the same :class:`~agents.tools.Toolbox` as every agent.  The
+greedy and solver agents are *privileged calibration baselines*: they read
+the true state from ``tools.core`` as a perfect perceiver would (a model never
+can), so their pass rates bound what the tools allow:
+
+- ``GreedyAgent`` turns the face that most increases the dense potential
+  (stickers in place unless the env's reward wrapper defines another).
+- ``SolverAgent`` explores first under partial views (rotating until every
+  face has been in view, as the ideal solver demands), then gets a solution
+  the way its tool setting allows — ``basic``: plans it itself (two-phase on
+  the state it perceived); ``standard``: calls ``solve`` with the perceived
+  54-character string; ``ideal``: calls ``solve_current()`` — and plays it in
+  one ``move`` call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cube_env.engine import ORIENTATION_NAMES, ORIENTATIONS, TABLE, kernels
+from cube_env.engine.facelets import CENTRES
+from cube_env.engine.moves import MOVE_INDEX
+from cube_env.solver.twophase import solve_twophase
+
+from .base import Task, Turn
+from .tools import Toolbox
+
+
+def _opposite_corner_rotation() -> str:
+    """A rotation that brings the D, L and B faces to where U, F and R are seen."""
+    for name, rot in zip(ORIENTATION_NAMES, ORIENTATIONS):
+        seen = {int(rot[CENTRES[f]]) // 9 for f in (0, 2, 1)}
+        if seen == {3, 4, 5}:
+            return name
+    raise AssertionError("no rotation shows the opposite corner")
+
+
+EXPLORATION = {"face": ["y", "y", "y", "x", "x2"], "vertex": [_opposite_corner_rotation()]}
+"""Rotations (one per step) that bring every face into view once."""
+
+
+class RandomAgent:
+    """Takes one uniformly random env action per step (rotations included where the tier has them)."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.name = "random"
+        self.rng = np.random.default_rng(seed)
+        self.actions: tuple[str, ...] = ()
+
+    def reset(self, task: Task) -> None:
+        self.actions = task.action_names
+
+    def act(self, observation, tools: Toolbox) -> Turn:
+        action = self.actions[int(self.rng.integers(len(self.actions)))]
+        tool = "rotate" if action[0] in "xyz" else "move"
+        tools.call(tool, [action])
+        return Turn(action=f'{tool}("{action}")')
+
+
+class GreedyAgent:
+    """One-step lookahead on the dense potential, never undoing its previous turn."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.name = "greedy"
+        self.rng = np.random.default_rng(seed)
+        self.last: str | None = None
+        self.turns: tuple[str, ...] = ()
+
+    def reset(self, task: Task) -> None:
+        self.turns = tuple(a for a in task.action_names if a[0] not in "xyz")
+        self.last = None
+
+    def act(self, observation, tools: Toolbox) -> Turn:
+        phi = getattr(tools.env, "phi", None)
+        potential = phi if callable(phi) else (lambda s: float(kernels.stickers_in_place(s)))
+        state = tools.core.state
+        scores = []
+        for name in self.turns:
+            undo = self.last is not None and name[0] == self.last[0] and name != self.last and "2" not in name
+            nxt = kernels.apply_move(state, TABLE, MOVE_INDEX[name])
+            scores.append(-np.inf if undo else potential(nxt) + (1e6 if kernels.is_solved(nxt) else 0))
+        best = np.flatnonzero(np.asarray(scores) == max(scores))
+        choice = self.turns[int(self.rng.choice(best))]
+        self.last = choice
+        tools.call("move", [choice])
+        return Turn(action=f'move("{choice}")')
+
+
+class SolverAgent:
+    """A perfect user of the setting's tools: explore, get a solution, play it."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.name = "solver"
+        self.plan: list[str] = []
+        self.setting = "basic"
+
+    def reset(self, task: Task) -> None:
+        self.plan = list(EXPLORATION.get(task.tier, []))
+        self.setting = task.tool_setting
+
+    def act(self, observation, tools: Toolbox) -> Turn:
+        if self.plan:
+            view = self.plan.pop(0)
+            tools.call("rotate", [view])
+            return Turn(action=f'rotate("{view}")')
+        if self.setting == "ideal":
+            solution = tools.call("solve_current")
+            action = "solve_current()"
+        elif self.setting == "standard":
+            solution = tools.call("solve", [tools.core.facelets])
+            action = 'solve("<perceived state>")'
+        else:
+            solution = solve_twophase(tools.core.state)
+            action = "plan"
+        if solution.startswith("Error") or not solution or solution.startswith("The cube"):
+            tools.call("done")
+            return Turn(action=action + "; done()", error=None if not solution.startswith("Error") else solution)
+        tools.call("move", [solution])
+        return Turn(action=f'{action}; move("{solution}")')
+
+
+SCRIPTED_AGENTS = {"random": RandomAgent, "greedy": GreedyAgent, "solver": SolverAgent}

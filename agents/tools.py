@@ -1,0 +1,241 @@
+"""The tools an agent acts through, and the language-action layer behind them.
+
+One :class:`Toolbox` is bound to one env for one episode.  Its tools are the
+only way an agent changes the cube; each call is recorded (name, arguments,
+result, env actions executed, reward) so the episode record shows exactly
+what happened.  Which tools exist depends on the tool setting:
+
+- ``basic``: ``move(seq)``, ``rotate(views)`` (Face and Vertex tiers only),
+  ``observe()``, ``done()``;
+- ``standard``: basic + ``solve(facelets)``, the two-phase solver run on
+  exactly the 54-character string the agent passes;
+- ``ideal``: basic + ``solve_current()``, the solver run on the true state.
+  Under partial views it sees only what the agent has seen: it answers once
+  every face has been in view since the last face turn (rotations reveal
+  faces; a face turn changes faces out of view, so they must be looked at
+  again), and otherwise says how many faces are still unseen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import gymnasium as gym
+import numpy as np
+
+from cube_env.engine import CubeInputError
+from cube_env.engine.facelets import CENTRES, FACES
+from cube_env.engine.moves import MOVE_NAMES
+from cube_env.engine.notation import parse
+from cube_env.solver.twophase import solve_twophase
+
+VISIBLE_FACES = {"symbolic": "URFDLB", "visual": "URFDLB", "face": "F", "vertex": "UFR"}
+"""Positions (faces of the held cube) each tier shows."""
+
+# Slice and wide turns as face turns plus a rotation (identities checked in tests/test_engine.py).
+_EXPANSIONS = {
+    "M": "R L' x'", "E": "U D' y'", "S": "F' B z",
+    "r": "L x", "l": "R x'", "u": "D y", "d": "U y'", "f": "B z", "b": "F z'",
+}
+
+
+_ROTATIONS = ("x", "x'", "x2", "y", "y'", "y2", "z", "z'", "z2")
+
+
+class ToolError(Exception):
+    """A tool was called with bad arguments, or is not available; the message is for the agent."""
+
+
+@dataclass
+class ToolCall:
+    """One recorded tool call."""
+
+    name: str
+    args: list[Any]
+    result: str = ""
+    error: bool = False
+    actions: list[str] = field(default_factory=list)
+    reward: float = 0.0
+    solved: bool = False
+
+
+def tools_for(tier: str, setting: str) -> tuple[str, ...]:
+    """Names of the tools available in a tier and tool setting."""
+    names = ["move"] + (["rotate"] if tier in ("face", "vertex") else []) + ["observe", "done"]
+    if setting == "standard":
+        names.append("solve")
+    elif setting == "ideal":
+        names.append("solve_current")
+    elif setting != "basic":
+        raise ValueError(f"unknown tool setting {setting!r}; expected basic, standard or ideal")
+    return tuple(names)
+
+
+class Toolbox:
+    """The tools of one episode, bound to ``env`` (a CubeBench env, any wrappers)."""
+
+    def __init__(self, env: gym.Env, tier: str, setting: str, obs: Any, info: dict[str, Any]) -> None:
+        self.env = env
+        self.core = env.unwrapped
+        self.tier = tier
+        self.setting = setting
+        self.names = tools_for(tier, setting)
+        self.obs, self.info = obs, info
+        self.calls: list[ToolCall] = []
+        self.finished = False
+        self.terminated = False
+        self.truncated = False
+        self.moves = 0
+        self.rotations = 0
+        self.total_reward = 0.0
+        self._seen: set[int] = self._visible()
+
+    # --- dispatch ----------------------------------------------------------
+    def call(self, name: str, args: list[Any] | tuple[Any, ...] = ()) -> str:
+        """Run a tool by name; bad calls come back as an ``Error: ...`` text, never raise."""
+        try:
+            return self.invoke(name, list(args))
+        except ToolError as err:
+            return f"Error: {err}"
+
+    def invoke(self, name: str, args: list[Any]) -> str:
+        """Run a tool by name and record it; raises :class:`ToolError` on bad calls."""
+        record = ToolCall(name=name, args=list(args))
+        self.calls.append(record)
+        try:
+            if name not in self.names:
+                raise ToolError(f"unknown tool {name!r}; available tools: {', '.join(self.names)}")
+            fn: Callable[..., str] = getattr(self, "_tool_" + name)
+            try:
+                record.result = fn(record, *args)
+            except TypeError as err:
+                raise ToolError(f"bad arguments for {name}: {err}") from None
+        except ToolError as err:
+            record.error, record.result = True, f"Error: {err}"
+            raise
+        return record.result
+
+    def take_calls(self) -> list[ToolCall]:
+        """The calls recorded since the last take (one interaction step's worth)."""
+        calls, self.calls = self.calls, []
+        return calls
+
+    def as_functions(self) -> dict[str, Callable[..., str]]:
+        """The tools as plain functions (for a CodeAct sandbox); errors raise ToolError."""
+        return {name: (lambda *a, _n=name: self.invoke(_n, list(a))) for name in self.names}
+
+    @property
+    def over(self) -> bool:
+        """True once the episode can take no more actions."""
+        return self.finished or self.terminated or self.truncated
+
+    # --- the tools -----------------------------------------------------------
+    def _tool_move(self, record: ToolCall, seq: str) -> str:
+        actions = self.expand(seq)
+        if not actions:
+            raise ToolError("move() needs at least one move, e.g. move(\"R U R' U'\")")
+        return self._execute(record, actions)
+
+    def _tool_rotate(self, record: ToolCall, views: str) -> str:
+        tokens = views.split() if isinstance(views, str) else []
+        if not tokens or any(t not in _ROTATIONS for t in tokens):
+            raise ToolError(f"rotate() takes whole-cube rotations x x' x2 y y' y2 z z' z2 (e.g. \"y\" or \"x z2\"), got {views!r}")
+        return self._execute(record, self.expand(views))
+
+    def _tool_observe(self, record: ToolCall) -> str:
+        return "Here is the current observation."
+
+    def _tool_done(self, record: ToolCall) -> str:
+        self.finished = True
+        return "You declared the episode done."
+
+    def _tool_solve(self, record: ToolCall, facelets: str) -> str:
+        if not isinstance(facelets, str):
+            raise ToolError("solve() takes the cube as one 54-character string of URFDLB letters")
+        try:
+            solution = solve_twophase(facelets)
+        except CubeInputError as err:
+            raise ToolError(f"invalid cube: {err}") from None
+        return solution or "The cube is already solved."
+
+    def _tool_solve_current(self, record: ToolCall) -> str:
+        unseen = 6 - len(self._seen)
+        if unseen:
+            raise ToolError(
+                f"the solver can only read faces you have looked at since the last face turn; "
+                f"{unseen} face(s) are still unseen: rotate the cube to look at them first"
+            )
+        return solve_twophase(self.core.state) or "The cube is already solved."
+
+    # --- language-action layer -------------------------------------------------
+    def expand(self, seq: str) -> list[int]:
+        """Env action indices for a move sequence; raises ToolError before anything runs."""
+        if not isinstance(seq, str):
+            raise ToolError(f"moves must be given as a string like \"R U R' U'\", got {type(seq).__name__}")
+        try:
+            moves = parse(seq)
+        except CubeInputError as err:
+            raise ToolError(str(err)) from None
+        out: list[int] = []
+        for m in moves:
+            out.extend(self._actions_for(MOVE_NAMES[m]))
+        return out
+
+    def _actions_for(self, name: str) -> list[int]:
+        names = self.core.action_names
+        if name[0] in _EXPANSIONS:
+            base = _EXPANSIONS[name[0]]
+            if not self.core.view_actions:
+                raise ToolError(f"{name}: slice and wide turns need view rotations, which this tier does not have")
+            parts = base.split() if len(name) == 1 else parse_inverse_or_double(base, name[1:])
+            return [a for part in parts for a in self._actions_for(part)]
+        if name in names:
+            return [names.index(name)]
+        if name.endswith("2") and name[0] in names:
+            return [names.index(name[0])] * 2
+        if name[0] in "xyz":
+            raise ToolError(f"{name}: this tier has no view rotations")
+        raise ToolError(f"{name} is not an action of this env")
+
+    def _execute(self, record: ToolCall, actions: list[int]) -> str:
+        names = self.core.action_names
+        done: list[str] = []
+        for a in actions:
+            if self.over:
+                break
+            self.obs, reward, self.terminated, self.truncated, self.info = self.env.step(a)
+            record.reward += float(reward)
+            done.append(names[a])
+            if a < self.core.n_turns:
+                self.moves += 1
+                self._seen = self._visible()
+            else:
+                self.rotations += 1
+                self._seen |= self._visible()
+        record.actions, record.solved = done, bool(self.terminated)
+        self.total_reward += record.reward
+        return self._describe(done, len(actions), record.reward)
+
+    def _describe(self, done: list[str], asked: int, reward: float) -> str:
+        text = f"Executed {' '.join(done)} ({len(done)} action{'s' if len(done) != 1 else ''})."
+        if len(done) < asked:
+            text += f" Stopped after {len(done)} of {asked}:"
+            text += " the cube is solved." if self.terminated else " the action budget is used up."
+        elif self.terminated:
+            text += " The cube is solved."
+        if "phi" in self.info:
+            text += f" Reward {reward:+g}."
+        return text
+
+    def _visible(self) -> set[int]:
+        state = self.core.state
+        return {int(state[CENTRES[FACES.index(f)]]) // 9 for f in VISIBLE_FACES[self.tier]}
+
+
+def parse_inverse_or_double(base: str, suffix: str) -> list[str]:
+    """Face-turn parts of ``base`` inverted (``'``) or doubled (``2``)."""
+    parts = base.split()
+    if suffix == "2":
+        return [p[0] + "2" for p in parts]
+    return [p[0] if p.endswith("'") else p + "'" for p in reversed(parts)]

@@ -1,0 +1,185 @@
+"""The agent interface: tools, language-action layer, run_episode, scripted baselines."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from conftest import apply
+
+import cube_env
+from agents.base import Agent, Turn
+from agents.episode import run_episode
+from agents.records import EpisodeRecord
+from agents.scripted import GreedyAgent, RandomAgent, SolverAgent
+from agents.tools import Toolbox, ToolError, tools_for
+from cube_env.engine import SOLVED, to_facelets
+
+
+def make(tier: str, **kw) -> gym.Env:
+    kw.setdefault("max_steps", None)
+    if tier == "symbolic":
+        kw.setdefault("obs_format", "text")
+    return gym.make(cube_env.TIERS[tier], **kw)
+
+
+def toolbox(tier: str = "symbolic", setting: str = "basic", scramble: str = "R U", **kw) -> Toolbox:
+    env = make(tier, **kw)
+    obs, info = env.reset(options={"scramble": scramble})
+    return Toolbox(env, tier, setting, obs, info)
+
+
+def test_tool_sets_keep_solvers_out_of_basic() -> None:
+    for tier in cube_env.TIERS:
+        basic = tools_for(tier, "basic")
+        assert "solve" not in basic and "solve_current" not in basic
+        assert ("rotate" in basic) == (tier in ("face", "vertex"))
+    assert "solve" in tools_for("face", "standard") and "solve_current" not in tools_for("face", "standard")
+    assert "solve_current" in tools_for("vertex", "ideal") and "solve" not in tools_for("vertex", "ideal")
+    with pytest.raises(ValueError):
+        tools_for("symbolic", "oracle")
+
+
+def test_move_sequence_and_quarter_expansion() -> None:
+    tb = toolbox(scramble="D")
+    result = tb.call("move", ["R U2 F'"])
+    assert result.startswith("Executed R U U F' (4 actions)")
+    assert tb.core.facelets == to_facelets(apply("D R U2 F'"))
+    assert tb.moves == 4 and tb.calls[0].actions == ["R", "U", "U", "F'"]
+
+
+def test_bad_notation_applies_nothing() -> None:
+    tb = toolbox()
+    before = tb.core.facelets
+    result = tb.call("move", ["R U Q"])
+    assert result.startswith("Error: unknown move 'Q' at position 4")
+    assert tb.core.facelets == before and tb.moves == 0 and tb.calls[0].error
+
+
+def test_unknown_tool_and_bad_arguments_are_errors_not_exceptions() -> None:
+    tb = toolbox()
+    assert tb.call("solve", ["UUU"]).startswith("Error: unknown tool 'solve'")
+    assert tb.call("move", []).startswith("Error: bad arguments for move")
+    assert tb.call("move", [""]).startswith("Error: move() needs at least one move")
+    assert tb.call("move", [42]).startswith("Error: moves must be given as a string")
+    with pytest.raises(ToolError):
+        tb.invoke("rotate", ["y"])  # no view actions on the symbolic tier
+
+
+def test_slice_and_wide_turns_in_view_tiers() -> None:
+    tb = toolbox("face", scramble="R U F")
+    tb.call("move", ["M' r2 E S' Rw' f"])
+    expected = apply("R U F M' r2 E S' Rw' f")
+    assert tb.core.facelets == to_facelets(expected)
+    sym = toolbox("symbolic")
+    assert "need view rotations" in sym.call("move", ["M"])
+
+
+def test_solving_stops_a_sequence_early() -> None:
+    tb = toolbox(scramble="R")
+    result = tb.call("move", ["R' U U'"])
+    assert "Stopped after 1 of 3: the cube is solved." in result
+    assert tb.terminated and tb.over
+
+
+def test_standard_solver_reports_validation_errors() -> None:
+    tb = toolbox(setting="standard")
+    assert tb.call("solve", ["U" * 54]).startswith("Error: invalid cube: each of the six letters")
+    solution = tb.call("solve", [tb.core.facelets])
+    tb.call("move", [solution])
+    assert tb.terminated
+
+
+def test_ideal_solver_needs_exploration_under_partial_views() -> None:
+    tb = toolbox("face", "ideal", scramble="R U F")
+    assert "5 face(s) are still unseen" in tb.call("solve_current")
+    for view in ("y", "y", "y", "x", "x2"):
+        tb.call("rotate", [view])
+    solution = tb.call("solve_current")
+    assert not solution.startswith("Error")
+    tb.call("move", ["U"])  # a face turn changes faces out of view
+    assert "still unseen" in tb.call("solve_current")
+    vertex = toolbox("vertex", "ideal", scramble="R U F")
+    assert "3 face(s) are still unseen" in vertex.call("solve_current")
+    vertex.call("rotate", ["x z2"])
+    assert not vertex.call("solve_current").startswith("Error")
+
+
+def test_dense_reward_is_reported_to_the_agent() -> None:
+    tb = toolbox(scramble="R", reward="sticker")
+    assert tb.call("move", ["R'"]).endswith("Reward +12.")
+
+
+class Exploding:
+    name = "exploding"
+
+    def reset(self, task) -> None:
+        pass
+
+    def act(self, observation, tools) -> Turn:
+        tools.call("move", ["U"])
+        raise RuntimeError("model fell over")
+
+
+def test_agent_failures_are_recorded_not_raised() -> None:
+    record = run_episode(Exploding(), make("symbolic"), reset_options={"scramble": "R"}, distance_budget_s=None)
+    assert record.status == "error" and record.n_steps == 3 and record.errors == 3
+    assert all("model fell over" in s.error for s in record.steps)
+    assert all(s.tool_calls[0].actions == ["U"] for s in record.steps)  # the moves made are kept
+
+
+class Interrupting:
+    name = "interrupting"
+
+    def reset(self, task) -> None:
+        pass
+
+    def act(self, observation, tools) -> Turn:
+        if observation.step == 2:
+            raise KeyboardInterrupt
+        tools.call("move", ["U"])
+        return Turn(action='move("U")')
+
+
+def test_keyboard_interrupt_propagates_after_finished_steps_are_seen() -> None:
+    seen = []
+    with pytest.raises(KeyboardInterrupt):
+        run_episode(Interrupting(), make("symbolic"), on_step=seen.append, distance_budget_s=None)
+    assert [s.index for s in seen] == [0, 1]
+
+
+@pytest.mark.parametrize("tier", list(cube_env.TIERS))
+@pytest.mark.parametrize("setting", ["basic", "standard", "ideal"])
+def test_solver_agent_solves_every_tier_and_setting(tier: str, setting: str) -> None:
+    for seed in range(3):
+        record = run_episode(SolverAgent(), make(tier), tool_setting=setting, seed=seed,
+                             reset_options={"depth": 8}, distance_budget_s=None)
+        assert record.status == "solved", (tier, setting, [s.action for s in record.steps])
+
+
+def test_records_round_trip_and_hold_what_was_shown() -> None:
+    record = run_episode(RandomAgent(seed=1), make("visual"), seed=3, reset_options={"depth": 4},
+                         distance_budget_s=None)
+    assert record.n_steps == 20 and not record.solved
+    assert all(s.observation_png_b64 for s in record.steps)
+    assert len({s.observation_sha256 for s in record.steps}) > 1
+    again = EpisodeRecord.from_dict(record.to_dict())
+    assert again == record
+
+
+def test_no_ground_truth_reaches_partial_tier_observations() -> None:
+    for tier in ("visual", "face", "vertex"):
+        record = run_episode(RandomAgent(seed=0), make(tier, obs_format="text"), seed=5,
+                             reset_options={"depth": 6}, distance_budget_s=None)
+        facelets = {record.start_facelets, record.end_facelets}
+        for step in record.steps:
+            assert not any(f in step.observation_text for f in facelets)
+
+
+def test_scripted_agents_follow_the_protocol() -> None:
+    for cls in (RandomAgent, GreedyAgent, SolverAgent):
+        assert isinstance(cls(), Agent)
+    wins = sum(run_episode(GreedyAgent(seed=s), make("symbolic"), seed=s, reset_options={"depth": 2},
+                           distance_budget_s=None).solved for s in range(10))
+    assert wins == 10
+    assert np.array_equal(SOLVED, np.arange(54))
