@@ -69,6 +69,8 @@ class Turn:
     error: str | None = None
     stop: bool = False
     """The agent cannot go on (e.g. its token budget is spent): the episode ends as an error."""
+    feedback: str | None = None
+    """Text to show as the next observation's feedback instead of the tool results (CodeAct output)."""
 
 
 @runtime_checkable

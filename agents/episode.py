@@ -156,7 +156,7 @@ def _act(agent: Agent, observation: Observation, toolbox: Toolbox) -> tuple[Turn
 
 
 def _feedback(calls: list, turn: Turn) -> str:
-    lines = [c.result for c in calls if c.result]
+    lines = [turn.feedback] if turn.feedback is not None else [c.result for c in calls if c.result]
     if turn.error:
         lines.append(f"Error: {turn.error}")
     if not calls and not turn.error:
