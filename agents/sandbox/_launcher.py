@@ -199,9 +199,25 @@ def set_rlimits(lim, layers):
     )
 
 
+def world_executable(path):
+    """True when a user with no group in common could exec ``path`` (every dir searchable)."""
+    import stat
+    path = os.path.realpath(path)
+    parts = path.split("/")
+    for i in range(2, len(parts) + 1):
+        mode = os.stat("/".join(parts[:i]) or "/").st_mode
+        if not mode & stat.S_IXOTH:
+            return False
+    return bool(os.stat(path).st_mode & stat.S_IROTH)
+
+
 def drop_privileges(cfg, layers):
     if os.geteuid() != 0 or "uid" in cfg["disable"]:
         layers["unprivileged-uid"] = "unavailable: the host is not root" if os.geteuid() != 0 else "disabled by configuration"
+        return
+    if not world_executable(cfg["exec_python"]):
+        layers["unprivileged-uid"] = ("unavailable: without a mount namespace the interpreter runs from "
+                                      f"{cfg['exec_python']}, which other users cannot execute")
         return
     os.setgroups([])
     os.setresgid(cfg["gid"], cfg["gid"], cfg["gid"])

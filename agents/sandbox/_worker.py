@@ -141,6 +141,8 @@ class Capture(io.TextIOBase):
         return "utf-8"
 
     def write(self, s):
+        if self.closed:
+            raise ValueError("I/O operation on closed file.")
         if not isinstance(s, str):
             raise TypeError(f"write() argument must be str, not {type(s).__name__}")
         self.total += len(s)

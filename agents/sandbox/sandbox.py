@@ -336,7 +336,8 @@ class Sandbox:
         except (ChannelClosed, ChannelTimeout) as exc:
             raise self._start_failure(session, f"could not send the init message ({exc!r})") from None
         ready = self._expect(session, deadline, "ready")
-        self.layers["seccomp-exec"] = ready["exec_filter"]
+        self.layers["seccomp-exec"] = ("disabled by configuration" if "seccomp" in self._disable
+                                       else ready["exec_filter"])
         session.sweep_uid = (not self.layers.get("pid-namespace", "").startswith("active")
                              and self.layers.get("unprivileged-uid", "").startswith("active"))
         self.interpreter_info = ready
@@ -503,9 +504,10 @@ class Sandbox:
         if extra > 0:
             self._session.kill()
             self._finalizer()
-            result.killed_reason = "background"
-            result.stop_detail = (f"the code block left {extra} thread(s) or process(es) running after it "
-                                  "ended; they are not allowed to outlive a block, so the interpreter was killed")
+            note = (f"the code block left {extra} thread(s) or process(es) running after it ended; "
+                    "they are not allowed to outlive a block, so the interpreter was killed")
+            result.stop_detail = f"{result.stop_detail}; then {note}" if result.stop_detail else note
+            result.killed_reason = result.killed_reason or "background"
             result.interpreter_lost = True
         return result
 

@@ -1,0 +1,594 @@
+"""The CodeAct sandbox: functional tests and a battery of hostile programs.
+
+Every hostile test checks two things: the program is stopped (or made harmless)
+with an observation that says what happened, and the episode goes on afterwards
+(the host is untouched, ``1+1`` answers ``2`` and the tool stubs still work).
+The sandbox must be able to activate its fairness layers here (Linux, root, mount
+and network namespaces): these tests prove that in the *basic* tool setting the
+model's code can reach neither a solver nor the project's files.
+"""
+from __future__ import annotations
+
+import os
+import select
+import socket
+import sys
+import uuid
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.sandbox import (ALL_LAYERS, FAIRNESS_LAYERS, ExecResult, Sandbox, SandboxError,
+                            SandboxLimits, SandboxUnavailable)
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
+
+KiB, MiB = 1024, 1024 * 1024
+PROJECT = Path(__file__).resolve().parents[1]
+LIMITS = SandboxLimits(cpu_seconds=2, wall_seconds=3, kill_grace_seconds=0.5, memory_bytes=192 * MiB,
+                       max_output_chars=500, file_size_bytes=64 * KiB, disk_bytes=1 * MiB,
+                       max_files=64, max_open_files=32)
+# Short wall limit for the tests that are meant to hit it; generous one for CPU tests
+# (this machine is shared: a CPU second can take several wall seconds).
+WALL = SandboxLimits(**{**LIMITS.__dict__, "wall_seconds": 1.0})
+CPU = SandboxLimits(**{**LIMITS.__dict__, "cpu_seconds": 1, "wall_seconds": 30.0})
+SOLVED = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB"
+
+
+class ToolBox:
+    """Host-side tools with a log of every call that really ran."""
+
+    def __init__(self) -> None:
+        self.state = SOLVED
+        self.executed: list[tuple[str, Any]] = []
+
+    def move(self, seq: str) -> str:
+        """Apply a move sequence (the test only records it)."""
+        self.executed.append(("move", seq))
+        return f"applied {len(seq.split())} moves"
+
+    def observe(self) -> str:
+        """The current facelet string."""
+        self.executed.append(("observe", None))
+        return self.state
+
+    def solve(self, facelets: str) -> str:
+        """Fail like the engine's validation does on a bad string."""
+        self.executed.append(("solve", facelets))
+        if len(facelets) != 54:
+            raise ValueError(f"a facelet string has 54 characters, got {len(facelets)}")
+        return "R U R' U'"
+
+    def info(self) -> dict[str, Any]:
+        self.executed.append(("info", None))
+        return {"depth": 3, "moves": ["R", "U"], "solved": False}
+
+    def bad(self) -> object:
+        self.executed.append(("bad", None))
+        return object()
+
+    def slow(self, seconds: float) -> str:
+        import time
+        time.sleep(seconds)
+        self.executed.append(("slow", seconds))
+        return "slept"
+
+    def tools(self) -> dict[str, Any]:
+        return {n: getattr(self, n) for n in ("move", "observe", "solve", "info", "bad", "slow")}
+
+
+@pytest.fixture
+def box() -> ToolBox:
+    return ToolBox()
+
+
+def make(box: ToolBox, limits: SandboxLimits = LIMITS, **kw: Any) -> Sandbox:
+    kw.setdefault("require_layers", FAIRNESS_LAYERS)
+    return Sandbox(box.tools(), limits, **kw)
+
+
+@pytest.fixture
+def sb(box: ToolBox):
+    with make(box) as sandbox:
+        yield sandbox
+
+
+def goes_on(sb: Sandbox, box: ToolBox) -> None:
+    """The episode continues: plain code runs and the tool stubs still reach the host."""
+    assert sb.run("1+1").value_repr == "2"
+    before = len(box.executed)
+    r = sb.run("observe()")
+    assert r.value_repr == repr(SOLVED), r.observation()
+    assert box.executed[before:] == [("observe", None)]
+
+
+def assert_error(r: ExecResult, *needles: str) -> None:
+    assert r.error is not None, r.observation()
+    for needle in needles:
+        assert needle in r.error, r.observation()
+    assert needle in r.observation()
+
+
+# =========================================================================== functional
+
+def test_all_layers_active_here(sb: Sandbox) -> None:
+    assert set(sb.active_layers) >= set(ALL_LAYERS), sb.describe()
+    text = sb.describe()
+    for name in ALL_LAYERS:
+        assert f"- {name}: active" in text
+    info = sb.interpreter_info
+    assert info["uid"] == sb.uid != 0 and info["pid"] == 1 and info["cwd"] == "/work"
+    assert all(p.startswith("/python/") for p in info["path"])
+
+
+def test_variables_functions_and_imports_persist(sb: Sandbox) -> None:
+    assert sb.run("import math\nx = 20\ndef double(v):\n    return 2 * v").value_repr is None
+    assert sb.run("double(x) + math.floor(1.5)").value_repr == "41"
+
+
+def test_final_expression_like_a_repl(sb: Sandbox) -> None:
+    assert sb.run("print('hi')\n'abc'").observation() == "hi\n'abc'"
+    assert sb.run("None").value_repr is None
+    assert sb.run("y = 3").observation() == "[no output]"
+    assert sb.run("[1, 2][0]\nz = 5").value_repr is None  # the last statement is not an expression
+
+
+def test_tool_calls_round_trip_in_order(sb: Sandbox, box: ToolBox) -> None:
+    r = sb.run("a = move(\"R U R' U'\")\nb = info()\nprint(a)\nb['moves'] + [observe()[:3]]")
+    assert r.error is None, r.observation()
+    assert r.value_repr == "['R', 'U', 'UUU']"
+    assert r.stdout == "applied 4 moves\n"
+    assert [(c.name, c.args, c.result) for c in r.tool_calls] == [
+        ("move", ["R U R' U'"], "applied 4 moves"),
+        ("info", [], {"depth": 3, "moves": ["R", "U"], "solved": False}),
+        ("observe", [], SOLVED)]
+    assert [name for name, _ in box.executed] == ["move", "info", "observe"]
+
+
+def test_tool_error_raises_inside_with_the_tools_message(sb: Sandbox) -> None:
+    r = sb.run("try:\n    solve('UUU')\nexcept ToolError as e:\n    print('caught:', e)")
+    assert r.stdout == "caught: ValueError: a facelet string has 54 characters, got 3\n"
+    r = sb.run("solve(facelets='RR')")
+    assert_error(r, "ToolError: ValueError: a facelet string has 54 characters, got 2")
+    assert r.tool_calls[0].kwargs == {"facelets": "RR"} and r.tool_calls[0].error.startswith("ValueError")
+
+
+def test_tool_results_and_arguments_must_be_json(sb: Sandbox, box: ToolBox) -> None:
+    assert_error(sb.run("bad()"), "ToolError", "not a JSON value")
+    r = sb.run("move(object())")
+    assert_error(r, "TypeError", "must be JSON values")
+    assert r.tool_calls == [] and ("move", None) not in box.executed
+
+
+def test_tool_docs_are_visible_inside(sb: Sandbox) -> None:
+    assert "Apply a move sequence" in sb.run("move.__doc__").value_repr
+
+
+def test_output_is_truncated_with_a_marker(sb: Sandbox) -> None:
+    r = sb.run("print('a' * 1200)")
+    assert r.stdout == "a" * 500 and r.stdout_dropped_chars == 701
+    assert r.killed_reason is None
+    assert "[output truncated: 701 more characters not shown]" in r.observation()
+
+
+def test_tracebacks_show_no_host_paths(sb: Sandbox) -> None:
+    r = sb.run("def f():\n    return {}['k']\nf()")
+    assert_error(r, 'File "<cell-1>", line 3', "KeyError: 'k'")
+    for host in (str(PROJECT), "agents/sandbox", "<string>", "_worker"):
+        assert host not in r.error
+
+
+def test_syntax_error_keeps_the_interpreter(sb: Sandbox) -> None:
+    sb.run("kept = 7")
+    assert_error(sb.run("def oops(:\n  pass"), "SyntaxError")
+    assert sb.run("kept").value_repr == "7"
+
+
+def test_fresh_interpreter_notice_after_a_crash(sb: Sandbox, box: ToolBox) -> None:
+    sb.run("lost = 1")
+    r = sb.run("import os\nos._exit(3)")
+    assert r.interpreter_lost and r.killed_reason == "exit"
+    assert "exited with status 3" in r.observation() and "restarted" in r.observation()
+    r = sb.run("lost")
+    assert r.fresh_interpreter and "NameError" in r.error
+    assert r.observation().startswith("[Notice: the previous interpreter died")
+    goes_on(sb, box)
+
+
+def test_close_leaves_no_process_and_no_mount(box: ToolBox) -> None:
+    sandbox = make(box)
+    launcher = sandbox._session.proc
+    sandbox.run("x = 1")
+    sandbox.close()
+    sandbox.close()  # twice is fine
+    assert launcher.returncode is not None  # reaped: no zombie
+    assert not _tasks_of(sandbox.uid)
+    assert "sandbox-root" not in Path("/proc/self/mounts").read_text()
+    with pytest.raises(SandboxError):
+        sandbox.run("1")
+
+
+def test_mounts_do_not_leak_to_the_host(sb: Sandbox) -> None:
+    assert sb.run("1").value_repr == "1"
+    mounts = Path("/proc/self/mounts").read_text()
+    assert "sandbox-root" not in mounts and " work tmpfs" not in mounts
+
+
+def test_required_layer_missing_raises(box: ToolBox) -> None:
+    with pytest.raises(SandboxUnavailable, match="mount-namespace"):
+        make(box, disable_layers={"namespaces"})
+
+
+def test_fallback_reports_weaker_layers_and_cleans_its_workdir(box: ToolBox) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        weak = make(box, disable_layers={"namespaces"}, require_layers=())
+    with weak:
+        assert "- mount-namespace: disabled by configuration" in weak.describe()
+        assert {"seccomp", "rlimits", "no-new-privs"} <= set(weak.active_layers)
+        # never pretend: the uid the interpreter really has matches what the layer report says
+        dropped = weak.layers["unprivileged-uid"].startswith("active")
+        assert weak.interpreter_info["uid"] == (weak.uid if dropped else os.geteuid())
+        missing = [n for n in ALL_LAYERS if not weak.layers[n].startswith(("active", "disabled"))]
+        assert all(name in str(w.message) for name in missing for w in caught) and bool(caught) == bool(missing)
+        workdir = weak._session.workdir
+        assert Path(workdir).is_dir() and weak.run("import os\nos.getcwd()").value_repr == repr(workdir)
+    assert not Path(workdir).exists()
+
+
+# =========================================================================== hostile: files
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "/etc/shadow", "/root/.bashrc", "/proc/self/environ",
+                                  str(PROJECT / "pyproject.toml"), str(PROJECT / "cube_env" / "__init__.py"),
+                                  sys.executable, str(Path.home() / ".profile")])
+def test_host_files_are_invisible(sb: Sandbox, box: ToolBox, path: str) -> None:
+    r = sb.run(f"open({path!r}).read()")
+    assert_error(r, "FileNotFoundError")
+    goes_on(sb, box)
+
+
+def test_parent_environ_through_proc_is_invisible(sb: Sandbox, box: ToolBox) -> None:
+    assert_error(sb.run(f"open('/proc/{os.getpid()}/environ', 'rb').read()"), "FileNotFoundError")
+    goes_on(sb, box)
+
+
+def test_only_the_minimal_tree_is_visible(sb: Sandbox, box: ToolBox) -> None:
+    r = sb.run("import os\nsorted(os.listdir('/')), sorted(os.listdir('/dev')), os.listdir('/work')")
+    top, dev, work = eval(r.value_repr)
+    assert set(top) <= {"dev", "python", "work", "lib64", "lib", "usr"} and "python" in top
+    assert dev == ["null", "random", "urandom", "zero"] and work == []
+    r = sb.run("os.listdir('/python/lib/python3.%d/site-packages')" % sys.version_info.minor)
+    assert r.value_repr == "[]"
+    goes_on(sb, box)
+
+
+def test_secrets_in_the_host_environment_are_invisible(box: ToolBox, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-test-" + uuid.uuid4().hex
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
+    with make(box) as sandbox:
+        r = sandbox.run("import os\nsorted(os.environ), repr(dict(os.environ))")
+        names, dump = eval(r.value_repr)
+        assert names == ["HOME", "LANG", "LD_LIBRARY_PATH", "PATH", "TMPDIR"]
+        assert secret not in dump and secret not in r.observation()
+        goes_on(sandbox, box)
+
+
+@pytest.mark.parametrize("module", ["cube_env", "kociemba", "numba", "numpy", "wrappers", "agents"])
+def test_project_and_solver_libraries_cannot_be_imported(sb: Sandbox, box: ToolBox, module: str) -> None:
+    assert_error(sb.run(f"import {module}"), "ModuleNotFoundError", module)
+    goes_on(sb, box)
+
+
+def test_adding_the_project_to_sys_path_does_not_help(sb: Sandbox, box: ToolBox) -> None:
+    venv_site = [p for p in sys.path if p.endswith("site-packages")]
+    r = sb.run(f"import sys\nsys.path[:0] = {[str(PROJECT), *venv_site]!r}\nimport cube_env")
+    assert_error(r, "ModuleNotFoundError")
+    r = sb.run("import importlib.util\n"
+               f"spec = importlib.util.spec_from_file_location('k', {str(PROJECT / 'cube_env' / '__init__.py')!r})\n"
+               "spec.loader.exec_module(importlib.util.module_from_spec(spec))")
+    assert_error(r, "FileNotFoundError")
+    goes_on(sb, box)
+
+
+def test_writing_outside_the_work_dir_fails_and_the_host_is_untouched(sb: Sandbox, box: ToolBox) -> None:
+    marker = f"/tmp/sandbox-escape-{uuid.uuid4().hex}"
+    for target in (marker, str(PROJECT / f"PWNED-{uuid.uuid4().hex}"), "/python/lib/evil.py", "/evil"):
+        r = sb.run(f"open({target!r}, 'w').write('x')")
+        assert r.error and ("FileNotFoundError" in r.error or "Read-only file system" in r.error), r.error
+        assert not Path(target).exists()
+    r = sb.run("open('/work/ok.txt', 'w').write('fine'); open('ok.txt').read()")
+    assert r.value_repr == "'fine'"
+    goes_on(sb, box)
+
+
+def test_huge_file_write_is_refused(sb: Sandbox, box: ToolBox) -> None:
+    r = sb.run("open('big.bin', 'wb').write(b'x' * (200 * 1024))")
+    assert_error(r, "File too large")
+    goes_on(sb, box)
+
+
+def test_filling_the_work_dir_is_refused(sb: Sandbox, box: ToolBox) -> None:
+    code = ("n = 0\nwhile True:\n    with open(f'f{n}', 'wb') as f:\n        f.write(b'x' * 60000)\n"
+            "    n += 1")
+    assert_error(sb.run(code), "No space left on device")
+    assert int(sb.run("n").value_repr) < 20  # 1 MiB of tmpfs
+    goes_on(sb, box)
+
+
+# =========================================================================== hostile: network
+
+@pytest.fixture
+def listener():
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.setblocking(False)
+    yield server
+    server.close()
+
+
+def _no_connection(server: socket.socket) -> bool:
+    return not select.select([server], [], [], 0)[0]
+
+
+def test_tcp_to_a_host_port_fails(sb: Sandbox, box: ToolBox, listener: socket.socket) -> None:
+    port = listener.getsockname()[1]
+    r = sb.run(f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=1)")
+    assert_error(r, "PermissionError")
+    assert _no_connection(listener)
+    goes_on(sb, box)
+
+
+def test_network_namespace_alone_blocks_tcp(box: ToolBox, listener: socket.socket) -> None:
+    port = listener.getsockname()[1]
+    with make(box, disable_layers={"seccomp"}) as sandbox:
+        r = sandbox.run(f"import socket\ns = socket.socket()\ns.settimeout(1)\ns.connect(('127.0.0.1', {port}))")
+        assert_error(r, "Network is unreachable")
+        assert _no_connection(listener)
+        goes_on(sandbox, box)
+
+
+# =========================================================================== hostile: processes
+
+@pytest.mark.parametrize("code, needle", [
+    ("import os\nos.fork()", "BlockingIOError"),
+    ("import subprocess\nsubprocess.run(['/python/bin/python3', '-c', '1'])", "BlockingIOError"),
+    ("import os\nos.execv('/python/bin/python3', ['python3', '-c', '1'])", "PermissionError"),
+    ("import threading\nthreading.Thread(target=lambda: None).start()", "can't start new thread"),
+    ("import resource\nresource.prlimit(0, resource.RLIMIT_NOFILE, (16, 16))", "PermissionError"),
+])
+def test_spawning_is_refused(sb: Sandbox, box: ToolBox, code: str, needle: str) -> None:
+    assert_error(sb.run(code), needle)
+    goes_on(sb, box)
+
+
+def test_os_system_runs_nothing(sb: Sandbox, box: ToolBox) -> None:
+    marker = f"/tmp/sandbox-system-{uuid.uuid4().hex}"
+    r = sb.run(f"import os\nos.system('touch {marker}')")
+    assert r.value_repr not in (None, "0") and not Path(marker).exists()
+    goes_on(sb, box)
+
+
+def test_fork_bomb_is_contained_and_swept(box: ToolBox) -> None:
+    limits = SandboxLimits(**{**WALL.__dict__, "max_processes": 4})
+    with make(box, limits) as sandbox:
+        r = sandbox.run("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass")
+        assert r.killed_reason in ("wall", "cpu", "background") and r.interpreter_lost, r.observation()
+        assert not _tasks_of(sandbox.uid)  # the PID namespace took every child down
+        goes_on(sandbox, box)
+
+
+def test_background_threads_cannot_outlive_a_block(box: ToolBox) -> None:
+    limits = SandboxLimits(**{**LIMITS.__dict__, "max_processes": 3})
+    with make(box, limits) as sandbox:
+        r = sandbox.run("import threading, time\nthreading.Thread(target=time.sleep, args=(60,)).start()")
+        assert r.killed_reason == "background" and r.interpreter_lost
+        assert "left 1 thread(s)" in r.observation()
+        assert not _tasks_of(sandbox.uid)
+        goes_on(sandbox, box)
+
+
+def test_killing_the_parent_is_impossible(sb: Sandbox, box: ToolBox) -> None:
+    r = sb.run("import os, signal\nppid = os.getppid()\nos.kill(ppid, signal.SIGKILL)\n"
+               "try:\n    os.kill(-1, signal.SIGKILL)\nexcept OSError:\n    pass\nppid")
+    assert r.value_repr == "0"  # PID 1 of its own namespace: its parent is outside it
+    assert sb._session.proc.poll() is None
+    goes_on(sb, box)
+
+
+def test_ctypes_libc_cannot_undo_the_walls(sb: Sandbox, box: ToolBox) -> None:
+    code = ("import ctypes\nlibc = ctypes.CDLL('libc.so.6', use_errno=True)\n"
+            "(libc.getuid(), libc.setuid(0), libc.unshare(0x10020000), libc.chroot(b'/'),\n"
+            " libc.mount(b'none', b'/work', b'proc', 0, None), libc.syscall(101, 16, 1, 0, 0))")
+    uid, *rets = eval(sb.run(code).value_repr)
+    assert uid == sb.uid and rets == [-1] * 5
+    goes_on(sb, box)
+
+
+def test_ctypes_segfault_crashes_only_the_sandbox(sb: Sandbox, box: ToolBox) -> None:
+    r = sb.run("import ctypes\nctypes.string_at(0)")
+    assert r.killed_reason == "crash" and "SIGSEGV" in r.observation() and r.interpreter_lost
+    goes_on(sb, box)
+
+
+def test_subclasses_and_builtins_tricks_reach_only_the_sandbox(sb: Sandbox, box: ToolBox) -> None:
+    code = ("wrap = [c for c in ().__class__.__base__.__subclasses__() if c.__name__ == '_wrap_close'][0]\n"
+            "g = wrap.__init__.__globals__\n"
+            "(sorted(g['listdir']('/')), g['system']('id'), g['getuid']())")
+    top, status, uid = eval(sb.run(code).value_repr)
+    assert "root" not in top and "etc" not in top and status != 0 and uid == sb.uid
+    r = sb.run("__builtins__.__dict__['__import__']('kociemba')")
+    assert_error(r, "ModuleNotFoundError")
+    goes_on(sb, box)
+
+
+# =========================================================================== hostile: time, memory, output
+
+def test_cpu_busy_loop_is_interrupted_and_state_kept(box: ToolBox) -> None:
+    with make(box, CPU) as sandbox:
+        sandbox.run("kept = 'yes'")
+        r = sandbox.run("while True:\n    pass")
+        assert r.killed_reason == "cpu" and r.timed_out and not r.interpreter_lost
+        assert "CpuTimeExceeded" in r.error and "CPU-time limit of 1 s" in r.observation()
+        assert sandbox.run("kept").value_repr == "'yes'"
+        goes_on(sandbox, box)
+
+
+def test_cpu_loop_ignoring_the_interruption_is_killed(box: ToolBox) -> None:
+    with make(box, CPU) as sandbox:
+        r = sandbox.run("import signal\nsignal.signal(signal.SIGPROF, signal.SIG_IGN)\nwhile True:\n    pass")
+        assert r.killed_reason == "cpu" and r.interpreter_lost
+        assert "did not stop when interrupted" in r.observation()
+        goes_on(sandbox, box)
+
+
+def test_threads_spinning_are_charged_and_stopped(box: ToolBox) -> None:
+    limits = SandboxLimits(**{**CPU.__dict__, "max_processes": 3})
+    with make(box, limits) as sandbox:
+        code = ("import threading, signal\nsignal.signal(signal.SIGPROF, signal.SIG_IGN)\n"
+                "def spin():\n    while True:\n        pass\n"
+                "for _ in range(2):\n    threading.Thread(target=spin, daemon=True).start()\n"
+                "threading.Event().wait()")
+        r = sandbox.run(code)
+        assert r.killed_reason in ("cpu", "wall") and r.interpreter_lost, r.observation()
+        assert not _tasks_of(sandbox.uid)
+        goes_on(sandbox, box)
+
+
+def test_sleeping_loop_hits_the_wall_limit(box: ToolBox) -> None:
+    with make(box, WALL) as sandbox:
+        sandbox.run("kept = 1")
+        r = sandbox.run("import time\nwhile True:\n    time.sleep(0.05)")
+        assert r.killed_reason == "wall" and r.timed_out and not r.interpreter_lost
+        assert "WallTimeExceeded" in r.error and "wall-time limit of 1 s" in r.observation()
+        assert sandbox.run("kept").value_repr == "1"
+        goes_on(sandbox, box)
+
+
+def test_ignoring_alarm_and_term_and_swallowing_the_stop_gets_killed(box: ToolBox) -> None:
+    with make(box, WALL) as sandbox:
+        code = ("import signal, time\nfor s in (signal.SIGALRM, signal.SIGTERM, signal.SIGINT):\n"
+                "    signal.signal(s, signal.SIG_IGN)\n"
+                "while True:\n    try:\n        time.sleep(0.05)\n    except BaseException:\n        pass")
+        r = sandbox.run(code)
+        assert r.killed_reason == "wall" and r.interpreter_lost
+        assert "killed" in r.observation() and "restarted" in r.observation()
+        goes_on(sandbox, box)
+
+
+def test_no_tool_call_runs_after_the_time_limit(box: ToolBox) -> None:
+    with make(box, WALL) as sandbox:
+        r = sandbox.run("import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+                        "slow(1.2)\nmove('R')")
+        assert ("move", "R") not in box.executed
+        assert [c.name for c in r.tool_calls if c.executed] == ["slow"]
+        if not r.interpreter_lost:  # the usual path: the host refused the late call
+            assert_error(r, "ToolError", "time limit was reached")
+            assert r.tool_calls[-1].executed is False
+        goes_on(sandbox, box)
+
+
+def test_memory_bomb_is_a_memory_error_and_state_is_kept(sb: Sandbox, box: ToolBox) -> None:
+    sb.run("kept = 41")
+    r = sb.run("x = bytearray(1 << 30)")
+    assert r.killed_reason == "memory" and "MemoryError" in r.error and not r.interpreter_lost
+    assert "out of memory (limit 192 MiB)" in r.observation()
+    assert sb.run("kept + 1").value_repr == "42"
+    goes_on(sb, box)
+
+
+def test_growing_memory_bomb_is_stopped(sb: Sandbox, box: ToolBox) -> None:
+    r = sb.run("hog = []\nwhile True:\n    hog.append(bytearray(8 << 20))")
+    assert r.killed_reason == "memory", r.observation()
+    sb.run("del hog")
+    goes_on(sb, box)
+
+
+def test_deep_recursion_is_stopped(sb: Sandbox, box: ToolBox) -> None:
+    r = sb.run("import sys\nsys.setrecursionlimit(10**6)\ndef f(n):\n    return f(n + 1)\nf(0)")
+    assert r.killed_reason in ("memory", "cpu", "wall", "crash") or "RecursionError" in (r.error or ""), \
+        r.observation()
+    assert r.observation() != "[no output]"
+    goes_on(sb, box)
+
+
+def test_output_flood_is_stopped(sb: Sandbox, box: ToolBox) -> None:
+    r = sb.run("while True:\n    print('spam')")
+    assert r.killed_reason == "output" and len(r.stdout) == 500 and not r.interpreter_lost
+    assert "printed more than 5000 characters" in r.observation()
+    goes_on(sb, box)
+
+
+def test_one_huge_print_is_cut(sb: Sandbox, box: ToolBox) -> None:
+    r = sb.run("print('x' * 10**7)")
+    assert len(r.stdout) == 500 and r.stdout_dropped_chars == 10**7 - 500
+    assert r.killed_reason == "output"
+    assert len(r.observation()) < 2000
+    goes_on(sb, box)
+
+
+def test_huge_repr_and_huge_traceback_are_cut(sb: Sandbox, box: ToolBox) -> None:
+    assert len(sb.run("'y' * 10**6").value_repr) < 600
+    r = sb.run("raise ValueError('z' * 10**6)")
+    assert len(r.error) < 700 and "traceback truncated" in r.error
+    goes_on(sb, box)
+
+
+# =========================================================================== hostile: the pipe
+
+def test_closing_the_pipe_fds_costs_only_the_interpreter(sb: Sandbox, box: ToolBox) -> None:
+    r = sb.run("import os\nos.close(3)\nos.close(4)")
+    assert r.killed_reason == "protocol" and r.interpreter_lost
+    assert "control pipe" in r.observation()
+    goes_on(sb, box)
+
+
+def test_garbage_on_the_pipe_is_a_protocol_violation(sb: Sandbox, box: ToolBox) -> None:
+    r = sb.run("import os\nos.write(4, b'\\xff' * 64)\nimport time\ntime.sleep(5)")
+    assert r.killed_reason == "protocol" and r.interpreter_lost
+    assert "invalid data" in r.observation()
+    goes_on(sb, box)
+
+
+def test_forged_tool_call_for_an_unknown_tool_is_refused(sb: Sandbox, box: ToolBox) -> None:
+    code = ("import os, json\nbody = json.dumps({'type': 'tool', 'name': 'solve_current', 'args': [], "
+            "'kwargs': {}}).encode()\nos.write(4, len(body).to_bytes(4, 'big') + body)\n"
+            "size = int.from_bytes(os.read(3, 4), 'big')\njson.loads(os.read(3, size))")
+    r = sb.run(code)
+    assert "there is no tool named 'solve_current'" in r.value_repr
+    assert r.tool_calls[0].executed is False
+    goes_on(sb, box)
+
+
+def test_closing_stdout_and_stderr(sb: Sandbox, box: ToolBox) -> None:
+    r = sb.run("import sys, os\nsys.stdout.close()\nos.close(1)\nos.close(2)\nprint('gone')")
+    assert_error(r, "ValueError")
+    assert sb.run("print('back')").stdout == "back\n"
+    goes_on(sb, box)
+
+
+def test_exit_requests(sb: Sandbox, box: ToolBox) -> None:
+    sb.run("kept = 2")
+    assert_error(sb.run("import sys\nsys.exit(3)"), "SystemExit: 3")
+    assert sb.run("kept").value_repr == "2"
+    goes_on(sb, box)
+
+
+# =========================================================================== helpers
+
+def _tasks_of(uid: int) -> list[int]:
+    """Host pids running as ``uid``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                status = (entry / "status").read_text()
+            except OSError:
+                continue
+            for line in status.splitlines():
+                if line.startswith("Uid:") and int(line.split()[1]) == uid:
+                    pids.append(int(entry.name))
+    return pids
