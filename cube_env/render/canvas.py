@@ -2,10 +2,11 @@
 
 Every 2D renderer (net, face view, vertex painter) draws its fixed layout
 (background, labels, cube body and sticker outlines) once per image size with
-Pillow, recording which sticker *slot* owns each pixel.  A frame is then a
-single gather: copy the template and write each slot's colour into its
+Pillow, recording which sticker *slot* owns each pixel.  A frame is then one
+small Numba kernel: copy the template and write each slot's colour into its
 pixels.  This is what makes the renders cost tens of microseconds instead of
-the milliseconds that drawing polygons per frame would take.
+the milliseconds that drawing polygons per frame would take (a numpy
+fancy-index scatter of the same pixels is 3-5x slower than the kernel).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import numba as nb
 import numpy as np
 from PIL import Image, ImageDraw
 
@@ -30,15 +32,15 @@ _NO_SLOT = 255
 class StickerCanvas:
     """A pre-drawn layout: ``template`` plus the sticker slot of every pixel.
 
-    ``pixels`` are flat indices into the template's bytes (three per pixel
-    covered by a sticker) and ``sources`` the matching flat indices into the
-    (slots, 3) array of slot colours; ``shade`` scales each slot's colour
-    (1.0 for flat layouts, < 1 for faces turned away from the light).
+    ``pixels`` are the flat indices (into ``H * W``) of the pixels covered by
+    a sticker and ``owner`` the slot drawn at each; ``shade`` scales each
+    slot's colour (1.0 for flat layouts, < 1 for faces turned away from the
+    light).
     """
 
     template: np.ndarray
     pixels: np.ndarray
-    sources: np.ndarray
+    owner: np.ndarray
     shade: np.ndarray
 
     @property
@@ -55,9 +57,20 @@ class StickerCanvas:
         if col.shape != (self.n_slots,):
             raise ValueError(f"expected {self.n_slots} colour indices, got shape {col.shape}")
         slot_rgb = np.rint(palette[col] * self.shade[:, None]).astype(np.uint8)
-        out = self.template.copy()
-        out.reshape(-1)[self.pixels] = slot_rgb.reshape(-1)[self.sources]
-        return out
+        return _paint(self.template, self.pixels, self.owner, slot_rgb)
+
+
+@nb.njit(cache=True, nogil=True)
+def _paint(template: np.ndarray, pixels: np.ndarray, owner: np.ndarray, slot_rgb: np.ndarray) -> np.ndarray:
+    """A copy of ``template`` (H, W, 3) with pixel ``pixels[i]`` set to ``slot_rgb[owner[i]]``."""
+    out = template.copy()
+    flat = out.reshape(-1)
+    for i in range(pixels.shape[0]):
+        p, s = 3 * pixels[i], owner[i]
+        flat[p] = slot_rgb[s, 0]
+        flat[p + 1] = slot_rgb[s, 1]
+        flat[p + 2] = slot_rgb[s, 2]
+    return out
 
 
 def build_canvas(
@@ -84,14 +97,11 @@ def build_canvas(
     if decorate is not None:
         decorate(draw_rgb)
     owner_map = np.asarray(slots, dtype=np.uint8).ravel()
-    covered = np.flatnonzero(owner_map != _NO_SLOT)
-    channel = np.arange(3)
-    pixels = (covered[:, None] * 3 + channel).ravel()
-    sources = (owner_map[covered].astype(np.intp)[:, None] * 3 + channel).ravel()
+    pixels = np.flatnonzero(owner_map != _NO_SLOT).astype(np.int64)
     shade = np.ones(len(stickers), np.float32) if shade is None else np.asarray(shade, np.float32)
-    template = np.asarray(rgb, dtype=np.uint8).copy()
-    template.flags.writeable = False
-    return StickerCanvas(template=template, pixels=pixels, sources=sources, shade=shade)
+    template = np.array(rgb, dtype=np.uint8)
+    template.flags.writeable = False  # shared by every frame of this size
+    return StickerCanvas(template=template, pixels=pixels, owner=owner_map[pixels], shade=shade)
 
 
 def square(x: float, y: float, side: float) -> list[tuple[float, float]]:
