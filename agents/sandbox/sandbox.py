@@ -48,6 +48,22 @@ _UID_BASE, _UID_SPAN = 200_000, 65_536
 _LAUNCHER_ENV = {"PATH": os.defpath, "LANG": "C.UTF-8"}
 
 
+_UIDS_IN_USE: set[int] = set()
+
+
+def _allocate_uid() -> int:
+    """A random unprivileged uid not used by another sandbox of this process.
+
+    Each sandbox gets its own uid so that ``RLIMIT_NPROC`` (counted per uid) and the
+    sweep of stray processes concern that sandbox alone.
+    """
+    while True:
+        uid = _UID_BASE + secrets.randbelow(_UID_SPAN)
+        if uid not in _UIDS_IN_USE:
+            _UIDS_IN_USE.add(uid)
+            return uid
+
+
 class _CpuOverrun(Exception):
     """Raised by the CPU watchdog to abandon waiting for a block."""
 
@@ -198,6 +214,10 @@ class Sandbox:
     e.g. :data:`FAIRNESS_LAYERS`) makes the constructor raise
     :class:`SandboxUnavailable` instead of running with weaker isolation; without it,
     missing layers produce a ``RuntimeWarning`` and are listed by :meth:`describe`.
+
+    Attributes: ``limits``; ``layers`` (layer name -> state sentence); ``uid`` (the
+    sandbox's own unprivileged uid); ``interpreter_info``; ``blocks_run``; ``restarts``
+    (how many times a dead interpreter was replaced).
     """
 
     def __init__(self, tools: Mapping[str, Callable[..., Any]] | None = None,
@@ -215,13 +235,19 @@ class Sandbox:
             raise ValueError(f"unknown required layers: {sorted(set(self._require) - set(ALL_LAYERS))}")
         self.layers: dict[str, str] = {}
         """Each layer's state: a sentence starting with "active:", "unavailable:" or "disabled"."""
-        self.uid = _UID_BASE + secrets.randbelow(_UID_SPAN)
+        self.uid = _allocate_uid()
         self.blocks_run = 0
         self.restarts = 0
         self._session: _Session | None = None
         self._finalizer: weakref.finalize | None = None
         self._closed = False
-        self._start()
+        self.interpreter_info: dict[str, Any] = {}
+        """What the current interpreter reported when it started (uid, pid, cwd, sys.path, env names)."""
+        try:
+            self._start()
+        except BaseException:
+            _UIDS_IN_USE.discard(self.uid)
+            raise
         self._check_layers()
 
     # ------------------------------------------------------------------ public API
@@ -249,12 +275,16 @@ class Sandbox:
         start = time.monotonic()
         soft = start + self.limits.wall_seconds
         hard = soft + self.limits.kill_grace_seconds
+        request = {"type": "exec", "code": code, "number": self.blocks_run}
         try:
-            self._session.channel.write({"type": "exec", "code": code, "number": self.blocks_run}, hard)
+            self._session.channel.write(request, hard)
         except (ChannelClosed, ChannelTimeout):  # died between blocks: start afresh once
             self._restart()
             fresh = True
-            self._session.channel.write({"type": "exec", "code": code, "number": self.blocks_run}, hard)
+            try:
+                self._session.channel.write(request, hard)
+            except (ChannelClosed, ChannelTimeout):
+                return self._lost([], "crash", "a fresh interpreter died before the block could start")
         result = self._serve_block(soft, hard, self._cpu_watchdog())
         result.fresh_interpreter = fresh
         result.wall_time = time.monotonic() - start
@@ -265,6 +295,7 @@ class Sandbox:
         self._closed = True
         if self._finalizer is not None:
             self._finalizer()
+        _UIDS_IN_USE.discard(self.uid)
 
     def __enter__(self) -> "Sandbox":
         return self
