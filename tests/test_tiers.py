@@ -11,6 +11,7 @@ and compared with the engine's state.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -37,14 +38,13 @@ from wrappers.observations import (
 
 
 def _pyrender_or_reason() -> str | None:
-    """None when the pyrender renderer can be built, else why not (only a missing package skips)."""
-    try:
-        from cube_env.render.vertex_gl import ensure_renderer
+    """None when pyrender and trimesh are installed, else why the 3D cases skip.
 
-        ensure_renderer()
-    except ImportError as exc:
-        return f"pyrender/trimesh not importable ({exc}); install the render3d extra"
-    return None
+    Nothing is imported here: the GL context is made by the first pyrender
+    test, not at collection, and an installed but broken pyrender fails them.
+    """
+    missing = [m for m in ("pyrender", "trimesh") if importlib.util.find_spec(m) is None]
+    return f"{' and '.join(missing)} not installed; install the render3d extra" if missing else None
 
 
 _NO_PYRENDER = _pyrender_or_reason()
@@ -458,6 +458,22 @@ def test_painter_does_not_import_opengl() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.skipif(bool(_NO_PYRENDER), reason=str(_NO_PYRENDER))
+def test_forked_process_gets_an_error_not_a_hang() -> None:
+    from cube_env.render.vertex_gl import render_vertex_gl
+
+    render_vertex_gl(np.arange(54) // 9)
+    pid = os.fork()
+    if pid == 0:  # child: must raise at once instead of hanging on the inherited EGL context
+        try:
+            render_vertex_gl(np.arange(54) // 9)
+        except RuntimeError as exc:
+            os._exit(7 if "spawn" in str(exc) else 8)
+        os._exit(9)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 7
 
 
 def test_bad_arguments_are_refused() -> None:

@@ -71,7 +71,7 @@ class _CubeScene:
 
     def __init__(self) -> None:
         pyrender = self._pyrender = _import_pyrender()
-        self._thread = threading.get_ident()
+        self._thread, self.pid = threading.get_ident(), os.getpid()
         self._shade = _position_shade()
         self._last: np.ndarray | None = None
         self._scene = pyrender.Scene(bg_color=[c / 255 for c in BACKGROUND] + [1.0], ambient_light=[1.0] * 3)
@@ -122,11 +122,21 @@ _SCENE: _CubeScene | None = None
 
 
 def _scene() -> _CubeScene:
-    """The process's scene, created on first use and kept for the process's life."""
+    """The process's scene, created on first use and kept for the process's life.
+
+    A process forked from one that has a renderer inherits a dead EGL context
+    and would hang on its first frame; it gets a clear error instead.
+    """
     global _SCENE
     with _LOCK:
         if _SCENE is None:
             _SCENE = _CubeScene()
+        if _SCENE.pid != os.getpid():
+            raise RuntimeError(
+                f"the pyrender renderer was created in process {_SCENE.pid} and this process was forked "
+                "from it; forked processes cannot render (EGL): start workers with the 'spawn' or "
+                "'forkserver' multiprocessing context"
+            )
         return _SCENE
 
 
