@@ -17,7 +17,8 @@ import numpy as np
 
 import cube_env  # noqa: F401  (registers the ids)
 from cube_env.engine import SOLVED, TABLE, kernels
-from cube_env.engine.batch import apply_batch
+from cube_env.engine import simd
+from cube_env.engine.apply import apply_batch
 from cube_env.engine.moves import SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
 
 BYTES_PER_MOVE = 108  # read 54 + write 54 bytes: what any batched gather must move
@@ -51,11 +52,16 @@ def bench_single(repeats: int) -> dict[str, float]:
             s = s[TABLE[m]]
         return len(short)
 
-    return {
+    out = {
         "numpy gather, one move per Python call": best_rate(gather_python, repeats),
         "kernel, one move per call": best_rate(per_call, repeats),
-        "kernel, whole sequence in one call": best_rate(lambda: (kernels.apply_moves(SOLVED, TABLE, seq), len(seq))[1], repeats),
+        "portable kernel, whole sequence in one call": best_rate(
+            lambda: (kernels.apply_moves(SOLVED, TABLE, seq), len(seq))[1], repeats),
     }
+    if simd.HAS_VBMI:
+        out["VBMI kernel, whole sequence in one call"] = best_rate(
+            lambda: (simd.apply_moves_vbmi(SOLVED, seq, simd.INDEX64), len(seq))[1], repeats)
+    return out
 
 
 def bench_batch(batch: int, repeats: int) -> dict[str, float]:
@@ -73,26 +79,26 @@ def bench_batch(batch: int, repeats: int) -> dict[str, float]:
         np.copyto(copy_dst, states)
         return batch
 
-    def serial() -> int:
-        kernels.apply_batch_serial(states, moves, SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, out)
-        return batch
+    def run(kernel, *tables, target=out) -> Callable[[], int]:
+        def go() -> int:
+            kernel(states, moves, *tables, target)
+            return batch
+        return go
 
-    def parallel() -> int:
-        kernels.apply_batch_parallel(states, moves, SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, out)
-        return batch
-
-    def inplace() -> int:
-        apply_batch(states, moves, out=states)
-        return batch
-
-    copy_rate = best_rate(copy, repeats)
-    return {
-        "memory copy (moves/s implied at 108 B/move)": copy_rate,
+    sparse = (SPARSE_DST, SPARSE_SRC, SPARSE_COUNT)
+    threads = numba.get_num_threads()
+    res = {
+        "memory copy (moves/s implied at 108 B/move)": best_rate(copy, repeats),
         "numpy take_along_axis": best_rate(numpy_fancy, repeats),
-        "kernel, serial": best_rate(serial, repeats),
-        f"kernel, parallel ({numba.get_num_threads()} threads)": best_rate(parallel, repeats),
-        "apply_batch (size-dispatched, in place)": best_rate(inplace, repeats),
+        "portable kernel, serial": best_rate(run(kernels.apply_batch_serial, *sparse), repeats),
+        f"portable kernel, parallel ({threads} threads)": best_rate(run(kernels.apply_batch_parallel, *sparse), repeats),
     }
+    if simd.HAS_VBMI:
+        res["VBMI kernel, serial"] = best_rate(run(simd.apply_batch_vbmi, simd.INDEX64), repeats)
+        res["VBMI kernel, serial, in place"] = best_rate(run(simd.apply_batch_vbmi, simd.INDEX64, target=states), repeats)
+        res[f"VBMI kernel, parallel ({threads} threads)"] = best_rate(run(simd.apply_batch_vbmi_parallel, simd.INDEX64), repeats)
+    res["apply_batch (what the envs call)"] = best_rate(lambda: (apply_batch(states, moves, out=out), batch)[1], repeats)
+    return res
 
 
 class DoNothingEnv(gym.Env):
@@ -134,7 +140,8 @@ def main() -> None:
     args = ap.parse_args()
     repeats = 3 if args.quick else 7
     load = os.getloadavg()
-    print(f"numba threads: {numba.get_num_threads()}, cores: {os.cpu_count()}, load avg: {load[0]:.2f}")
+    print(f"numba threads: {numba.get_num_threads()}, cores: {os.cpu_count()}, AVX-512 VBMI: {simd.HAS_VBMI}, "
+          f"load avg (1 min) at start: {load[0]:.2f}")
     print(f"{'benchmark':58s} {'rate':>14s}  ratio")
     single = bench_single(repeats)
     base = single["numpy gather, one move per Python call"]
@@ -151,6 +158,7 @@ def main() -> None:
     base = env["gym.make do-nothing env"]
     for k, v in env.items():
         print(f"{k:58s} {v / 1e3:10.1f} k/s  step time {base / v:5.2f}x do-nothing")
+    print(f"load avg (1 min) at end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -76,8 +76,19 @@ def _add_common(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_solve)
 
 
-SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_common]
-"""Functions that add subcommands; feature modules append theirs here."""
+def _add_runner(sub: argparse._SubParsersAction) -> None:
+    """The benchmark runner's subcommands (run, report, view, play, export), when installed."""
+    try:
+        from agents.runner.cli import add_subcommands
+    except ModuleNotFoundError as err:
+        if err.name in ("agents", "agents.runner", "agents.runner.cli"):
+            return  # installed without the agents package: engine commands only
+        raise
+    add_subcommands(sub)
+
+
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_common, _add_runner]
+"""Functions that add subcommands."""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -138,3 +138,18 @@ def test_gym_make_by_module_prefix() -> None:
     assert env.observation_space.contains(obs)
     assert gym.spec("CubeBench-Symbolic-v0").entry_point == "cube_env.envs.registration:make_cube_env"
     assert cube_env.__version__
+
+
+def test_human_mode_needs_a_display(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    with pytest.raises(ValueError, match="needs a display"):
+        CubeEnv(render_mode="human")
+
+
+def test_non_integer_actions_are_rejected() -> None:
+    env = CubeEnv()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="not an integer"):
+        env.step(1.5)
+    assert env.step(np.int64(0))[4]["steps"] == 1

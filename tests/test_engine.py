@@ -10,7 +10,8 @@ from cube_env.engine import (
     MOVE_INDEX, MOVE_NAMES, ORIENTATIONS, SOLVED, TABLE, from_colour_string, from_facelets,
     kernels, orientation_of, to_colour_string, to_cubie, to_facelets,
 )
-from cube_env.engine.batch import apply_batch
+from cube_env.engine import simd
+from cube_env.engine.apply import apply_batch, apply_sequence
 from cube_env.engine.cubie import to_state
 from cube_env.engine.moves import INVERSE, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
 from cube_env.engine.notation import format_moves, invert_moves, parse, parse_array
@@ -96,6 +97,24 @@ def test_invert_state_is_group_inverse(rng: np.random.Generator) -> None:
         assert np.array_equal(inv, kernels.apply_moves(SOLVED, TABLE, kernels.invert_moves(moves, INVERSE)))
 
 
+@pytest.mark.parametrize("batch", [1, 2, 3, 64, 257])
+def test_batch_kernels_at_batch_edges(batch: int, rng: np.random.Generator) -> None:
+    states = np.stack([kernels.apply_moves(SOLVED, TABLE, rng.integers(0, 54, 9).astype(np.int64)) for _ in range(batch)])
+    moves = rng.integers(-1, 54, size=batch).astype(np.int64)
+    expected = np.stack([s if m < 0 else s[TABLE[m]] for s, m in zip(states, moves)])
+    assert np.array_equal(apply_batch(states, moves), expected)
+    assert np.array_equal(apply_batch(states.copy(), moves, out=None), expected)
+
+
+def test_sequence_kernels_agree(rng: np.random.Generator) -> None:
+    for n in (0, 1, 5, 1000):
+        moves = rng.integers(0, 54, size=n).astype(np.int64)
+        expected = kernels.apply_moves(SOLVED, TABLE, moves)
+        assert np.array_equal(apply_sequence(SOLVED, moves), expected)
+        if simd.HAS_VBMI:
+            assert np.array_equal(simd.apply_moves_vbmi(SOLVED, moves, simd.INDEX64), expected)
+
+
 def test_apply_move_equals_gather(rng: np.random.Generator) -> None:
     state = apply("R U F' D2 L B'")
     for m in range(len(MOVE_NAMES)):
@@ -117,6 +136,14 @@ def test_batched_kernels_equal_single_state_kernel(rng: np.random.Generator) -> 
     assert apply_batch(inplace, moves, out=inplace) is inplace
     assert np.array_equal(inplace, expected)
     assert np.array_equal(apply_batch(states, moves), expected)
+    if simd.HAS_VBMI:
+        for kernel in (simd.apply_batch_vbmi, simd.apply_batch_vbmi_parallel):
+            got = np.zeros_like(states)
+            kernel(states, moves, simd.INDEX64, got)
+            assert np.array_equal(got, expected)
+            got = states.copy()
+            kernel(got, moves, simd.INDEX64, got)
+            assert np.array_equal(got, expected)
     for batch_fn, single_fn, dtype in (
         (kernels.batch_is_solved, kernels.is_solved, np.bool_),
         (kernels.batch_stickers_in_place, kernels.stickers_in_place, np.int64),

@@ -6,6 +6,7 @@ raw form); the observation wrappers in ``wrappers/`` turn it into the tiers.
 
 from __future__ import annotations
 
+import operator
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
@@ -22,6 +23,7 @@ from ..engine.state import from_facelets, to_facelets, validate_state
 from ..generators import Generator, Instance, ScrambleGenerator
 from ..render.ansi import net_text
 from ..render.net import render_net
+from ..render.window import Window, display_available
 
 _RESET_KEYS = ("state", "scramble", "depth", "instance")
 
@@ -42,7 +44,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     for no limit).
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array"] + (["human"] if display_available() else []), "render_fps": 4}
 
     def __init__(
         self,
@@ -57,8 +59,11 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         self.metric = normalise_metric(moves)
         if move_frame not in ("held", "global"):
             raise ValueError(f"move_frame must be 'held' or 'global', got {move_frame!r}")
+        if render_mode == "human" and not display_available():
+            raise ValueError("render_mode='human' needs a display (DISPLAY is not set); use 'rgb_array' or 'ansi'")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self._window: Window | None = None
         self.depth = int(depth)
         self.move_frame = move_frame
         self.max_steps = max_steps
@@ -68,10 +73,11 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         self.n_turns = len(turns)
         self.view_actions = bool(view_actions)
         self.action_names: tuple[str, ...] = turns + (VIEW_ACTIONS if view_actions else ())
-        self._action_moves = np.array([MOVE_INDEX[a] for a in self.action_names], dtype=np.int64)
+        self._action_moves = [MOVE_INDEX[a] for a in self.action_names]
         self.action_space = spaces.Discrete(len(self.action_names))
         self.observation_space = spaces.Box(0, 5, shape=(54,), dtype=np.uint8)
         self.state = SOLVED.copy()
+        self._solved = True
         self.instance: Instance | None = None
         self.steps = 0
         self.moves = 0
@@ -83,6 +89,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         super().reset(seed=seed)
         self.instance = self._instance_from(options or {})
         self.state = self.instance.state.copy()
+        self._solved = bool(kernels.is_solved(self.state))
         self.steps = 0
         self.moves = 0
         return self._obs(), self._info()
@@ -90,23 +97,31 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     def step(self, action: int) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
         if self.instance is None:
             raise RuntimeError("call reset() before step()")
-        if not self.action_space.contains(np.int64(action)):
-            raise ValueError(f"action {action!r} is not in Discrete({self.action_space.n})")
-        was_solved = kernels.is_solved(self.state)
-        self.state = kernels.apply_move(self.state, TABLE, self._resolve(int(action)))
+        a = self._check_action(action)
+        was_solved = self._solved
+        self.state, obs, solved = kernels.step_state(self.state, TABLE, self._resolve(a))
+        self._solved = solved = bool(solved)
         self.steps += 1
-        self.moves += int(action) < self.n_turns
-        solved = bool(kernels.is_solved(self.state))
+        self.moves += a < self.n_turns
         reward = 1.0 if solved and not was_solved else 0.0
         truncated = bool(self.max_steps is not None and self.steps >= self.max_steps and not solved)
-        return self._obs(), reward, solved, truncated, self._info()
+        return obs, reward, solved, truncated, self._info()
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode == "ansi":
             return net_text(self.state // 9)
         if self.render_mode == "rgb_array":
             return render_net(self.state // 9)
+        if self.render_mode == "human":
+            self._window = self._window or Window()
+            self._window.show(render_net(self.state // 9))
         return None
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+        super().close()
 
     # --- helpers ---------------------------------------------------------
     @property
@@ -118,9 +133,19 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         """Ground-truth 54-character string of the held cube (runners and tests only)."""
         return to_facelets(self.state)
 
+    def _check_action(self, action: Any) -> int:
+        """The action as an int; rejects non-integers and out-of-range values."""
+        try:
+            a = operator.index(action)
+        except TypeError:
+            raise ValueError(f"action {action!r} is not an integer in Discrete({self.action_space.n})") from None
+        if not 0 <= a < self.action_space.n:
+            raise ValueError(f"action {action!r} is not in Discrete({self.action_space.n})")
+        return a
+
     def _resolve(self, action: int) -> int:
         """Engine move index of an action, mapping global-frame face turns to held faces."""
-        move = int(self._action_moves[action])
+        move = self._action_moves[action]
         if self.move_frame == "global" and action < self.n_turns:
             name = self.action_names[action]
             home = "URFDLB".index(name[0])
@@ -168,7 +193,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
             "distance": inst.distance if inst else None,
             "steps": self.steps,
             "moves": self.moves,
-            "is_success": bool(kernels.is_solved(self.state)),
+            "is_success": self._solved,
         }
 
 
