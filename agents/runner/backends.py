@@ -1,0 +1,177 @@
+"""Where episodes are played: inline, a thread pool, a process pool, or a Ray cluster.
+
+Every backend yields ``(spec, record)`` pairs as episodes finish; only the
+driver (the caller) writes to the result store, so store and resume
+semantics are the same for all of them.  Workers build their agents from the
+picklable :class:`~.specs.AgentSpec` and play with
+:func:`~.execute.play_episode`.  Closing the iterator early (a ``--limit``,
+the cost cap, Ctrl-C) stops handing out work; episodes still running are
+abandoned and stay unfinished in the store, to be played again on resume.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import queue
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any, Iterator
+
+from agents.records import EpisodeRecord
+
+from .execute import PlaySettings, play_episode
+from .plan import EpisodeSpec
+from .specs import AgentFactory, AgentSpec
+
+BACKENDS = ("local", "process", "ray")
+Result = tuple[EpisodeSpec, EpisodeRecord]
+
+
+def run_backend(name: str, episodes: list[EpisodeSpec], factory: AgentFactory, agent_spec: AgentSpec,
+                settings: PlaySettings, concurrency: int, ray_address: str | None = None) -> Iterator[Result]:
+    """Play ``episodes`` on backend ``name``, yielding each as it finishes (in any order)."""
+    if name == "local":
+        if concurrency <= 1:
+            return _inline(episodes, factory, settings)
+        return _threads(episodes, factory, settings, concurrency)
+    if name == "process":
+        return _processes(episodes, agent_spec, settings, concurrency)
+    if name == "ray":
+        return _ray(episodes, agent_spec, settings, concurrency, ray_address)
+    raise ValueError(f"unknown backend {name!r}; expected one of {BACKENDS}")
+
+
+def _inline(episodes: list[EpisodeSpec], factory: AgentFactory, settings: PlaySettings) -> Iterator[Result]:
+    for ep in episodes:
+        yield ep, play_episode(ep, factory, settings)
+
+
+def _threads(episodes: list[EpisodeSpec], factory: AgentFactory, settings: PlaySettings,
+             n: int) -> Iterator[Result]:
+    """Daemon worker threads (for API agents, which wait on the network).
+
+    Daemon threads, not a ThreadPoolExecutor: at exit the interpreter would
+    join the executor's threads and wait for every running episode.
+    """
+    todo: queue.Queue[EpisodeSpec | None] = queue.Queue()
+    done: queue.Queue[tuple[EpisodeSpec, EpisodeRecord | None, BaseException | None]] = queue.Queue()
+    stop = threading.Event()
+    for ep in episodes:
+        todo.put(ep)
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                ep = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((ep, play_episode(ep, factory, settings), None))
+            except BaseException as err:  # noqa: BLE001 - handed to the driver, which re-raises
+                done.put((ep, None, err))
+
+    for i in range(min(n, len(episodes))):
+        threading.Thread(target=work, name=f"cubebench-episode-{i}", daemon=True).start()
+    try:
+        for _ in range(len(episodes)):
+            ep, record, err = _get(done)
+            if err is not None:
+                raise err
+            assert record is not None
+            yield ep, record
+    finally:
+        stop.set()
+
+
+def _get(q: queue.Queue) -> Any:
+    """``q.get()`` that stays interruptible by Ctrl-C in the main thread."""
+    while True:
+        try:
+            return q.get(timeout=0.2)
+        except queue.Empty:
+            continue
+
+
+# --- processes -------------------------------------------------------------------------------
+_WORKER_FACTORIES: dict[str, AgentFactory] = {}
+
+
+def _worker_factory(agent_spec: AgentSpec) -> AgentFactory:
+    """One factory per worker process and spec (shares e.g. the local model's server)."""
+    key = json.dumps(agent_spec.to_dict(), sort_keys=True)
+    if key not in _WORKER_FACTORIES:
+        _WORKER_FACTORIES[key] = AgentFactory(agent_spec)
+    return _WORKER_FACTORIES[key]
+
+
+def play_in_worker(ep: EpisodeSpec, agent_spec: AgentSpec, settings: PlaySettings) -> dict[str, Any]:
+    """Worker entry point: play one episode, return the record as a plain dict."""
+    return play_episode(ep, _worker_factory(agent_spec), settings).to_dict()
+
+
+def _processes(episodes: list[EpisodeSpec], agent_spec: AgentSpec, settings: PlaySettings,
+               n: int) -> Iterator[Result]:
+    """A spawn-started process pool (renderers and numba do not survive ``fork`` well)."""
+    ctx = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=max(1, n), mp_context=ctx)
+    window = max(1, n) * 2
+    pending: dict[Future, EpisodeSpec] = {}
+    queue_ = list(reversed(episodes))
+    try:
+        while queue_ or pending:
+            while queue_ and len(pending) < window:
+                ep = queue_.pop()
+                pending[pool.submit(play_in_worker, ep, agent_spec, settings)] = ep
+            finished, _ = wait(list(pending), timeout=0.5, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                ep = pending.pop(fut)
+                yield ep, EpisodeRecord.from_dict(fut.result())
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+# --- Ray -------------------------------------------------------------------------------------
+def import_ray() -> Any:
+    """The ``ray`` module, or a clear error naming the extra to install."""
+    try:
+        import ray
+    except ImportError:
+        raise RuntimeError("--backend ray needs Ray: pip install 'cubebench[ray]' (or pip install 'ray[default]')") from None
+    return ray
+
+
+def _ray(episodes: list[EpisodeSpec], agent_spec: AgentSpec, settings: PlaySettings, n: int,
+         address: str | None) -> Iterator[Result]:
+    """Ray tasks (one CPU each) on the cluster at ``address`` (a local one when ``None``).
+
+    At most ``n`` tasks are in flight (``n <= 0``: the cluster's CPU count);
+    the driver collects them with ``ray.wait`` and writes each to the store.
+    """
+    ray = import_ray()
+    if not ray.is_initialized():
+        ray.init(address=address, ignore_reinit_error=True, include_dashboard=False,
+                 runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(_pythonpath())}})
+    remote = ray.remote(num_cpus=1, max_retries=0)(play_in_worker)
+    window = n if n > 0 else max(1, int(ray.cluster_resources().get("CPU", 1)))
+    queue_ = list(reversed(episodes))
+    pending: dict[Any, EpisodeSpec] = {}
+    try:
+        while queue_ or pending:
+            while queue_ and len(pending) < window:
+                ep = queue_.pop()
+                pending[remote.remote(ep, agent_spec, settings)] = ep
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
+            for ref in ready:
+                ep = pending.pop(ref)
+                yield ep, EpisodeRecord.from_dict(ray.get(ref))
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+
+
+def _pythonpath() -> list[str]:
+    """The repository root, so Ray workers import ``agents`` and ``cube_env`` like the driver."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]

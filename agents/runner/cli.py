@@ -1,0 +1,214 @@
+"""The runner's ``cubebench`` subcommands: ``run``, ``report``, ``view``, ``play``, ``export``.
+
+``cube_env.cli`` calls :func:`add_subcommands` to add them to its parser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from agents.base import TOOL_SETTINGS
+
+from .suites import METRICS, REWARDS, TIERS, SuiteError, available_suites
+
+EXIT_USAGE = 2
+
+
+class _UserError(Exception):
+    """An error to print as one line and exit with status 2."""
+
+
+def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Turn the runner's expected errors into one clear line and exit status 2."""
+
+    def run(args: argparse.Namespace) -> int:
+        from .plots import PlotsUnavailable
+        from .specs import AgentSpecError
+        from .store import StoreError
+
+        try:
+            return fn(args)
+        except (_UserError, SuiteError, StoreError, AgentSpecError, PlotsUnavailable) as err:
+            print(f"cubebench: error: {err}", file=sys.stderr)
+            return EXIT_USAGE
+
+    return run
+
+
+# --- run ---------------------------------------------------------------------------------------
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .report import build_report, text_report
+    from .run import RunConfig, default_run_path, resume_run, start_run
+    from .store import open_run
+
+    argv = sys.argv[:]
+    if args.resume:
+        for flag in ("suite", "agent", "out"):
+            if getattr(args, flag):
+                raise _UserError(f"--resume continues a run as it was configured; drop --{flag}")
+        outcome = resume_run(Path(args.resume), retry_errors=args.retry_errors, limit=args.limit,
+                             concurrency=args.concurrency, progress=args.progress, argv=argv)
+    else:
+        if not args.suite or not args.agent:
+            raise _UserError("run needs --suite and --agent (or --resume RUN)")
+        from .execute import PlaySettings
+        from .specs import AgentSpec
+        from .suites import load_suite
+        from .run import resolve_distance_budget
+
+        suite = load_suite(args.suite)
+        config = RunConfig(
+            agent=AgentSpec(spec=args.agent, style=args.style, temperature=args.temperature,
+                            episode_max_tokens=args.episode_max_tokens,
+                            episode_max_cost_usd=args.episode_max_cost),
+            play=PlaySettings(obs_format=args.obs_format, store_images=not args.no_images,
+                              distance_budget_s=resolve_distance_budget(args.distance_budget, suite.metric)),
+            backend=args.backend, concurrency=args.concurrency or 1, ray_address=args.ray_address,
+            max_cost_usd=args.max_cost,
+        )
+        path = Path(args.out) if args.out else default_run_path(suite, args.agent)
+        print(f"cubebench: run {path} ({suite.name}, {suite.size} episodes, agent {args.agent})", file=sys.stderr)
+        outcome = start_run(suite, config, path, limit=args.limit, progress=args.progress, argv=argv)
+    print(f"cubebench: {outcome.outcome}: {outcome.played} episode(s) played in {outcome.seconds:.1f} s; "
+          f"{outcome.finished} of {outcome.planned} finished", file=sys.stderr)
+    if not args.quiet:
+        with open_run(outcome.path) as store:
+            print(text_report(build_report(store)))
+    if outcome.finished < outcome.planned:
+        print(f"cubebench: resume with: cubebench run --resume {outcome.path}", file=sys.stderr)
+    return 0
+
+
+def _add_run(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="evaluate an agent on a benchmark suite (resumable)",
+                       description="Evaluate an agent on a suite; every finished episode is stored at once "
+                                   "in the run's SQLite file, so an interrupted run resumes with --resume.")
+    p.add_argument("--suite", help=f"a named suite ({', '.join(available_suites())}) or a suite JSON file")
+    p.add_argument("--agent", help="random, greedy, solver, mlp[:CKPT], local[:GGUF], openai:MODEL, "
+                                   "anthropic:MODEL or openai-compatible:URL:MODEL")
+    p.add_argument("--style", choices=("react", "codeact"), default="react", help="how an LLM agent acts")
+    p.add_argument("--out", help="the run database to create (default runs/<suite>-<agent>-<time>.sqlite)")
+    p.add_argument("--resume", metavar="RUN", help="continue an interrupted run: play its unfinished episodes")
+    p.add_argument("--retry-errors", action="store_true",
+                   help="with --resume: also replay episodes that ended in error (old records are kept)")
+    p.add_argument("--concurrency", type=int, default=None,
+                   help="episodes played at once (threads for API agents; default 1)")
+    p.add_argument("--backend", choices=("local", "process", "ray"), default="local",
+                   help="local: in-process threads (default); process: a process pool; ray: a Ray cluster")
+    p.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local one)")
+    p.add_argument("--obs-format", choices=("image", "text"), default="image",
+                   help="what the visual, face and vertex tiers show (symbolic is always text)")
+    p.add_argument("--limit", type=int, default=None, help="play at most N unfinished episodes now")
+    p.add_argument("--distance-budget", default="auto", metavar="SECONDS|auto",
+                   help="optimal-solver seconds per step for the true distance (0: off; auto: on only when "
+                        "the solver's tables are already built)")
+    p.add_argument("--no-images", action="store_true", help="do not store observation images in the run")
+    p.add_argument("--temperature", type=float, default=None, help="model sampling temperature")
+    p.add_argument("--episode-max-tokens", type=int, default=None, help="token budget per episode")
+    p.add_argument("--episode-max-cost", type=float, default=None, help="USD budget per episode")
+    p.add_argument("--max-cost", type=float, default=None, help="stop the run once it has cost this many USD")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show the progress bar (default: when stderr is a terminal)")
+    p.add_argument("--quiet", action="store_true", help="no summary table at the end")
+    p.set_defaults(func=_guard(_cmd_run))
+
+
+# --- report, view, export ----------------------------------------------------------------------
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .html_report import report_html
+    from .plots import write_plots
+    from .report import build_report, text_report
+    from .store import open_run
+
+    with open_run(args.run) as store:
+        report = build_report(store)
+    print(text_report(report))
+    if args.plots:
+        for path in write_plots(report.rows, Path(args.plots)):
+            print(f"cubebench: wrote {path}", file=sys.stderr)
+    if args.html:
+        Path(args.html).write_text(report_html(report))
+        print(f"cubebench: wrote {args.html}", file=sys.stderr)
+    return 0
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from .store import open_run
+    from .viewer import viewer_html
+
+    out = Path(args.out or Path(args.run).with_suffix(".viewer.html"))
+    with open_run(args.run) as store:
+        out.write_text(viewer_html(store, args.episodes, args.max_episodes or None))
+    print(f"cubebench: wrote {out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from .export import export_csv, export_jsonl
+    from .store import open_run
+
+    with open_run(args.run) as store:
+        out: Any = open(args.out, "w", newline="") if args.out else sys.stdout
+        try:
+            n = export_csv(store, out) if args.format == "csv" else export_jsonl(store, out, not args.no_images)
+        finally:
+            if args.out:
+                out.close()
+    print(f"cubebench: exported {n} episode(s)", file=sys.stderr)
+    return 0
+
+
+def _add_reading(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="tables, failure attribution, plots and an HTML report of a run")
+    p.add_argument("run", help="the run's .sqlite file")
+    p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report")
+    p.add_argument("--plots", metavar="DIR", help="write the plots as PNG files into DIR")
+    p.set_defaults(func=_guard(_cmd_report))
+
+    p = sub.add_parser("view", help="write a self-contained HTML trajectory viewer of a run")
+    p.add_argument("run")
+    p.add_argument("--out", help="the HTML file (default: next to the run, .viewer.html)")
+    p.add_argument("--episodes", metavar="TEXT", help="only episodes whose key contains TEXT (e.g. face/d8)")
+    p.add_argument("--max-episodes", type=int, default=200, help="at most N episodes (0: all; default 200)")
+    p.set_defaults(func=_guard(_cmd_view))
+
+    p = sub.add_parser("export", help="export a run's episodes as JSON Lines or CSV")
+    p.add_argument("run")
+    p.add_argument("--format", choices=("jsonl", "csv"), required=True)
+    p.add_argument("--out", help="output file (default: stdout)")
+    p.add_argument("--no-images", action="store_true", help="jsonl: drop observation images")
+    p.set_defaults(func=_guard(_cmd_export))
+
+
+# --- play -----------------------------------------------------------------------------------------
+def _cmd_play(args: argparse.Namespace) -> int:
+    from .play import play
+
+    colour = False if args.no_colour else None
+    play(args.tier, depth=args.depth, scramble=args.scramble, reward=args.reward, setting=args.tools,
+         metric=args.metric, seed=args.seed, max_steps=args.steps, colour=colour)
+    return 0
+
+
+def _add_play(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("play", help="play a tier yourself in the terminal, with the agents' tools")
+    p.add_argument("--tier", choices=TIERS, default="symbolic")
+    p.add_argument("--depth", type=int, default=3, help="scramble depth (default 3)")
+    p.add_argument("--scramble", help="start from this move sequence instead of a seeded scramble")
+    p.add_argument("--reward", choices=REWARDS, default="none")
+    p.add_argument("--tools", choices=TOOL_SETTINGS, default="basic", help="tool setting")
+    p.add_argument("--metric", choices=METRICS, default="quarter")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--steps", type=int, default=20, help="interaction steps (default 20)")
+    p.add_argument("--no-colour", action="store_true", help="plain letters without ANSI colours")
+    p.set_defaults(func=_guard(_cmd_play))
+
+
+def add_subcommands(sub: argparse._SubParsersAction) -> None:
+    """Add ``run``, ``report``, ``view``, ``play`` and ``export`` to the ``cubebench`` parser."""
+    _add_run(sub)
+    _add_reading(sub)
+    _add_play(sub)

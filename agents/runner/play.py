@@ -1,0 +1,117 @@
+"""``cubebench play``: a person plays any tier in the terminal, as an agent would.
+
+The person is an :class:`~agents.base.Agent` run by :func:`agents.episode.run_episode`:
+same task text, same observations (the tier's text form, coloured with ANSI
+escapes when the terminal allows), same tools of the chosen setting, same
+20-step budget, and the same episode record.  Type a tool call such as
+``move("R U R' U'")``, ``rotate("y")``, ``observe()``, ``solve_current()`` or
+``done()``; ``help`` lists the tools, ``quit`` ends the episode.  A line that is
+not a tool call costs no step.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Callable, TextIO
+
+import gymnasium as gym
+
+import cube_env
+from agents.actions import ActionParseError, parse_action
+from agents.base import Observation, Task, Turn
+from agents.episode import run_episode
+from agents.react import tool_docs
+from agents.records import EpisodeRecord
+from agents.tools import Toolbox
+from cube_env.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, FACES
+
+from .instances import env_moves
+
+_GRID_ROW = re.compile(r"^(?:[WRGYOB] )*[WRGYOB]$|^[URFDLB]{54}$")
+
+
+def _paint(ch: str, index: int) -> str:
+    r, g, b = (int(v) for v in COLOUR_RGB[index])
+    fg = "30" if r + g + b > 400 else "97"
+    return f"\x1b[{fg};48;2;{r};{g};{b}m{ch}\x1b[0m"
+
+
+def colourise(text: str) -> str:
+    """ANSI background colours on sticker letters (colour grids and the 54-letter facelet string)."""
+    out = []
+    for line in text.splitlines():
+        body = line.strip()
+        if _GRID_ROW.match(body) and len(body) == 54 and " " not in body:
+            out.append("".join(_paint(c, FACES.index(c)) for c in body))
+        elif _GRID_ROW.match(body):
+            pad = line[: len(line) - len(line.lstrip())]
+            out.append(pad + " ".join(_paint(c + " ", COLOUR_LETTERS.index(c)) for c in body.split()))
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+class HumanAgent:
+    """Reads tool calls typed by a person; prints observations (optionally coloured)."""
+
+    name = "human"
+
+    def __init__(self, read: Callable[[str], str] = input, out: TextIO = sys.stdout, colour: bool = True) -> None:
+        self.read, self.out, self.colour = read, out, colour
+        self.tools_text = ""
+
+    def reset(self, task: Task) -> None:
+        self.tools_text = tool_docs(task.tools)
+        self._say(task.description + "\n\nTools:\n" + self.tools_text + "\nType a tool call, 'help' or 'quit'.")
+
+    def act(self, observation: Observation, tools: Toolbox) -> Turn:
+        text = colourise(observation.text) if self.colour else observation.text
+        self._say(f"\n--- step {observation.step + 1} ({observation.steps_left} left) ---\n{text}")
+        if observation.reward is not None:
+            self._say(f"(reward of the last step: {observation.reward:+g})")
+        while True:
+            try:
+                line = self.read("> ").strip()
+            except EOFError:
+                line = "quit"
+            if line in ("help", "?"):
+                self._say(self.tools_text)
+                continue
+            if line in ("quit", "exit"):
+                tools.call("done")
+                return Turn(action="done()", reply=line)
+            try:
+                name, args = parse_action("Action: " + line)
+            except ActionParseError as err:
+                self._say(str(err).replace("Reply with a line \"Thought: ...\" and then a line \"Action: "
+                                           "<tool>(<argument>)\", e.g. Action: ", "Type e.g. "))
+                continue
+            if name not in tools.names:
+                self._say(f"unknown tool {name!r}; available: {', '.join(tools.names)}")
+                continue
+            tools.call(name, args)
+            return Turn(action=f"{name}({', '.join(repr(a) for a in args)})", reply=line)
+
+    def _say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+
+def play(tier: str = "symbolic", *, depth: int = 3, scramble: str | None = None, reward: str = "none",
+         setting: str = "basic", metric: str = "quarter", seed: int | None = None, max_steps: int = 20,
+         read: Callable[[str], str] = input, out: TextIO = sys.stdout, colour: bool | None = None) -> EpisodeRecord:
+    """Play one episode in the terminal and return its record."""
+    colour = out.isatty() if colour is None else colour
+    env = gym.make(cube_env.TIERS[tier], depth=depth, reward=reward, moves=env_moves(metric), max_steps=None,
+                   obs_format="text")
+    options = {"scramble": scramble} if scramble else {"depth": depth}
+    agent = HumanAgent(read, out, colour)
+    try:
+        record = run_episode(agent, env, tool_setting=setting, seed=seed, reset_options=options,
+                             max_steps=max_steps, tier=tier, distance_budget_s=None)
+    finally:
+        env.close()
+    verdict = "Solved!" if record.solved else "Not solved."
+    print(f"\n{verdict} {record.n_steps} steps, {record.n_moves} moves, {record.n_rotations} rotations.",
+          file=out)
+    return record

@@ -1,0 +1,119 @@
+"""Report plots as PNG (matplotlib, the optional ``report`` extra, imported only here).
+
+- ``pass_rate_by_depth.png``: pass rate vs depth, one line per tier, one panel per condition;
+- ``reward_settings.png``: pass rate per tier and horizon, one bar per reward (when the run varies it);
+- ``tool_settings.png``: the same per tool setting (when the run varies it).
+Error bars are Wilson 95 % intervals.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from .aggregate import group, ordered
+from .stats import Rate
+from .store import EpisodeRow
+from .suites import REWARDS, TIERS
+from .tables import SETTING_TITLES, SETTINGS, TIER_TITLES, condition_label, conditions
+
+TIER_COLOURS = {"symbolic": "#4c72b0", "visual": "#dd8452", "face": "#55a868", "vertex": "#c44e52"}
+
+
+class PlotsUnavailable(RuntimeError):
+    """matplotlib is not installed."""
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise PlotsUnavailable("plots need matplotlib: pip install 'cubebench[report]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _errorbar(rate: Rate) -> tuple[float, float, float]:
+    lo, hi = rate.interval  # type: ignore[misc]
+    return rate.value, rate.value - lo, hi - rate.value  # type: ignore[operator]
+
+
+def plot_by_depth(rows: list[EpisodeRow], path: Path) -> Path:
+    """Pass rate vs depth per tier, a panel per (reward, setting) condition."""
+    plt = _pyplot()
+    conds = conditions(rows)
+    cells = group(rows, lambda r: (r.reward, r.setting, r.tier, r.depth))
+    cols = min(3, len(conds))
+    nrows = (len(conds) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.2 * nrows), squeeze=False, sharey=True)
+    for ax, (rw, st) in zip(axes.flat, conds):
+        for tier in ordered((r.tier for r in rows), TIERS):
+            pts = sorted((d, c.rate) for (a, b, t, d), c in cells.items() if (a, b, t) == (rw, st, tier))
+            if not pts:
+                continue
+            ys = [_errorbar(r) for _, r in pts]
+            ax.errorbar([d for d, _ in pts], [y[0] for y in ys], yerr=[[y[1] for y in ys], [y[2] for y in ys]],
+                        marker="o", capsize=3, label=TIER_TITLES[tier], color=TIER_COLOURS.get(tier))
+        ax.set_title(condition_label(rw, st, conds), fontsize=10)
+        ax.set_xlabel("depth (optimal moves)")
+        ax.set_ylim(-0.05, 1.05)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(conds):]:
+        ax.set_visible(False)
+    axes[0][0].set_ylabel("pass rate")
+    axes[0][0].legend(fontsize=8)
+    return _save(fig, path, plt)
+
+
+def plot_comparison(rows: list[EpisodeRow], path: Path, dimension: str) -> Path | None:
+    """Grouped bars per tier x horizon, one bar per value of ``dimension`` (``reward`` or ``setting``)."""
+    attr: Callable[[EpisodeRow], str] = (lambda r: r.reward) if dimension == "reward" else (lambda r: r.setting)
+    values = ordered((attr(r) for r in rows), REWARDS if dimension == "reward" else SETTINGS)
+    if len(values) < 2:
+        return None
+    plt = _pyplot()
+    groups = [(t, h) for t in ordered((r.tier for r in rows), TIERS)
+              for h in ordered((r.horizon for r in rows), ("short", "long"))]
+    cells = group(rows, lambda r: (attr(r), r.tier, r.horizon))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(groups) * len(values) * 0.5 + 2), 3.6))
+    width = 0.8 / len(values)
+    for i, value in enumerate(values):
+        xs, ys, lo, hi = [], [], [], []
+        for g, (t, h) in enumerate(groups):
+            cell = cells.get((value, t, h))
+            if cell is None or not cell.rate.n:
+                continue
+            y, a, b = _errorbar(cell.rate)
+            xs.append(g + (i - (len(values) - 1) / 2) * width)
+            ys.append(y), lo.append(a), hi.append(b)
+        label = SETTING_TITLES.get(value, value) if dimension == "setting" else value
+        ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=label)
+    ax.set_xticks(range(len(groups)), [f"{TIER_TITLES[t]}\n{h}" for t, h in groups], fontsize=8)
+    ax.set_ylabel("pass rate")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(f"Pass rate by {'reward' if dimension == 'reward' else 'tool setting'}")
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    return _save(fig, path, plt)
+
+
+def _save(fig: Any, path: Path, plt: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def write_plots(rows: list[EpisodeRow], directory: Path) -> list[Path]:
+    """All plots that apply to the run, written under ``directory``."""
+    if not rows:
+        return []
+    made = [plot_by_depth(rows, directory / "pass_rate_by_depth.png")]
+    for dimension, name in (("reward", "reward_settings.png"), ("setting", "tool_settings.png")):
+        out = plot_comparison(rows, directory / name, dimension)
+        if out is not None:
+            made.append(out)
+    return made

@@ -1,0 +1,52 @@
+"""The live progress line of a run: episodes done, pass rate so far, tokens, cost, ETA (tqdm)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+from agents.records import EpisodeRecord
+
+
+class Progress:
+    """Counts finished episodes and shows them on a tqdm bar (to stderr; off when ``enabled`` is False)."""
+
+    def __init__(self, total: int, initial: int = 0, *, enabled: bool | None = None, desc: str = "episodes",
+                 stream: TextIO | None = None) -> None:
+        from tqdm.auto import tqdm
+
+        self.solved = 0
+        self.played = 0
+        self.errors = 0
+        self.tokens = 0
+        self.cost = 0.0
+        self.bar: Any = tqdm(total=total, initial=initial, desc=desc, unit="ep", dynamic_ncols=True,
+                             file=stream or sys.stderr, disable=(None if enabled is None else not enabled),
+                             smoothing=0.1)
+
+    def update(self, record: EpisodeRecord) -> None:
+        """Count one finished episode."""
+        self.played += 1
+        self.solved += int(record.solved)
+        self.errors += int(record.status == "error")
+        self.tokens += record.input_tokens + record.output_tokens
+        self.cost += record.cost_usd
+        postfix = {"pass": f"{self.solved / self.played:.2f}"}
+        if self.tokens:
+            postfix["tok"] = _si(self.tokens)
+        if self.cost:
+            postfix["$"] = f"{self.cost:.3f}"
+        if self.errors:
+            postfix["err"] = str(self.errors)
+        self.bar.set_postfix(postfix, refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _si(n: int) -> str:
+    for unit, size in (("M", 1_000_000), ("k", 1_000)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return str(n)

@@ -1,0 +1,84 @@
+"""``cubebench report``: the run's tables, failure attribution, plots and HTML report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .aggregate import cell_of
+from .attribution import attribute
+from .store import EpisodeRow, RunStore
+from .tables import Table, attribution_table, depth_table, pass_rate_table, render_text
+
+
+@dataclass
+class Report:
+    """Everything a report shows, computed once from a run's store."""
+
+    path: Path
+    suite: dict[str, Any]
+    config: dict[str, Any]
+    versions: dict[str, str]
+    instance_source: str
+    planned: int
+    rows: list[EpisodeRow]
+    retired: int
+    tables: list[Table]
+
+    @property
+    def agent(self) -> str:
+        agent = self.config["agent"]
+        style = f" ({agent['style']})" if agent["spec"].partition(":")[0] in (
+            "openai", "anthropic", "openai-compatible", "local") else ""
+        return agent["spec"] + style
+
+    def summary(self) -> Table:
+        """Run facts: what ran, how much of it, at what cost."""
+        c = cell_of(self.rows)
+        errors = f"{c.errors}" + (" (resume with --retry-errors to play them again)" if c.errors else "")
+        source = ("certified instances (info distance = certified optimal distance)"
+                  if self.instance_source == "certified"
+                  else "seeded scrambles of each depth (distance <= depth, not certified)")
+        facts = [
+            ("run", str(self.path)), ("suite", f"{self.suite['name']} ({self.suite['metric']}-turn metric, "
+                                               f"{self.suite['max_steps']} interaction steps)"),
+            ("agent", self.agent), ("instances", source),
+            ("episodes", f"{len(self.rows)} of {self.planned} finished"),
+            ("pass rate", c.rate.format()), ("errors", errors),
+            ("moves", str(c.moves)), ("tokens", str(c.tokens)), ("cost", f"${c.cost_usd:.4f}"),
+            ("episode time", f"{sum(r.wall_s for r in self.rows):.1f} s"),
+        ]
+        if self.retired:
+            facts.append(("retired records", f"{self.retired} error episode(s) replayed; kept in the store"))
+        return Table(title="Run", header=["", ""], rows=[list(f) for f in facts])
+
+
+def build_report(store: RunStore) -> Report:
+    """Read a run and compute its tables."""
+    suite = store.get_meta("suite")
+    rows = store.rows()
+    horizons = list(suite.get("horizons", {"short": [], "long": []}))
+    agent = store.get_meta("config")["agent"]["spec"]
+    tables = [pass_rate_table(rows, agent, horizons), depth_table(rows)]
+    attribution = attribute(store, rows)
+    if attribution:
+        tables.append(attribution_table(attribution, horizons))
+    return Report(path=store.path, suite=suite, config=store.get_meta("config"),
+                  versions=store.get_meta("versions", {}), instance_source=store.get_meta("instance_source", "?"),
+                  planned=len(store.plan()), rows=rows, retired=store.retired_count(), tables=tables)
+
+
+def text_report(report: Report) -> str:
+    """The report as plain text (what ``cubebench report`` and the end of ``cubebench run`` print)."""
+    parts = [_facts_text(report.summary())]
+    if report.rows:
+        parts += [render_text(t) for t in report.tables]
+    else:
+        parts.append("No finished episodes yet.")
+    return "\n\n".join(parts)
+
+
+def _facts_text(table: Table) -> str:
+    width = max(len(k) for k, _ in table.rows)
+    return "\n".join(f"{k.rjust(width)}: {v}" for k, v in table.rows)

@@ -1,0 +1,200 @@
+"""Starting and resuming runs: plan the suite, play pending episodes, store each as it finishes.
+
+A run is one SQLite file (:mod:`.store`).  ``start_run`` creates it with the
+suite, the configuration, the library versions and the plan; ``resume_run``
+reopens it and plays only the planned episodes that have no record yet (with
+``retry_errors``, also those that ended in ``error``).  Either way the loop is
+:func:`execute`: episodes come back from the backend and each is committed
+before the next is counted, so an interruption loses at most the episodes
+that were still being played.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from .backends import BACKENDS, run_backend
+from .execute import PlaySettings
+from .instances import resolve_source
+from .plan import plan_episodes
+from .progress import Progress
+from .specs import AgentFactory, AgentSpec
+from .store import RunStore, StoreError, open_run
+from .suites import Suite, suite_from_dict
+
+VERSIONED = ("cubebench", "numpy", "gymnasium", "numba", "kociemba", "pillow", "openai", "anthropic",
+             "tqdm", "matplotlib", "ray", "torch")
+"""Distributions whose versions every run records (those installed)."""
+
+DEFAULT_DISTANCE_BUDGET_S = 0.1
+"""Per-step optimal-solver time for the true distance when ``--distance-budget auto`` finds its tables."""
+
+
+@dataclass
+class RunConfig:
+    """How a run plays its episodes (stored in the run; a resume may change concurrency only)."""
+
+    agent: AgentSpec
+    play: PlaySettings = field(default_factory=PlaySettings)
+    backend: str = "local"
+    concurrency: int = 1
+    ray_address: str | None = None
+    max_cost_usd: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"agent": self.agent.to_dict(), "play": self.play.to_dict(), "backend": self.backend,
+                "concurrency": self.concurrency, "ray_address": self.ray_address,
+                "max_cost_usd": self.max_cost_usd}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
+        return cls(agent=AgentSpec(**data["agent"]), play=PlaySettings(**data["play"]), backend=data["backend"],
+                   concurrency=data["concurrency"], ray_address=data.get("ray_address"),
+                   max_cost_usd=data.get("max_cost_usd"))
+
+
+@dataclass
+class RunOutcome:
+    """What one invocation did."""
+
+    path: Path
+    outcome: str
+    played: int
+    finished: int
+    planned: int
+    seconds: float
+
+
+def versions() -> dict[str, str]:
+    """Python, platform and the versions of the key libraries installed here."""
+    found = {"python": sys.version.split()[0], "platform": platform.platform()}
+    for dist in VERSIONED:
+        try:
+            found[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def optimal_tables_ready(metric: str) -> bool:
+    """True when the exact solver's tables for ``metric`` are already on disk (no build is triggered)."""
+    try:
+        from cube_env.solver.optimal import store
+    except Exception:  # noqa: BLE001 - no (working) optimal solver in this checkout
+        return False
+    try:
+        return store.read_meta(f"prune-flipslice-twist-{metric}") is not None
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def resolve_distance_budget(value: str | float | None, metric: str) -> float | None:
+    """Seconds per step for the true distance: ``auto`` uses it only when the tables exist (no build)."""
+    if value == "auto":
+        return DEFAULT_DISTANCE_BUDGET_S if optimal_tables_ready(metric) else None
+    budget = float(value) if value is not None else 0.0
+    return budget if budget > 0 else None
+
+
+def default_run_path(suite: Suite, agent: str) -> Path:
+    """``runs/<suite>-<agent>-<UTC time>.sqlite`` under the working directory."""
+    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in agent)[:60]
+    return Path("runs") / f"{suite.name}-{safe}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}.sqlite"
+
+
+def start_run(suite: Suite, config: RunConfig, path: Path, *, limit: int | None = None,
+              progress: bool | None = None, argv: list[str] | None = None) -> RunOutcome:
+    """Create the run database for ``suite`` and play it (or its first ``limit`` episodes)."""
+    if config.backend not in BACKENDS:
+        raise ValueError(f"unknown backend {config.backend!r}; expected one of {BACKENDS}")
+    if path.exists():
+        raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
+    factory = AgentFactory(config.agent)  # fails early on a bad spec, a missing key or extra
+    source = resolve_source(suite)
+    plan = plan_episodes(suite, source)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with RunStore(path, create=True) as store:
+        store.set_meta("suite", suite.to_dict())
+        store.set_meta("config", config.to_dict())
+        store.set_meta("versions", versions())
+        store.set_meta("instance_source", source)
+        store.set_meta("created_at", time.time())
+        store.write_plan(plan)
+        return execute(store, config, factory, limit=limit, progress=progress, argv=argv)
+
+
+def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = None,
+               concurrency: int | None = None, progress: bool | None = None,
+               argv: list[str] | None = None) -> RunOutcome:
+    """Play the unfinished episodes of an existing run (and its ``error`` ones with ``retry_errors``)."""
+    with open_run(path) as store:
+        config = RunConfig.from_dict(store.get_meta("config"))
+        if concurrency is not None:
+            config.concurrency = concurrency
+        if retry_errors:
+            retired = store.retire_errors()
+            if retired:
+                print(f"cubebench: {retired} error episode(s) will be played again "
+                      "(their records are kept in the 'retired' table)", file=sys.stderr)
+        factory = AgentFactory(config.agent)
+        return execute(store, config, factory, limit=limit, progress=progress, argv=argv)
+
+
+def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit: int | None,
+            progress: bool | None, argv: list[str] | None) -> RunOutcome:
+    """Play the store's pending episodes; commit each as it finishes."""
+    planned = len(store.plan())
+    pending = store.pending()
+    todo = pending if limit is None else pending[:limit]
+    store.begin_session(list(argv if argv is not None else sys.argv))
+    bar = Progress(planned, initial=planned - len(pending), enabled=progress)
+    started, outcome, played = time.perf_counter(), "complete", 0
+    if config.backend == "local" and config.concurrency > 1:
+        _warm_up_solver()
+    results = run_backend(config.backend, todo, factory, config.agent, config.play, config.concurrency,
+                          config.ray_address)
+    try:
+        for spec, record in results:
+            store.add_episode(spec, record)
+            played += 1
+            bar.update(record)
+            if config.max_cost_usd is not None and bar.cost >= config.max_cost_usd:
+                outcome = f"stopped: cost cap ${config.max_cost_usd:g} reached"
+                break
+        else:
+            outcome = "complete" if len(todo) == len(pending) else f"partial: --limit {limit}"
+    except KeyboardInterrupt:
+        outcome = "interrupted"
+        raise
+    except BaseException as err:
+        outcome = f"failed: {type(err).__name__}: {err}"
+        raise
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+        bar.close()
+        store.end_session(outcome)
+        factory.close()
+    return RunOutcome(store.path, outcome, played, len(store.finished_keys()), planned,
+                      time.perf_counter() - started)
+
+
+def _warm_up_solver() -> None:
+    """Load the two-phase solver's tables once before worker threads may call it concurrently."""
+    from cube_env.engine import SOLVED, TABLE, kernels
+    from cube_env.engine.notation import parse_array
+    from cube_env.solver.twophase import solve_twophase
+
+    solve_twophase(kernels.apply_moves(SOLVED, TABLE, parse_array("R U F'")))
+
+
+def load_suite_of(store: RunStore) -> Suite:
+    """The suite a run was planned from."""
+    return suite_from_dict(store.get_meta("suite"), source=str(store.path))

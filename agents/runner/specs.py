@@ -1,0 +1,182 @@
+"""Agent specs: one string names the agent a run evaluates.
+
+Built-in agents: ``random``, ``greedy``, ``solver`` (the scripted baselines of
+:mod:`agents.scripted`), ``mlp`` or ``mlp:<checkpoint>`` (the RL policy of
+``agents.rl``, imported only when asked for), ``local`` or ``local:<gguf>``
+(the embedded SmolLM2 model behind a ReAct/CodeAct agent).  Model endpoints:
+``openai:<model>``, ``anthropic:<model>``, ``openai-compatible:<url>:<model>``,
+played by a ReAct (default) or CodeAct agent (``style``).
+
+A :class:`AgentFactory` is built once per worker (it holds what episodes may
+share, e.g. the local model's server) and makes a fresh agent per episode, so
+concurrent episodes never share conversation state.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from agents.base import Agent
+from agents.scripted import SCRIPTED_AGENTS
+
+STYLES = ("react", "codeact")
+BUILTIN = ("random", "greedy", "solver", "mlp", "local")
+MODEL_PROVIDERS = ("openai", "anthropic", "openai-compatible")
+RL_FACTORY = "make_policy_agent"
+"""The function ``agents.rl`` must expose for the ``mlp`` spec: ``make_policy_agent(checkpoint=None, *, seed=None) -> Agent``."""
+
+
+class AgentSpecError(ValueError):
+    """An agent spec names nothing we can build, or its requirements are missing."""
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """Everything needed to build the agent of a run (picklable: sent to process and Ray workers)."""
+
+    spec: str
+    style: str = "react"
+    temperature: float | None = None
+    episode_max_tokens: int | None = None
+    episode_max_cost_usd: float | None = None
+    send_images: bool = True
+    client_options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        """``scripted``, ``rl`` or ``model``."""
+        head = self.spec.partition(":")[0]
+        if self.spec in SCRIPTED_AGENTS:
+            return "scripted"
+        if head == "mlp":
+            return "rl"
+        if head in MODEL_PROVIDERS or head == "local":
+            return "model"
+        raise AgentSpecError(
+            f"unknown agent spec {self.spec!r}: use one of {', '.join(BUILTIN)} (or mlp:<checkpoint>, "
+            "local:<model.gguf>), openai:<model>, anthropic:<model> or openai-compatible:<url>:<model>")
+
+    @property
+    def is_local_model(self) -> bool:
+        return self.spec.partition(":")[0] == "local"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _SharedClient:
+    """A model client shared by many episodes: ``close()`` from one agent must not close it for all."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def close(self) -> None:
+        """Episodes end, the shared client stays open (the factory closes it)."""
+
+
+class AgentFactory:
+    """Builds a fresh agent per episode from an :class:`AgentSpec`, sharing what can be shared."""
+
+    def __init__(self, spec: AgentSpec) -> None:
+        if spec.style not in STYLES:
+            raise AgentSpecError(f"unknown style {spec.style!r}; expected one of {STYLES}")
+        self.spec = spec
+        self.kind = spec.kind
+        self._shared: Any = None
+        if self.kind == "rl":
+            self._rl_builder = _rl_builder()
+        elif self.kind == "model":
+            self._check_model()
+
+    @property
+    def symbolic_obs_format(self) -> str:
+        """What the symbolic tier shows this agent: the one-hot array to a policy net, text otherwise."""
+        return "onehot" if self.kind == "rl" else "text"
+
+    def new(self, seed: int | None = None) -> Agent:
+        """A fresh agent for one episode (close it afterwards if it has ``close``)."""
+        if self.kind == "scripted":
+            return SCRIPTED_AGENTS[self.spec.spec](seed=seed)
+        if self.kind == "rl":
+            checkpoint = self.spec.spec.partition(":")[2] or None
+            return self._rl_builder(checkpoint, seed=seed)
+        return self._chat_agent(self._client(seed))
+
+    def close(self) -> None:
+        """Release shared resources (the local model's server)."""
+        if self._shared is not None:
+            self._shared._client.close()
+            self._shared = None
+
+    # --- model agents ---------------------------------------------------------
+    def _check_model(self) -> None:
+        """Fail now, not in every episode, when a client cannot be built (missing key or extra)."""
+        if self.spec.is_local_model:
+            self._shared = _SharedClient(self._make_client(seed=None, budget=None))
+        else:
+            self._make_client(seed=None, budget=None).close()
+
+    def _client(self, seed: int | None) -> Any:
+        if self._shared is not None:
+            return self._shared
+        from agents.llm import Budget
+
+        budget = None
+        if self.spec.episode_max_tokens is not None or self.spec.episode_max_cost_usd is not None:
+            budget = Budget(max_tokens=self.spec.episode_max_tokens, max_cost_usd=self.spec.episode_max_cost_usd)
+        return self._make_client(seed=seed, budget=budget)
+
+    def _make_client(self, seed: int | None, budget: Any) -> Any:
+        from agents.llm import ModelError, make_client
+
+        settings = dict(self.spec.client_options)
+        settings.update(temperature=self.spec.temperature, budget=budget)
+        if not self.spec.is_local_model:
+            settings["seed"] = seed
+        try:
+            return make_client(self.spec.spec, **settings)
+        except ModelError as err:
+            raise AgentSpecError(f"cannot build the model client for {self.spec.spec!r}: {err}") from None
+        except ValueError as err:
+            raise AgentSpecError(str(err)) from None
+
+    def _chat_agent(self, client: Any) -> Agent:
+        if self.spec.style == "codeact":
+            from agents.codeact import CodeActAgent
+
+            return CodeActAgent(client, send_images=self.spec.send_images)
+        from agents.react import ReActAgent
+
+        return ReActAgent(client, grammar=self.spec.is_local_model, send_images=self.spec.send_images)
+
+
+def _rl_builder() -> Any:
+    try:
+        rl = importlib.import_module("agents.rl")
+    except ImportError as err:
+        raise AgentSpecError(f"the 'mlp' agent needs the RL policy package agents.rl, which cannot be imported "
+                             f"here ({err}); install the 'rl' extra or use a checkout that has agents/rl") from None
+    builder = getattr(rl, RL_FACTORY, None)
+    if builder is None:
+        raise AgentSpecError(f"agents.rl has no {RL_FACTORY}(checkpoint=None, *, seed=None) -> Agent; "
+                             "the 'mlp' spec cannot build the policy")
+    return builder
+
+
+def make_agent(spec: str, style: str = "react", seed: int | None = None, **options: Any) -> Agent:
+    """One agent from a spec string (``options`` are :class:`AgentSpec` fields).
+
+    For repeated episodes prefer :class:`AgentFactory`: it shares the local model's server.
+    The returned model agent owns its client; call its ``close()`` when done.
+    """
+    factory = AgentFactory(AgentSpec(spec=spec, style=style, **options))
+    if factory._shared is not None:
+        client = factory._shared._client
+        factory._shared = None
+        return factory._chat_agent(client)
+    return factory.new(seed)

@@ -1,0 +1,160 @@
+"""Benchmark suites as data: the CubeBench grid and its named sub-suites.
+
+A suite is a JSON file (schema ``cubebench-suite/1``, documented in
+``docs/runner.md``) naming the grid to run: tiers x depths x instances x
+rewards x tool settings, the metric the depths are measured in, the step
+budget and a seed.  The named suites live in ``benchmarks/suites/``; a user
+passes a path to run their own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.base import TOOL_SETTINGS
+
+SUITES_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "suites"
+"""Where the named suites (``smoke``, ``exp1``, ``exp2``, ``exp3``, ``full``) are stored."""
+
+SCHEMA = "cubebench-suite/1"
+TIERS = ("symbolic", "visual", "face", "vertex")
+REWARDS = ("none", "sticker", "face", "heuristic")
+METRICS = ("quarter", "half")
+INSTANCE_SOURCES = ("certified", "scramble")
+DEFAULT_HORIZONS = {"short": [1, 2, 3, 4], "long": [8, 12, 16, 20]}
+
+
+class SuiteError(ValueError):
+    """A suite file is missing, malformed, or asks for something that does not exist."""
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One benchmark grid (see the module docstring and ``docs/runner.md``)."""
+
+    name: str
+    tiers: tuple[str, ...]
+    depths: tuple[int, ...]
+    instances: int
+    rewards: tuple[str, ...]
+    tool_settings: tuple[str, ...]
+    metric: str = "quarter"
+    max_steps: int = 20
+    seed: int = 0
+    instance_source: str = "certified"
+    horizons: dict[str, list[int]] = field(default_factory=lambda: dict(DEFAULT_HORIZONS))
+    description: str = ""
+
+    def horizon(self, depth: int) -> str:
+        """The horizon (``short``/``long`` or a user-named group) a depth belongs to."""
+        for name, depths in self.horizons.items():
+            if depth in depths:
+                return name
+        return "short" if depth <= 4 else "long"
+
+    @property
+    def size(self) -> int:
+        """Number of episodes in the grid."""
+        return (len(self.tiers) * len(self.depths) * self.instances * len(self.rewards)
+                * len(self.tool_settings))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The suite as it would be written in a suite file."""
+        data = asdict(self)
+        return {"schema": SCHEMA, **{k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}}
+
+
+def available_suites() -> list[str]:
+    """Names of the suites shipped in ``benchmarks/suites/``."""
+    return sorted(p.stem for p in SUITES_DIR.glob("*.json"))
+
+
+def load_suite(name_or_path: str | Path) -> Suite:
+    """A named suite (``smoke``, ``exp1``...) or a suite file, validated."""
+    path = Path(name_or_path)
+    if not path.is_file():
+        path = SUITES_DIR / f"{name_or_path}.json"
+        if not path.is_file():
+            raise SuiteError(f"no suite {str(name_or_path)!r}: not a file, and not one of the named "
+                             f"suites {', '.join(available_suites())}")
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise SuiteError(f"cannot read suite file {path}: {err}") from None
+    return suite_from_dict(data, source=str(path))
+
+
+def suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Suite:
+    """Validate a suite's JSON object and build the :class:`Suite`."""
+    if not isinstance(data, dict):
+        raise SuiteError(f"{source}: a suite is a JSON object")
+    if data.get("schema", SCHEMA) != SCHEMA:
+        raise SuiteError(f"{source}: unknown schema {data.get('schema')!r}; expected {SCHEMA!r}")
+    known = set(Suite.__dataclass_fields__) | {"schema"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise SuiteError(f"{source}: unknown field(s) {unknown}; allowed: {sorted(known)}")
+    missing = [k for k in ("name", "tiers", "depths", "instances", "rewards", "tool_settings") if k not in data]
+    if missing:
+        raise SuiteError(f"{source}: missing field(s) {missing}")
+    suite = Suite(
+        name=str(data["name"]),
+        tiers=_choices(data, "tiers", TIERS, source),
+        depths=_ints(data, "depths", source, minimum=0),
+        instances=_int(data, "instances", source, minimum=1),
+        rewards=_choices(data, "rewards", REWARDS, source),
+        tool_settings=_choices(data, "tool_settings", TOOL_SETTINGS, source),
+        metric=_one_of(data.get("metric", "quarter"), METRICS, "metric", source),
+        max_steps=_int(data, "max_steps", source, minimum=1, default=20),
+        seed=_int(data, "seed", source, minimum=0, default=0),
+        instance_source=_one_of(data.get("instance_source", "certified"), INSTANCE_SOURCES,
+                                "instance_source", source),
+        horizons=_horizons(data.get("horizons", DEFAULT_HORIZONS), source),
+        description=str(data.get("description", "")),
+    )
+    return suite
+
+
+def _one_of(value: Any, allowed: tuple[str, ...], key: str, source: str) -> str:
+    if value not in allowed:
+        raise SuiteError(f"{source}: {key} must be one of {list(allowed)}, got {value!r}")
+    return str(value)
+
+
+def _choices(data: dict[str, Any], key: str, allowed: tuple[str, ...], source: str) -> tuple[str, ...]:
+    values = data[key]
+    if not isinstance(values, list) or not values:
+        raise SuiteError(f"{source}: {key} must be a non-empty list, got {values!r}")
+    for v in values:
+        _one_of(v, allowed, f"each of {key}", source)
+    if len(set(values)) != len(values):
+        raise SuiteError(f"{source}: {key} lists a value twice: {values}")
+    return tuple(values)
+
+
+def _int(data: dict[str, Any], key: str, source: str, minimum: int, default: int | None = None) -> int:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise SuiteError(f"{source}: {key} must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def _ints(data: dict[str, Any], key: str, source: str, minimum: int) -> tuple[int, ...]:
+    values = data[key]
+    if not isinstance(values, list) or not values:
+        raise SuiteError(f"{source}: {key} must be a non-empty list of integers")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+            raise SuiteError(f"{source}: {key} must hold integers >= {minimum}, got {v!r}")
+    if len(set(values)) != len(values):
+        raise SuiteError(f"{source}: {key} lists a depth twice: {values}")
+    return tuple(values)
+
+
+def _horizons(value: Any, source: str) -> dict[str, list[int]]:
+    if not isinstance(value, dict) or not all(isinstance(v, list) for v in value.values()):
+        raise SuiteError(f"{source}: horizons must map a name to a list of depths, got {value!r}")
+    return {str(k): [int(d) for d in v] for k, v in value.items()}

@@ -1,0 +1,120 @@
+"""``cubebench view``: a self-contained HTML trajectory viewer of a run.
+
+One file, no network: the episodes' steps are embedded as JSON, images as
+base64 PNG data URIs.  Pick an episode (filter by key or status), step
+through it with the buttons or the arrow keys, and see at each step the
+image or text the model saw, its reply, the action, the tool calls and
+their results, the reward and the true distance (when it was computed).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any, Iterable
+
+from agents.records import EpisodeRecord
+
+from .store import RunStore
+
+DEFAULT_MAX_EPISODES = 200
+"""Episodes embedded by default (a visual-tier episode with images is ~100 kB)."""
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:0;color:#222;display:flex;height:100vh}
+#side{width:330px;border-right:1px solid #ccc;overflow:auto;padding:8px;box-sizing:border-box}
+#main{flex:1;overflow:auto;padding:12px 18px}
+#side input{width:100%;box-sizing:border-box;margin-bottom:6px}
+.ep{font-family:monospace;font-size:12px;padding:2px 4px;cursor:pointer;border-radius:3px}
+.ep:hover{background:#eef} .ep.sel{background:#cde}
+.solved{color:#17803d} .failed{color:#b42318} .error{color:#b54708}
+#obs img{width:320px;height:320px;image-rendering:pixelated;border:1px solid #ccc}
+pre{background:#f6f6f6;padding:8px;white-space:pre-wrap;max-width:900px;font-size:12px}
+table.step td{padding:2px 10px 2px 0;font-size:13px;vertical-align:top} table.step td:first-child{font-weight:600}
+button{font-size:14px;margin-right:6px}
+"""
+
+_SCRIPT = r"""
+const DATA = JSON.parse(document.getElementById('data').textContent);
+let cur = 0, step = 0;
+const $ = (id) => document.getElementById(id);
+function esc(s){return String(s ?? '').replace(/[&<>]/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));}
+function list(){
+  const f = $('filter').value.toLowerCase();
+  $('eps').innerHTML = DATA.episodes.map((e, i) =>
+    (e.key + ' ' + e.status).toLowerCase().includes(f)
+      ? `<div class="ep ${e.status} ${i === cur ? 'sel' : ''}" data-i="${i}">${esc(e.key)} · ${esc(e.status)}</div>` : ''
+  ).join('');
+  document.querySelectorAll('.ep').forEach(el => el.onclick = () => { cur = +el.dataset.i; step = 0; show(); });
+}
+function show(){
+  list();
+  const e = DATA.episodes[cur];
+  if (!e) { $('main').innerHTML = '<p>No episodes in this run.</p>'; return; }
+  const s = e.steps[step];
+  $('title').textContent = `${e.key} — ${e.status}, ${e.n_steps} steps, ${e.n_moves} moves` +
+    (e.distance_start !== null ? `, start distance ${e.distance_start}` : '');
+  $('pos').textContent = e.steps.length ? `step ${step + 1} / ${e.steps.length}` : 'no steps';
+  if (!s) { $('obs').innerHTML = ''; $('stepinfo').innerHTML = ''; return; }
+  $('obs').innerHTML = (s.png ? `<img id="obsimg" alt="observation" src="data:image/png;base64,${s.png}">` : '') +
+    `<pre id="obstext">${esc(s.text)}</pre>`;
+  const calls = s.calls.map(c => `${esc(c.name)}(${c.args.map(a => JSON.stringify(a)).map(esc).join(', ')}) → ${esc(c.result)}`).join('\n');
+  $('stepinfo').innerHTML = `<table class="step">
+    <tr><td>action</td><td><code>${esc(s.action) || '—'}</code></td></tr>
+    <tr><td>reward</td><td>${s.reward}</td></tr>
+    <tr><td>true distance after</td><td>${s.distance === null ? 'not computed' : s.distance}</td></tr>
+    <tr><td>tokens</td><td>${s.tokens}</td></tr>
+    ${s.error ? `<tr><td>error</td><td class="error">${esc(s.error)}</td></tr>` : ''}
+    </table><h3>reply</h3><pre>${esc(s.reply) || '(no model reply: scripted agent)'}</pre>
+    <h3>tool calls</h3><pre>${calls || '(none)'}</pre>`;
+}
+function go(d){ const n = DATA.episodes[cur].steps.length; step = Math.max(0, Math.min(n - 1, step + d)); show(); }
+$('prev').onclick = () => go(-1); $('next').onclick = () => go(1);
+$('filter').oninput = list;
+document.addEventListener('keydown', ev => { if (ev.key === 'ArrowLeft') go(-1); if (ev.key === 'ArrowRight') go(1); });
+show();
+"""
+
+
+def episode_view(key: str, record: EpisodeRecord) -> dict[str, Any]:
+    """What the viewer needs of one episode (no model logs: they can be large and hold request bodies)."""
+    return {
+        "key": key, "status": record.status, "n_steps": record.n_steps, "n_moves": record.n_moves,
+        "distance_start": record.distance_start,
+        "steps": [{
+            "text": s.observation_text, "png": s.observation_png_b64, "reply": s.reply, "action": s.action,
+            "reward": s.reward, "distance": s.distance, "error": s.error,
+            "tokens": s.input_tokens + s.output_tokens,
+            "calls": [{"name": c.name, "args": c.args, "result": c.result} for c in s.tool_calls],
+        } for s in record.steps],
+    }
+
+
+def select(store: RunStore, contains: str | None, max_episodes: int | None) -> Iterable[tuple[str, EpisodeRecord]]:
+    """Stored episodes whose key contains ``contains``, at most ``max_episodes``."""
+    count = 0
+    for key, record in store.records():
+        if contains and contains not in key:
+            continue
+        if max_episodes is not None and count >= max_episodes:
+            return
+        count += 1
+        yield key, record
+
+
+def viewer_html(store: RunStore, contains: str | None = None, max_episodes: int | None = DEFAULT_MAX_EPISODES) -> str:
+    """The viewer page for a run."""
+    episodes = [episode_view(k, r) for k, r in select(store, contains, max_episodes)]
+    data = json.dumps({"run": str(store.path), "episodes": episodes}).replace("</", "<\\/")
+    name = html.escape(store.get_meta("suite")["name"])
+    agent = html.escape(store.get_meta("config")["agent"]["spec"])
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>CubeBench viewer: {name}</title>"
+        f"<style>{_STYLE}</style></head><body>"
+        f"<div id='side'><b>{name} · {agent}</b><br><input id='filter' placeholder='filter: key or status'>"
+        f"<div id='eps'></div></div>"
+        f"<div id='main'><h2 id='title'></h2><div><button id='prev'>&larr; prev</button>"
+        f"<button id='next'>next &rarr;</button><span id='pos'></span></div>"
+        f"<h3>what the agent saw</h3><div id='obs'></div><div id='stepinfo'></div></div>"
+        f"<script type='application/json' id='data'>{data}</script><script>{_SCRIPT}</script></body></html>"
+    )
