@@ -254,14 +254,15 @@ def redirect_fds(cfg):
     os.set_inheritable(4, True)
 
 
-def send_setup(layers):
-    body = json.dumps({"type": "setup", "layers": layers}).encode()
-    os.write(cfg_msg_fd, len(body).to_bytes(4, "big") + body)
+def send_frame(fd, obj):
+    """Write one protocol frame (4-byte length + JSON) to the host."""
+    body = json.dumps(obj).encode()
+    os.write(fd, len(body).to_bytes(4, "big") + body)
 
 
 def child_main(cfg, layers):
     """Runs in the forked child: finish the walls, then exec the worker interpreter."""
-    global cfg_msg_fd
+    msg_fd = cfg["msg_fd"]
     try:
         os.setsid()
         lim = cfg["limits"]
@@ -270,10 +271,10 @@ def child_main(cfg, layers):
         drop_privileges(cfg, layers)
         lock_down(cfg, layers)
         redirect_fds(cfg)
-        cfg_msg_fd = 4
-        layers["clean-environment"] = "active: only PATH, LANG, HOME and TMPDIR are set"
+        msg_fd = 4
+        layers["clean-environment"] = "active: only PATH, LANG, HOME, TMPDIR (and LD_LIBRARY_PATH inside the minimal tree) are set"
         layers["isolated-python"] = "active: python -I -S (no site, no user site, no PYTHON* variables)"
-        send_setup(layers)
+        send_frame(msg_fd, {"type": "setup", "layers": layers})
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": cfg["workdir"], "TMPDIR": cfg["workdir"]}
         if cfg["libdir"]:
             env["LD_LIBRARY_PATH"] = cfg["libdir"]
@@ -282,8 +283,7 @@ def child_main(cfg, layers):
         os.execve(cfg["exec_python"], argv, env)
     except BaseException as exc:  # report and die: never fall through to the launcher's code
         try:
-            body = json.dumps({"type": "setup_failed", "error": f"{type(exc).__name__}: {exc}"}).encode()
-            os.write(cfg_msg_fd, len(body).to_bytes(4, "big") + body)
+            send_frame(msg_fd, {"type": "setup_failed", "error": f"{type(exc).__name__}: {exc}"})
         finally:
             os._exit(71)
 
@@ -326,8 +326,6 @@ def supervise(child, cfg):
 
 def main():
     cfg = json.loads(sys.stdin.readline())
-    global cfg_msg_fd
-    cfg_msg_fd = cfg["msg_fd"]
     layers = {"process": "active: a separate process, talking to the host only over two pipes"}
     isolated = False
     if enter_namespaces(cfg, layers):
@@ -350,8 +348,6 @@ def main():
         child_main(cfg, layers)
     supervise(child, cfg)
 
-
-cfg_msg_fd = -1
 
 if __name__ == "__main__":
     main()

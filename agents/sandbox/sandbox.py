@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 import json
 import keyword
-import math
 import os
 import secrets
 import select
