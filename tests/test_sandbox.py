@@ -162,6 +162,14 @@ def test_tool_results_and_arguments_must_be_json(sb: Sandbox, box: ToolBox) -> N
     assert r.tool_calls == [] and ("move", None) not in box.executed
 
 
+def test_oversized_tool_arguments_are_refused_inside(sb: Sandbox, box: ToolBox) -> None:
+    sb.run("kept = 5")
+    r = sb.run("move('R ' * 2_000_000)")
+    assert_error(r, "ValueError", "too large")
+    assert r.tool_calls == [] and not r.interpreter_lost and sb.run("kept").value_repr == "5"
+    goes_on(sb, box)
+
+
 def test_tool_docs_are_visible_inside(sb: Sandbox) -> None:
     assert "Apply a move sequence" in sb.run("move.__doc__").value_repr
 

@@ -31,8 +31,9 @@ class Channel:
     """Reads frames from ``read_fd`` and writes frames to ``write_fd`` without ever
     blocking past a deadline (both fds are switched to non-blocking mode)."""
 
-    def __init__(self, read_fd: int, write_fd: int) -> None:
+    def __init__(self, read_fd: int, write_fd: int, max_frame: int = MAX_FRAME) -> None:
         self.read_fd, self.write_fd = read_fd, write_fd
+        self.max_frame = max_frame
         os.set_blocking(read_fd, False)
         os.set_blocking(write_fd, False)
         self._buf = bytearray()
@@ -72,8 +73,8 @@ class Channel:
         """
         self._fill(4, deadline, watch)
         size = int.from_bytes(self._buf[:4], "big")
-        if size > MAX_FRAME:
-            raise ProtocolViolation(f"a frame announced {size} bytes (limit {MAX_FRAME})")
+        if size > self.max_frame:
+            raise ProtocolViolation(f"a frame announced {size} bytes (limit {self.max_frame})")
         self._fill(4 + size, deadline, watch)
         body = bytes(self._buf[4:4 + size])
         del self._buf[:4 + size]

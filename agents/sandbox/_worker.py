@@ -29,6 +29,7 @@ import traceback
 CMD_FD = 3
 MSG_FD = 4
 OUTPUT_STOP_FACTOR = 10  # a block that prints ten times the shown limit is stopped
+MAX_TOOL_REQUEST = 1 << 20  # bytes of JSON per tool call; larger arguments are refused inside
 TRACEBACK_FRAMES = 30  # innermost frames kept (a deep recursion must not take ages to format)
 
 _read = os.read
@@ -169,9 +170,12 @@ def call_tool(name, args, kwargs):
     except (TypeError, ValueError) as exc:
         raise TypeError(f"arguments of {name}() must be JSON values "
                         f"(str, int, float, bool, None, list, dict): {exc}") from None
+    body = request.encode()
+    if len(body) > MAX_TOOL_REQUEST:
+        raise ValueError(f"arguments of {name}() are too large ({len(body)} bytes of JSON; "
+                         f"the limit is {MAX_TOOL_REQUEST})")
     state.interruptible = False
     try:
-        body = request.encode()
         data = len(body).to_bytes(4, "big") + body
         while data:
             data = data[_write(MSG_FD, data):]

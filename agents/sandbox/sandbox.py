@@ -337,7 +337,9 @@ class Sandbox:
             raise
         os.close(cmd_r)
         os.close(msg_w)
-        session = _Session(proc, Channel(msg_r, cmd_w), self.uid)
+        # a result carries up to three texts of max_output_chars, each \uXXXX-escaped at worst
+        max_frame = max(8 * 2**20, 3 * 12 * self.limits.max_output_chars + 2**20)
+        session = _Session(proc, Channel(msg_r, cmd_w, max_frame), self.uid)
         self._session = session
         self._finalizer = weakref.finalize(self, session.close)
         try:
