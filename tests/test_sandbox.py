@@ -123,6 +123,23 @@ def test_all_layers_active_here(sb: Sandbox) -> None:
     assert all(p.startswith("/python/") for p in info["path"])
 
 
+def test_host_view_of_the_interpreter_confirms_the_layers(sb: Sandbox) -> None:
+    """Checked from outside, in /proc of the host, not from what the sandbox says of itself."""
+    pid = sb._session.child_pid
+    for ns in ("mnt", "net", "pid", "ipc", "uts"):
+        assert os.readlink(f"/proc/{pid}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}"), ns
+    status = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                  if ":\t" in line)
+    assert status["Uid"].split() == [str(sb.uid)] * 4 and status["Gid"].split() == [str(sb.uid)] * 4
+    assert status["Groups"].strip() == "" and int(status["CapEff"], 16) == 0 and int(status["CapPrm"], 16) == 0
+    assert status["NoNewPrivs"].strip() == "1" and status["Seccomp"].strip() == "2"
+    assert int(status["Seccomp_filters"]) == 2  # the base filter and the no-exec filter
+    seen_root = set(os.listdir(f"/proc/{pid}/root"))  # the interpreter's "/" seen through its root link
+    assert "python" in seen_root and seen_root <= {"dev", "python", "work", "lib64", "lib", "usr"}
+    limits = Path(f"/proc/{pid}/limits").read_text()
+    assert f"{192 * MiB}" in limits.split("Max address space")[1].splitlines()[0]
+
+
 def test_variables_functions_and_imports_persist(sb: Sandbox) -> None:
     assert sb.run("import math\nx = 20\ndef double(v):\n    return 2 * v").value_repr is None
     assert sb.run("double(x) + math.floor(1.5)").value_repr == "41"
