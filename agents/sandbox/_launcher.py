@@ -329,11 +329,14 @@ def main():
     layers = {"process": "active: a separate process, talking to the host only over two pipes"}
     isolated = False
     if enter_namespaces(cfg, layers):
-        try:
-            enter_minimal_root(cfg, layers)
-            isolated = True
-        except OSError as exc:
-            layers["mount-namespace"] = f"unavailable: {exc}"
+        if not cfg["python"]["libs_ok"]:
+            layers["mount-namespace"] = f"unavailable: {cfg['python']['problem']}"
+        else:
+            try:
+                enter_minimal_root(cfg, layers)
+                isolated = True
+            except OSError as exc:
+                layers["mount-namespace"] = f"unavailable: {exc}"
     if not isolated:
         cfg["workdir"] = make_fallback_workdir(cfg)
         cfg["exec_python"] = cfg["python"]["binary"]

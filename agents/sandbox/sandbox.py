@@ -309,12 +309,9 @@ class Sandbox:
         base = None if "seccomp" in self._disable or not _seccomp.SUPPORTED else _seccomp.base_filter().hex()
         reason = "disabled by configuration" if "seccomp" in self._disable else \
             "unavailable: no filter for this CPU architecture"
-        disable = set(self._disable)
-        if not py["libs_ok"]:
-            disable.add("namespaces")
         return {
             "cmd_fd": cmd_r, "msg_fd": msg_w, "python": py, "limits": self._limit_dict(),
-            "uid": self.uid, "gid": self.uid, "disable": sorted(disable),
+            "uid": self.uid, "gid": self.uid, "disable": sorted(self._disable),
             "seccomp_base": base, "seccomp_reason": reason,
             "worker_source": (_HERE / "_worker.py").read_text(),
         }
