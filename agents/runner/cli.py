@@ -60,11 +60,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from .run import resolve_distance_budget
 
         suite = load_suite(args.suite)
+        agent = AgentSpec(spec=args.agent, style=args.style, temperature=args.temperature,
+                          episode_max_tokens=args.episode_max_tokens, episode_max_cost_usd=args.episode_max_cost,
+                          max_attempts=args.model_attempts)
         config = RunConfig(
-            agent=AgentSpec(spec=args.agent, style=args.style, temperature=args.temperature,
-                            episode_max_tokens=args.episode_max_tokens,
-                            episode_max_cost_usd=args.episode_max_cost),
-            play=PlaySettings(obs_format=args.obs_format, store_images=not args.no_images,
+            agent=agent,
+            play=PlaySettings(obs_format=args.obs_format or agent.default_obs_format,
+                              store_images=not args.no_images,
                               distance_budget_s=resolve_distance_budget(args.distance_budget, suite.metric)),
             backend=args.backend, concurrency=args.concurrency or 1, ray_address=args.ray_address,
             max_cost_usd=args.max_cost,
@@ -99,8 +101,9 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=("local", "process", "ray"), default="local",
                    help="local: in-process threads (default); process: a process pool; ray: a Ray cluster")
     p.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local one)")
-    p.add_argument("--obs-format", choices=("image", "text"), default="image",
-                   help="what the visual, face and vertex tiers show (symbolic is always text)")
+    p.add_argument("--obs-format", choices=("image", "text"), default=None,
+                   help="what the visual, face and vertex tiers show: image (default) or their text form "
+                        "(default for the text-only local model); symbolic is always the 54-letter string")
     p.add_argument("--limit", type=int, default=None, help="play at most N unfinished episodes now")
     p.add_argument("--distance-budget", default="auto", metavar="SECONDS|auto",
                    help="optimal-solver seconds per step for the true distance (0: off; auto: on only when "
@@ -109,6 +112,8 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--temperature", type=float, default=None, help="model sampling temperature")
     p.add_argument("--episode-max-tokens", type=int, default=None, help="token budget per episode")
     p.add_argument("--episode-max-cost", type=float, default=None, help="USD budget per episode")
+    p.add_argument("--model-attempts", type=int, default=None,
+                   help="attempts per model call before a step counts as a model error (default 5)")
     p.add_argument("--max-cost", type=float, default=None, help="stop the run once it has cost this many USD")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="show the progress bar (default: when stderr is a terminal)")

@@ -49,15 +49,17 @@ def plot_by_depth(rows: list[EpisodeRow], path: Path) -> Path:
     nrows = (len(conds) + cols - 1) // cols
     fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.2 * nrows), squeeze=False, sharey=True)
     for ax, (rw, st) in zip(axes.flat, conds):
-        for tier in ordered((r.tier for r in rows), TIERS):
+        tiers = ordered((r.tier for r in rows), TIERS)
+        for i, tier in enumerate(tiers):
+            dodge = (i - (len(tiers) - 1) / 2) * 0.08  # keep equal rates of different tiers apart
             pts = sorted((d, c.rate) for (a, b, t, d), c in cells.items() if (a, b, t) == (rw, st, tier))
             if not pts:
                 continue
             ys = [_errorbar(r) for _, r in pts]
-            ax.errorbar([d for d, _ in pts], [y[0] for y in ys], yerr=[[y[1] for y in ys], [y[2] for y in ys]],
+            ax.errorbar([d + dodge for d, _ in pts], [y[0] for y in ys], yerr=[[y[1] for y in ys], [y[2] for y in ys]],
                         marker="o", capsize=3, label=TIER_TITLES[tier], color=TIER_COLOURS.get(tier))
         ax.set_title(condition_label(rw, st, conds), fontsize=10)
-        ax.set_xlabel("depth (optimal moves)")
+        ax.set_xlabel("depth")
         ax.set_ylim(-0.05, 1.05)
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(conds):]:

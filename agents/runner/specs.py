@@ -42,6 +42,8 @@ class AgentSpec:
     episode_max_tokens: int | None = None
     episode_max_cost_usd: float | None = None
     send_images: bool = True
+    max_attempts: int | None = None
+    """Attempts per model call (transient failures are retried); ``None``: the client's default."""
     client_options: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -61,6 +63,11 @@ class AgentSpec:
     @property
     def is_local_model(self) -> bool:
         return self.spec.partition(":")[0] == "local"
+
+    @property
+    def default_obs_format(self) -> str:
+        """``text`` for the embedded model (it reads no images), ``image`` otherwise."""
+        return "text" if self.is_local_model else "image"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -136,6 +143,10 @@ class AgentFactory:
 
         settings = dict(self.spec.client_options)
         settings.update(temperature=self.spec.temperature, budget=budget)
+        if self.spec.max_attempts is not None:
+            from agents.llm import RetryPolicy
+
+            settings["retry"] = RetryPolicy(max_attempts=self.spec.max_attempts)
         if not self.spec.is_local_model:
             settings["seed"] = seed
         try:

@@ -1,0 +1,185 @@
+"""The runner end to end through ``cubebench`` (``cube_env.cli.main``): smoke suite with the solver
+agent and with a scripted model server, reports, export, limits, resume, retry of error episodes, play."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from agents.llm import RecordedRequest, ScriptedServer, Step
+from agents.runner.attribution import attribute
+from agents.runner.store import open_run
+from cube_env.cli import main
+
+FACELETS = re.compile(r"\b[URFDLB]{54}\b")
+
+
+def cubebench(*argv: str) -> int:
+    return main(list(argv))
+
+
+def _text(content) -> str:
+    return content if isinstance(content, str) else " ".join(p.get("text", "") for p in content if p.get("type") == "text")
+
+
+def tool_user(req: RecordedRequest) -> Step:
+    """A scripted model that uses whatever solver tool it has, on what its observation shows.
+
+    standard: passes the 54-letter string when the observation holds one (symbolic tier only);
+    ideal: calls solve_current(); then plays the returned solution; otherwise gives up with done().
+    """
+    msgs = req.body["messages"]
+    system, last = _text(msgs[0]["content"]), _text(msgs[-1]["content"])
+    replies = [_text(m["content"]) for m in msgs if m["role"] == "assistant"]
+    if replies and ("solve(" in replies[-1] or "solve_current()" in replies[-1]):
+        answer = last.removeprefix("Observation: ").splitlines()[0].strip()
+        if answer.startswith("Error") or not answer:
+            return Step.reply("Thought: cannot\nAction: done()")
+        return Step.reply(f'Thought: play it\nAction: move("{answer}")')
+    if "solve_current()" in system:
+        return Step.reply("Thought: ask\nAction: solve_current()")
+    state = FACELETS.search(last)
+    if "solve(facelets" in system and state:
+        return Step.reply(f'Thought: ask\nAction: solve("{state.group(0)}")')
+    return Step.reply("Thought: no idea\nAction: done()")
+
+
+def test_smoke_suite_with_the_solver_agent_reports_and_exports(tmp_path: Path, capsys) -> None:
+    run = tmp_path / "smoke.sqlite"
+    assert cubebench("run", "--suite", "smoke", "--agent", "solver", "--out", str(run), "--no-progress") == 0
+    out = capsys.readouterr().out
+    assert "Pass rate by tier and horizon" in out and "Failure attribution" in out
+    with open_run(run) as store:
+        rows = store.rows()
+        assert len(rows) == 72 and all(r.status == "solved" for r in rows)
+        assert store.get_meta("versions")["python"] and store.get_meta("suite")["name"] == "smoke"
+    html, plots = tmp_path / "report.html", tmp_path / "plots"
+    assert cubebench("report", str(run), "--html", str(html), "--plots", str(plots)) == 0
+    assert "solver: ideal solver" in capsys.readouterr().out
+    assert html.read_text().count("data:image/png;base64,") == 2  # depth plot + tool-setting plot
+    assert sorted(p.name for p in plots.iterdir()) == ["pass_rate_by_depth.png", "tool_settings.png"]
+    csv_path, jsonl_path = tmp_path / "e.csv", tmp_path / "e.jsonl"
+    assert cubebench("export", str(run), "--format", "csv", "--out", str(csv_path)) == 0
+    assert cubebench("export", str(run), "--format", "jsonl", "--out", str(jsonl_path), "--no-images") == 0
+    table = list(csv.DictReader(io.StringIO(csv_path.read_text())))
+    assert len(table) == 72 and table[0]["key"] == "symbolic/d1/i00/none/basic" and table[0]["solved"] == "True"
+    lines = [json.loads(line) for line in jsonl_path.read_text().splitlines()]
+    assert [d["key"] for d in lines] == [r["key"] for r in table]
+    assert all(s["observation_png_b64"] is None for d in lines for s in d["record"]["steps"])
+
+
+def test_smoke_suite_with_a_scripted_model_server_attributes_failures(tmp_path: Path, capsys) -> None:
+    run = tmp_path / "llm.sqlite"
+    with ScriptedServer(tool_user) as srv:
+        rc = cubebench("run", "--suite", "smoke", "--agent", f"openai-compatible:{srv.base_url}:scripted",
+                       "--out", str(run), "--concurrency", "4", "--no-progress", "--model-attempts", "1")
+        n_requests = len(srv.requests)
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "openai-compatible" in out and "Failure attribution" in out
+    with open_run(run) as store:
+        rows = store.rows()
+        assert len(rows) == 72 and len({r.key for r in rows}) == 72
+        assert sum(r.input_tokens + r.output_tokens for r in rows) > 0
+        assert n_requests == sum(r.n_steps for r in rows)
+        solved = {(r.tier, r.setting) for r in rows if r.solved}
+        assert solved == {("symbolic", "standard"), ("symbolic", "ideal"), ("visual", "ideal")}
+        cells = {(a.tier, a.horizon): a for a in attribute(store, rows)}
+    for horizon in ("short", "long"):
+        sym, vis, face, vert = (cells[(t, horizon)] for t in ("symbolic", "visual", "face", "vertex"))
+        assert sym.planning.value == 1.0 and sym.translation.value == 0.0 and sym.exploration is None
+        assert vis.planning.value == 0.0 and vis.translation.value == 1.0
+        assert face.translation.value == 0.0 and face.exploration.value == 1.0
+        assert vert.exploration.value == 1.0
+
+
+def test_limit_then_resume_plays_each_episode_once(tmp_path: Path) -> None:
+    run = tmp_path / "r.sqlite"
+    assert cubebench("run", "--suite", "smoke", "--agent", "random", "--out", str(run), "--limit", "10",
+                     "--no-progress", "--quiet") == 0
+    with open_run(run) as store:
+        assert len(store.rows()) == 10
+    assert cubebench("run", "--resume", str(run), "--no-progress", "--quiet") == 0
+    with open_run(run) as store:
+        assert len(store.rows()) == 72
+        assert [s["outcome"] for s in store.sessions()] == ["partial: --limit 10", "complete"]
+
+
+def test_an_existing_run_is_never_overwritten(tmp_path: Path, capsys) -> None:
+    run = tmp_path / "r.sqlite"
+    args = ("run", "--suite", "smoke", "--agent", "solver", "--out", str(run), "--limit", "1", "--quiet",
+            "--no-progress")
+    assert cubebench(*args) == 0
+    assert cubebench(*args) == 2
+    assert "resume it" in capsys.readouterr().err
+
+
+def test_bad_agent_specs_fail_before_anything_runs(tmp_path: Path, capsys) -> None:
+    assert cubebench("run", "--suite", "smoke", "--agent", "gpt4", "--out", str(tmp_path / "x.sqlite")) == 2
+    assert "unknown agent spec" in capsys.readouterr().err
+    assert not (tmp_path / "x.sqlite").exists()
+
+
+def test_error_episodes_stay_on_resume_and_replay_with_retry_errors(tmp_path: Path) -> None:
+    suite = tmp_path / "tiny.json"
+    suite.write_text(json.dumps({"name": "tiny", "tiers": ["symbolic"], "depths": [1], "instances": 2,
+                                 "rewards": ["none"], "tool_settings": ["basic"]}))
+    outage = {"on": True}
+
+    def model(req: RecordedRequest) -> Step:
+        return Step.http_error(503) if outage["on"] else Step.reply("Thought: t\nAction: done()")
+
+    run = tmp_path / "e.sqlite"
+    with ScriptedServer(model) as srv:
+        spec = f"openai-compatible:{srv.base_url}:scripted"
+        assert cubebench("run", "--suite", str(suite), "--agent", spec, "--out", str(run), "--model-attempts", "1",
+                         "--no-progress", "--quiet") == 0
+        with open_run(run) as store:
+            assert [r.status for r in store.rows()] == ["error", "error"]
+        outage["on"] = False
+        assert cubebench("run", "--resume", str(run), "--no-progress", "--quiet") == 0
+        with open_run(run) as store:
+            assert [r.status for r in store.rows()] == ["error", "error"]  # finished records are kept
+        assert cubebench("run", "--resume", str(run), "--retry-errors", "--no-progress", "--quiet") == 0
+    with open_run(run) as store:
+        assert [r.status for r in store.rows()] == ["failed", "failed"]
+        assert store.retired_count() == 2
+
+
+def test_play_takes_typed_tool_calls(capsys) -> None:
+    from agents.runner.play import play
+
+    typed = iter(["hello", "spin()", 'move("U\'")', "observe()", 'move("R\'")'])
+    out = io.StringIO()
+    record = play("symbolic", scramble="R U", read=lambda prompt: next(typed), out=out, colour=False)
+    text = out.getvalue()
+    assert record.solved and record.n_steps == 3 and record.n_moves == 2
+    assert "move(seq: str)" in text and "unknown tool 'spin'" in text and "Solved!" in text
+
+
+def test_play_colours_sticker_letters() -> None:
+    from agents.runner.play import colourise
+
+    painted = colourise("Front face:\nW R G\nY O B")
+    assert painted.splitlines()[0] == "Front face:" and painted.count("\x1b[0m") == 6
+    assert colourise("UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB").count("\x1b[") == 108
+
+
+@pytest.mark.slow
+def test_process_backend_matches_the_inline_run(tmp_path: Path) -> None:
+    suite = tmp_path / "tiny.json"
+    suite.write_text(json.dumps({"name": "tiny", "tiers": ["symbolic", "face"], "depths": [1, 3], "instances": 2,
+                                 "rewards": ["none"], "tool_settings": ["basic", "ideal"]}))
+    a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    assert cubebench("run", "--suite", str(suite), "--agent", "random", "--out", str(a), "--quiet",
+                     "--no-progress") == 0
+    assert cubebench("run", "--suite", str(suite), "--agent", "random", "--out", str(b), "--backend", "process",
+                     "--concurrency", "2", "--quiet", "--no-progress") == 0
+    with open_run(a) as sa, open_run(b) as sb:
+        assert [(k, [s.action for s in r.steps]) for k, r in sa.records()] == \
+               [(k, [s.action for s in r.steps]) for k, r in sb.records()]

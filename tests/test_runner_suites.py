@@ -1,0 +1,119 @@
+"""Suites as data: the shipped grids, validation, the planner's keys and seeds, instance sources."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agents.runner import instances
+from agents.runner.instances import instance_seed, resolve_source
+from agents.runner.plan import episode_key, plan_episodes
+from agents.runner.suites import SuiteError, available_suites, load_suite, suite_from_dict
+
+GRID = {"tiers": ["symbolic", "visual", "face", "vertex"], "depths": [1, 2, 3, 4, 8, 12, 16, 20]}
+
+
+def test_the_named_suites_ship_and_describe_the_cubebench_grid() -> None:
+    assert {"smoke", "exp1", "exp2", "exp3", "full"} <= set(available_suites())
+    full = load_suite("full")
+    assert list(full.tiers) == GRID["tiers"] and list(full.depths) == GRID["depths"]
+    assert full.instances == 20 and full.max_steps == 20 and full.metric == "quarter"
+    assert set(full.rewards) == {"none", "sticker", "face", "heuristic"}
+    assert set(full.tool_settings) == {"basic", "standard", "ideal"}
+    assert full.size == 4 * 8 * 20 * 4 * 3
+    assert load_suite("exp1").rewards == ("none",) and load_suite("exp1").tool_settings == ("basic",)
+    assert set(load_suite("exp2").rewards) == {"none", "sticker", "face", "heuristic"}
+    assert load_suite("exp3").tool_settings == ("basic", "standard", "ideal")
+    smoke = load_suite("smoke")
+    assert smoke.size == 4 * 3 * 2 * 3 and smoke.horizon(8) == "long" and smoke.horizon(3) == "short"
+
+
+def test_a_user_suite_file_loads_and_round_trips(tmp_path: Path) -> None:
+    data = {"name": "mine", "tiers": ["face"], "depths": [2], "instances": 3, "rewards": ["sticker"],
+            "tool_settings": ["ideal"], "metric": "half", "seed": 7}
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(data))
+    suite = load_suite(str(path))
+    assert suite.metric == "half" and suite.size == 3
+    assert suite_from_dict(suite.to_dict()) == suite
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"tiers": ["cube"]}, "tiers"),
+    ({"depths": []}, "depths"),
+    ({"depths": [1, 1]}, "twice"),
+    ({"instances": 0}, "instances"),
+    ({"rewards": ["dense"]}, "rewards"),
+    ({"tool_settings": ["oracle"]}, "tool_settings"),
+    ({"metric": "slice"}, "metric"),
+    ({"colour": "red"}, "unknown field"),
+    ({"schema": "other/2"}, "schema"),
+])
+def test_bad_suites_fail_with_a_message_naming_the_field(change: dict, message: str) -> None:
+    data = {"name": "x", "tiers": ["face"], "depths": [2], "instances": 1, "rewards": ["none"],
+            "tool_settings": ["basic"], **change}
+    with pytest.raises(SuiteError, match=message):
+        suite_from_dict(data)
+
+
+def test_an_unknown_suite_name_lists_the_named_ones() -> None:
+    with pytest.raises(SuiteError, match="smoke"):
+        load_suite("no-such-suite")
+
+
+def test_plan_keys_are_unique_and_instances_shared_across_cells() -> None:
+    suite = load_suite("smoke")
+    plan = plan_episodes(suite, "scramble")
+    assert len(plan) == suite.size == len({ep.key for ep in plan})
+    assert plan[0].key == episode_key("symbolic", 1, 0, "none", "basic") == "symbolic/d1/i00/none/basic"
+    same_instance = [ep for ep in plan if ep.depth == 8 and ep.instance == 1]
+    assert len({ep.env_seed for ep in same_instance}) == 1  # one start state for all tiers and settings
+    assert len({ep.agent_seed for ep in same_instance}) == len(same_instance)
+    assert plan_episodes(suite, "scramble") == plan  # deterministic
+    assert instance_seed(0, "quarter", 8, 1) != instance_seed(1, "quarter", 8, 1)
+
+
+def test_reset_options_follow_the_instance_source() -> None:
+    suite = load_suite("smoke")
+    scr = plan_episodes(suite, "scramble")[5]
+    cert = plan_episodes(suite, "certified")[5]
+    assert scr.reset_options == {"depth": scr.depth}
+    assert cert.reset_options == {"instance": cert.instance}
+
+
+def test_certified_suites_fall_back_to_scrambles_only_without_any_instance_set(monkeypatch) -> None:
+    suite = load_suite("smoke")
+    monkeypatch.setattr(instances, "probe_certified", lambda d, m, k: instances.NO_CURRICULUM)
+    assert resolve_source(suite, warn=False) == "scramble"
+    monkeypatch.setattr(instances, "ALLOW_SCRAMBLE_FALLBACK", False)
+    with pytest.raises(SuiteError, match="certified"):
+        resolve_source(suite, warn=False)
+
+
+def test_missing_certified_depths_fail_clearly(monkeypatch) -> None:
+    suite = load_suite("exp1")
+    monkeypatch.setattr(instances, "probe_certified",
+                        lambda d, m, k: None if d < 20 else "IndexError: no depth-20 quarter-turn set")
+    with pytest.raises(SuiteError, match="depth 20: IndexError"):
+        resolve_source(suite, warn=False)
+    monkeypatch.setattr(instances, "probe_certified", lambda d, m, k: None)
+    assert resolve_source(suite, warn=False) == "certified"
+
+
+def test_every_cell_of_an_instance_starts_from_the_same_state() -> None:
+    from agents.runner.execute import PlaySettings, make_env
+
+    suite = load_suite("smoke")
+    plan = plan_episodes(suite, resolve_source(suite, warn=False))
+    starts: dict[tuple[int, int], set[str]] = {}
+    for ep in plan:
+        if ep.depth != 3:
+            continue
+        env = make_env(ep, PlaySettings(obs_format="text"))
+        env.reset(seed=ep.env_seed, options=ep.reset_options)
+        starts.setdefault((ep.depth, ep.instance), set()).add(env.unwrapped.facelets)
+        env.close()
+    assert all(len(s) == 1 for s in starts.values())
+    assert len({next(iter(s)) for s in starts.values()}) == len(starts) == suite.instances
