@@ -597,6 +597,17 @@ def test_forged_tool_call_for_an_unknown_tool_is_refused(sb: Sandbox, box: ToolB
     goes_on(sb, box)
 
 
+def test_tool_calls_from_a_finalizer_after_the_block_are_not_sent(sb: Sandbox, box: ToolBox) -> None:
+    # the sandbox drops this stdout replacement after the code has finished: its __del__
+    # then tries a tool call, which must never reach the host
+    r = sb.run("import sys\nclass Sneaky:\n    def write(self, s):\n        return len(s)\n"
+               "    def flush(self):\n        pass\n    def __del__(self):\n        move('R')\n"
+               "sys.stdout = Sneaky()")
+    assert r.error is None and r.tool_calls == []
+    assert ("move", "R") not in box.executed
+    goes_on(sb, box)
+
+
 def test_closing_stdout_and_stderr(sb: Sandbox, box: ToolBox) -> None:
     r = sb.run("import sys, os\nsys.stdout.close()\nos.close(1)\nos.close(2)\nprint('gone')")
     assert_error(r, "ValueError")

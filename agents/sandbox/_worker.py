@@ -88,6 +88,7 @@ class ToolError(Exception):
 
 
 class _State:
+    in_block = False  # tool calls are only sent while a block runs (not from __del__ between blocks)
     interruptible = False
     pending = None
     fired = False
@@ -165,6 +166,8 @@ class Capture(io.TextIOBase):
 # --------------------------------------------------------------------------- tools
 
 def call_tool(name, args, kwargs):
+    if not state.in_block:
+        raise RuntimeError(f"{name}() can only be called while a code block is running")
     try:
         request = _dumps({"type": "tool", "name": name, "args": list(args), "kwargs": kwargs})
     except (TypeError, ValueError) as exc:
@@ -292,9 +295,11 @@ def run_block(msg, ns):
     reset_signals()
     signal.setitimer(signal.ITIMER_REAL, lim["wall_seconds"])
     signal.setitimer(signal.ITIMER_PROF, lim["cpu_seconds"])
+    state.in_block = True
     try:
         value_repr, error, reason = execute(msg["code"], msg["number"], ns, capture)
     finally:
+        state.in_block = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.setitimer(signal.ITIMER_PROF, 0)
         state.interruptible = False
