@@ -14,7 +14,7 @@ from .tables import render_html
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
 h1{font-size:22px} h2{font-size:17px;margin-top:28px}
-table{border-collapse:collapse;margin:8px 0} caption{text-align:left;font-weight:600;padding:4px 0}
+table{border-collapse:collapse;margin:8px 0} caption{text-align:left;font-weight:600;font-size:17px;padding:18px 0 6px}
 th,td{border:1px solid #bbb;padding:4px 8px;font-size:13px;text-align:left;white-space:nowrap}
 th{background:#eef2f7} tbody tr:nth-child(even){background:#f8f8f8}
 .note{font-size:12px;color:#555;margin:2px 0 12px} img.plot{max-width:100%;border:1px solid #ddd;margin:8px 0}
@@ -31,8 +31,7 @@ def report_html(report: Report, with_plots: bool = True) -> str:
     facts = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in report.summary().rows)
     parts = [f"<h1>CubeBench report: {html.escape(report.suite['name'])} &middot; {html.escape(report.agent)}</h1>",
              f'<table class="facts"><tbody>{facts}</tbody></table>']
-    parts += [f"<h2>{html.escape(t.title)}</h2>" + render_html(t) for t in report.tables] if report.rows else \
-        ["<p>No finished episodes yet.</p>"]
+    parts += [render_html(t) for t in report.tables] if report.rows else ["<p>No finished episodes yet.</p>"]
     if with_plots:
         parts.append("<h2>Plots</h2>" + _plots_html(report))
     versions = ", ".join(f"{k} {v}" for k, v in report.versions.items())
