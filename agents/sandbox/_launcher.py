@@ -28,7 +28,6 @@ import resource  # also needed by os.wait4 after the host tree is gone
 import select
 import signal
 import sys
-import tempfile
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWCGROUP = 0x02000000
@@ -290,6 +289,7 @@ def child_main(cfg, layers):
 
 def make_fallback_workdir(cfg):
     """Without a mount namespace the work dir is a fresh host temp dir (the host removes it)."""
+    import tempfile  # only here: the host tree is still reachable on this path
     path = tempfile.mkdtemp(prefix="cubebench-sandbox-")
     if os.geteuid() == 0 and "uid" not in cfg["disable"]:
         os.chown(path, cfg["uid"], cfg["gid"])
