@@ -1,0 +1,564 @@
+"""A native batched ``gymnasium.vector.VectorEnv`` for the Symbolic (and net-image) tier.
+
+All sub-environments live in one ``(num_envs, 54)`` uint8 state array and one
+Numba call per ``step`` does everything for every sub-environment: turn the
+face, test for solved, compute the (sparse or dense) reward, flag termination
+and truncation, autoreset with a fresh seeded scramble and write the
+observation.  That is what makes it two orders of magnitude faster than a
+``SyncVectorEnv`` of :class:`~cube_env.CubeEnv`.
+
+Sub-environment ``i`` is *exactly* ``make_cube_env(tier, ...)`` seeded with
+``seed + i`` (Gymnasium's ``SyncVectorEnv`` convention): each keeps its own
+``np.random.Generator`` built as Gymnasium's ``reset(seed=...)`` builds it, and
+the kernel draws from that generator's PCG64 bit stream through NumPy's own C
+function (``bit_generator.ctypes.next_uint32``) with NumPy's bounded-integer
+algorithm and :func:`cube_env.engine.scramble.scramble`'s rejection rules, so
+scrambles, and hence whole trajectories including autoresets, are the same
+bit for bit (``tests/test_vector_env.py`` checks it against ``SyncVectorEnv``).
+Generators other than :class:`~cube_env.generators.ScrambleGenerator` (the
+certified curriculum, custom ones) are called from Python, per reset, with
+the same per-env generator: exact as well, slower only on reset steps.
+
+Autoreset: all three Gymnasium 1.x modes.  The default is
+``AutoresetMode.NEXT_STEP`` (Gymnasium's default, same as ``SyncVectorEnv``:
+the step after an episode ends ignores its action, resets that sub-env and
+returns reward 0).  ``SAME_STEP`` resets in the ending step and puts the
+last observation in ``info["final_obs"]`` (and ``info["final_info"]``), as
+Stable-Baselines3 and most training loops expect; ``DISABLED`` leaves resets to
+``reset(options={"reset_mask": mask})``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import gymnasium as gym
+import numba as nb
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from ..engine.facelets import N_STICKERS, SOLVED
+from ..engine.moves import FACE_ACTIONS, MOVE_INDEX, QUARTER_ACTIONS, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
+from ..engine.scramble import normalise_metric
+from ..generators import Generator, ScrambleGenerator
+
+REWARD_KINDS = {"none": 0, "sparse": 0, "sticker": 1, "face": 2}
+"""Rewards computed in the kernel: sparse 1.0 on solving, or a potential difference."""
+_NEXT_STEP, _SAME_STEP, _DISABLED = 0, 1, 2
+_MODES = {AutoresetMode.NEXT_STEP: _NEXT_STEP, AutoresetMode.SAME_STEP: _SAME_STEP, AutoresetMode.DISABLED: _DISABLED}
+PARALLEL_MIN_ENVS = 1 << 15
+"""Batches at least this large are stepped over numba's threads (``parallel=None``)."""
+
+# NumPy's PCG64 ``next_uint32`` (the same C function for every PCG64 instance),
+# typed so a jitted function can call it with a generator's state address.
+_NEXT32_TYPE = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_uint64)
+_NEXT32 = _NEXT32_TYPE(
+    ctypes.cast(np.random.PCG64(0).ctypes.next_uint32, ctypes.c_void_p).value
+)
+_OPTS = dict(cache=True, nogil=True)
+_CHUNK = 4096  # sub-envs per task of the parallel step (one scratch buffer each)
+
+
+# --- kernels -------------------------------------------------------------------------
+@nb.njit(**_OPTS)
+def _bounded(next32, addr, high):
+    """``Generator.integers(high + 1)`` for high < 2**32 (NumPy's Lemire rejection, same stream)."""
+    excl = np.uint64(high + 1)
+    m = np.uint64(next32(addr)) * excl
+    left = m & np.uint64(0xFFFFFFFF)
+    if left < excl:
+        threshold = (np.uint64(0xFFFFFFFF) - np.uint64(high)) % excl
+        while left < threshold:
+            m = np.uint64(next32(addr)) * excl
+            left = m & np.uint64(0xFFFFFFFF)
+    return np.int64(m >> np.uint64(32))
+
+
+@nb.njit(**_OPTS)
+def _turn(row, m, dst, src, count, tmp):
+    """Apply engine move ``m`` to one state row in place (only the moved stickers; ``tmp``: scratch)."""
+    n = count[m]
+    for k in range(n):
+        tmp[k] = row[src[m, k]]
+    for k in range(n):
+        row[dst[m, k]] = tmp[k]
+
+
+@nb.njit(**_OPTS)
+def _scramble_row(row, next32, addr, depth, scr_moves, dst, src, count, tmp):
+    """``row`` = solved cube after :func:`~cube_env.engine.scramble.scramble` (same draws, same rules)."""
+    for i in range(54):
+        row[i] = i
+    n_suffix = scr_moves.shape[1]
+    prev = -1
+    prev2 = -1
+    k = 0
+    while k < depth:
+        f = _bounded(next32, addr, 5)
+        if f == prev:
+            continue
+        if prev >= 0 and f % 3 == prev % 3 and (f < prev or prev2 == f):
+            continue
+        s = _bounded(next32, addr, n_suffix - 1)
+        _turn(row, scr_moves[f, s], dst, src, count, tmp)
+        prev2 = prev
+        prev = f
+        k += 1
+
+
+@nb.njit(**_OPTS)
+def _solved(row):
+    for f in range(6):
+        c = row[9 * f] // 9
+        for k in range(1, 9):
+            if row[9 * f + k] // 9 != c:
+                return False
+    return True
+
+
+@nb.njit(**_OPTS)
+def _phi(row, kind):
+    """Dense-reward potential: stickers in place (kind 1) or faces completed (kind 2); 0 otherwise."""
+    if kind == 0:
+        return 0.0
+    total = 0
+    for f in range(6):
+        c = row[9 * f + 4] // 9
+        n = 0
+        for k in range(9):
+            if row[9 * f + k] // 9 == c:
+                n += 1
+        total += n if kind == 1 else (1 if n == 9 else 0)
+    return float(total)
+
+
+@nb.njit(**_OPTS)
+def _write_obs(row, obs, b, onehot):
+    """Observation of one state into row ``b`` of the flat (num_envs, 324 or 54) buffer."""
+    if onehot:
+        for i in range(54):
+            c = row[i] // 9
+            for j in range(6):
+                obs[b, 6 * i + j] = 1 if j == c else 0
+    else:
+        for i in range(54):
+            obs[b, i] = row[i] // 9
+
+
+@nb.njit(**_OPTS)
+def _reset_one(b, states, next32, addrs, depths, native, scr_moves, dst, src, count,
+               steps, moves, phi, reward_kind, pending, inst_depth, tmp):
+    """Start a new episode in sub-env ``b`` (or mark it for a Python-side generator)."""
+    steps[b] = 0
+    moves[b] = 0
+    if native:
+        _scramble_row(states[b], next32, addrs[b], depths[b], scr_moves, dst, src, count, tmp)
+        phi[b] = _phi(states[b], reward_kind)
+        inst_depth[b] = depths[b]
+    else:
+        pending[b] = True
+
+
+@nb.njit(**_OPTS)
+def _step_one(b, states, actions, action_moves, dst, src, count, steps, moves, max_steps,
+              reward_kind, phi, rewards, terms, truncs, tmp):
+    """One action in sub-env ``b``: the same semantics as ``CubeEnv.step`` plus its reward wrapper."""
+    row = states[b]
+    was_solved = _solved(row)
+    _turn(row, action_moves[actions[b]], dst, src, count, tmp)
+    steps[b] += 1
+    moves[b] += 1
+    solved = _solved(row)
+    if reward_kind == 0:
+        rewards[b] = 1.0 if solved and not was_solved else 0.0
+    else:
+        new_phi = _phi(row, reward_kind)
+        rewards[b] = new_phi - phi[b]
+        phi[b] = new_phi
+    terms[b] = solved
+    truncs[b] = max_steps > 0 and steps[b] >= max_steps and not solved
+
+
+@nb.njit(**_OPTS)
+def _env_step(b, states, actions, action_moves, dst, src, count, steps, moves, max_steps,
+              reward_kind, phi, mode, autoreset, next32, addrs, depths, native, scr_moves,
+              onehot, obs, final_obs, final_mask, rewards, terms, truncs, pending, inst_depth,
+              final_stats, final_phi, tmp):
+    if mode == 0 and autoreset[b]:  # NEXT_STEP: this step only resets
+        _reset_one(b, states, next32, addrs, depths, native, scr_moves, dst, src, count,
+                   steps, moves, phi, reward_kind, pending, inst_depth, tmp)
+        rewards[b] = 0.0
+        terms[b] = False
+        truncs[b] = False
+        autoreset[b] = False
+    else:
+        _step_one(b, states, actions, action_moves, dst, src, count, steps, moves, max_steps,
+                  reward_kind, phi, rewards, terms, truncs, tmp)
+        done = terms[b] or truncs[b]
+        if done and mode == 1:  # SAME_STEP: keep the last observation, reset now
+            _write_obs(states[b], final_obs, b, onehot)
+            final_mask[b] = True
+            final_stats[b, 0] = steps[b]
+            final_stats[b, 1] = moves[b]
+            final_stats[b, 2] = inst_depth[b]
+            final_phi[b] = phi[b]
+            _reset_one(b, states, next32, addrs, depths, native, scr_moves, dst, src, count,
+                       steps, moves, phi, reward_kind, pending, inst_depth, tmp)
+        elif mode == 0:
+            autoreset[b] = done
+    _write_obs(states[b], obs, b, onehot)
+
+
+def _make_step_kernel(parallel: bool):
+    @nb.njit(parallel=parallel, **_OPTS)
+    def step_all(states, actions, action_moves, dst, src, count, steps, moves, max_steps,
+                 reward_kind, phi, mode, autoreset, next32, addrs, depths, native, scr_moves,
+                 onehot, obs, final_obs, final_mask, rewards, terms, truncs, pending, inst_depth,
+              final_stats, final_phi):
+        n = states.shape[0]
+        for chunk in nb.prange((n + _CHUNK - 1) // _CHUNK):
+            tmp = np.empty(24, np.uint8)
+            for b in range(chunk * _CHUNK, min(n, (chunk + 1) * _CHUNK)):
+                _env_step(b, states, actions, action_moves, dst, src, count, steps, moves, max_steps,
+                          reward_kind, phi, mode, autoreset, next32, addrs, depths, native, scr_moves,
+                          onehot, obs, final_obs, final_mask, rewards, terms, truncs, pending, inst_depth,
+                          final_stats, final_phi, tmp)
+
+    return step_all
+
+
+_step_serial = _make_step_kernel(False)
+_step_parallel = _make_step_kernel(True)
+
+
+@nb.njit(**_OPTS)
+def _reset_masked(mask, states, next32, addrs, depths, native, scr_moves, dst, src, count,
+                  steps, moves, phi, reward_kind, pending, inst_depth, onehot, obs):
+    tmp = np.empty(24, np.uint8)
+    for b in range(states.shape[0]):
+        if mask[b]:
+            _reset_one(b, states, next32, addrs, depths, native, scr_moves, dst, src, count,
+                       steps, moves, phi, reward_kind, pending, inst_depth, tmp)
+        _write_obs(states[b], obs, b, onehot)
+
+
+@nb.njit(**_OPTS)
+def _all_solved(states, out):
+    for b in range(states.shape[0]):
+        out[b] = _solved(states[b])
+
+
+# --- the env -------------------------------------------------------------------------
+def _scramble_moves(metric: str) -> np.ndarray:
+    """Engine move of (face in ``URFDLB`` order, suffix index) as the scrambler draws them."""
+    suffixes = ("", "'") if metric == "quarter" else ("", "2", "'")
+    return np.array([[MOVE_INDEX[f + s] for s in suffixes] for f in "URFDLB"], dtype=np.int64)
+
+
+class CubeVectorEnv(VectorEnv):
+    """``num_envs`` cubes stepped together in one Numba call per step.
+
+    Same keyword arguments as :func:`cube_env.make_cube_env` where they apply
+    (``tier`` ``"symbolic"`` with ``obs_format`` ``"onehot"`` or ``"indices"``,
+    or ``"visual"`` with ``obs_format="image"``; ``reward`` ``none``, ``sticker``
+    or ``face``); ``max_episode_steps`` (which ``gymnasium.make_vec`` may pass)
+    overrides ``max_steps``.  ``autoreset_mode`` picks the Gymnasium autoreset
+    mode (default ``NEXT_STEP``); ``copy=False`` returns the same observation
+    buffer every step (faster; it is overwritten by the next step);
+    ``parallel`` splits the step over numba's threads (default: when
+    ``num_envs >= PARALLEL_MIN_ENVS``).
+
+    ``info`` holds, per sub-env with Gymnasium's ``_key`` masks: ``is_success``,
+    ``depth`` (the instance's depth), ``steps``, ``moves`` and, with a dense
+    reward, ``phi`` and ``reward_kind``; ground truth is in :attr:`states` and
+    :meth:`facelets` (never in ``info``).  Per-env curriculum depths for the
+    next autoresets are set with :meth:`set_depths`.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        *,
+        tier: str = "symbolic",
+        depth: int = 1,
+        reward: str = "none",
+        moves: str = "quarter",
+        max_steps: int | None = 20,
+        max_episode_steps: int | None = None,
+        obs_format: str | None = None,
+        image_size: int = 224,
+        move_frame: str = "held",
+        letters: str = "faces",
+        generator: Generator | None = None,
+        render_mode: str | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        copy: bool = True,
+        parallel: bool | None = None,
+    ) -> None:
+        self._check_args(num_envs, tier, reward, obs_format, move_frame, letters, render_mode)
+        self.num_envs = int(num_envs)
+        self.tier, self.reward, self.copy, self.render_mode = tier, reward, bool(copy), render_mode
+        self.metric = normalise_metric(moves)
+        self.autoreset_mode = AutoresetMode(autoreset_mode)
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
+        limit = max_episode_steps if max_episode_steps is not None else max_steps
+        self.max_steps = None if limit is None else int(limit)
+        self.generator = generator or ScrambleGenerator()
+        self._native = type(self.generator) is ScrambleGenerator
+        self.action_names: tuple[str, ...] = QUARTER_ACTIONS if self.metric == "quarter" else FACE_ACTIONS
+        self._action_moves = np.array([MOVE_INDEX[a] for a in self.action_names], dtype=np.int64)
+        self._scr_moves = _scramble_moves(self.metric)
+        self._form = obs_format or ("onehot" if tier == "symbolic" else "image")
+        self.image_size = int(image_size)
+        self._setup_spaces()
+        self._parallel = self.num_envs >= PARALLEL_MIN_ENVS if parallel is None else bool(parallel)
+        self._allocate(int(depth))
+
+    # --- construction ------------------------------------------------------
+    @staticmethod
+    def _check_args(num_envs, tier, reward, obs_format, move_frame, letters, render_mode) -> None:
+        if int(num_envs) < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        allowed = {"symbolic": (None, "onehot", "indices"), "visual": (None, "image")}
+        if tier not in allowed:
+            raise ValueError(f"CubeVectorEnv supports tiers 'symbolic' and 'visual', got {tier!r}; "
+                             "use gymnasium.make_vec(..., vectorization_mode='sync') for the others")
+        if obs_format not in allowed[tier]:
+            raise ValueError(f"obs_format {obs_format!r} is not batched natively for tier {tier!r}; "
+                             f"use one of {[f for f in allowed[tier] if f]} or vectorization_mode='sync'")
+        if reward not in REWARD_KINDS:
+            raise ValueError(f"reward {reward!r} is not computed natively; use one of "
+                             f"{sorted(REWARD_KINDS)} or vectorization_mode='sync' (heuristic calls the solver)")
+        if move_frame not in ("held", "global") or letters not in ("faces", "colours"):
+            raise ValueError(f"bad move_frame {move_frame!r} or letters {letters!r}")
+        if render_mode not in (None, "ansi", "rgb_array"):
+            raise ValueError(f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}")
+
+    def _setup_spaces(self) -> None:
+        if self._form == "onehot":
+            single = spaces.Box(0, 1, shape=(N_STICKERS, 6), dtype=np.uint8)
+        elif self._form == "indices":
+            single = spaces.Box(0, 5, shape=(N_STICKERS,), dtype=np.uint8)
+        else:
+            single = spaces.Box(0, 255, shape=(self.image_size, self.image_size, 3), dtype=np.uint8)
+        self.single_observation_space = single
+        self.single_action_space = spaces.Discrete(len(self.action_names))
+        self.observation_space = batch_space(single, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+
+    def _allocate(self, depth: int) -> None:
+        n = self.num_envs
+        self.states = np.tile(SOLVED, (n, 1))
+        self._depths = np.full(n, depth, dtype=np.int64)
+        self._inst_depth = np.full(n, depth, dtype=np.int64)
+        self._steps = np.zeros(n, dtype=np.int64)
+        self._moves = np.zeros(n, dtype=np.int64)
+        self._phi = np.zeros(n, dtype=np.float64)
+        self._autoreset = np.zeros(n, dtype=np.bool_)
+        self._pending = np.zeros(n, dtype=np.bool_)
+        self._final_mask = np.zeros(n, dtype=np.bool_)
+        self._final_stats = np.zeros((n, 3), dtype=np.int64)  # steps, moves, depth of the ended episode
+        self._final_phi = np.zeros(n, dtype=np.float64)
+        self._rewards = np.zeros(n, dtype=np.float64)
+        self._terms = np.zeros(n, dtype=np.bool_)
+        self._truncs = np.zeros(n, dtype=np.bool_)
+        shape = (n, N_STICKERS, 6) if self._form == "onehot" else (n, N_STICKERS)
+        self._obs = np.zeros(shape, dtype=np.uint8)
+        self._final_obs = np.zeros(shape, dtype=np.uint8)
+        self._flat_obs = self._obs.reshape(n, -1)  # a view: what the kernels write
+        self._rngs: list[np.random.Generator] = []
+        self._addrs = np.zeros(n, dtype=np.uint64)
+        self._reward_kind = REWARD_KINDS[self.reward]
+        self._started = False
+
+    # --- Gymnasium API -------------------------------------------------------
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Reset all sub-envs (or ``options["reset_mask"]``'s); sub-env ``i`` is seeded ``seed + i``.
+
+        ``options={"depth": d}`` (an int or one per sub-env) sets this reset's
+        depth only, as in ``CubeEnv``; later autoresets use :meth:`set_depths`'s.
+        """
+        options = dict(options or {})
+        mask = self._reset_mask(options.pop("reset_mask", None))
+        depth = options.pop("depth", None)
+        if options:
+            raise ValueError(f"unknown reset option(s) {sorted(options)}; CubeVectorEnv takes 'depth' and 'reset_mask'")
+        self._seed(seed, mask)
+        saved = self._depths.copy()
+        if depth is not None:
+            self._depths[:] = self._check_depths(depth)
+        self._pending[:] = False
+        _reset_masked(mask, self.states, _NEXT32, self._addrs, self._depths, self._native,
+                      self._scr_moves, SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, self._steps,
+                      self._moves, self._phi, self._reward_kind, self._pending, self._inst_depth,
+                      self._form == "onehot", self._flat_obs)
+        self._run_pending()
+        self._depths[:] = saved
+        self._autoreset[mask] = False
+        self._terms[mask] = False
+        self._truncs[mask] = False
+        self._started = True
+        return self._observation(), self._info(mask)
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or not np.issubdtype(actions.dtype, np.integer):
+            raise ValueError(f"actions must be {self.num_envs} integers, got shape {actions.shape} {actions.dtype}")
+        if actions.size and (actions.min() < 0 or actions.max() >= len(self.action_names)):
+            raise ValueError(f"actions must lie in 0..{len(self.action_names) - 1}")
+        self._pending[:] = False
+        self._final_mask[:] = False
+        kernel = _step_parallel if self._parallel else _step_serial
+        kernel(self.states, actions.astype(np.int64, copy=False), self._action_moves, SPARSE_DST,
+               SPARSE_SRC, SPARSE_COUNT, self._steps, self._moves, self.max_steps or 0,
+               self._reward_kind, self._phi, _MODES[self.autoreset_mode], self._autoreset, _NEXT32,
+               self._addrs, self._depths, self._native, self._scr_moves, self._form == "onehot",
+               self._flat_obs, self._final_obs.reshape(self.num_envs, -1), self._final_mask, self._rewards, self._terms, self._truncs,
+               self._pending, self._inst_depth, self._final_stats, self._final_phi)
+        final = self._final_info() if self._final_mask.any() else None
+        self._run_pending()
+        info = self._info(np.ones(self.num_envs, dtype=np.bool_))
+        if final is not None:
+            info.update(final)
+        return (self._observation(), self._rewards.copy(), self._terms.copy(), self._truncs.copy(), info)
+
+    def render(self) -> tuple[Any, ...] | None:
+        """One frame per sub-env in ``render_mode`` (``ansi`` text or ``rgb_array`` net image)."""
+        from ..render.ansi import net_text
+        from ..render.net import render_net
+
+        if self.render_mode == "ansi":
+            return tuple(net_text(s // 9) for s in self.states)
+        if self.render_mode == "rgb_array":
+            return tuple(render_net(s // 9) for s in self.states)
+        return None
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Nothing to release: the state lives in plain arrays."""
+
+    # --- extras ----------------------------------------------------------------
+    def set_depths(self, depths: int | np.ndarray) -> None:
+        """Curriculum depth of each sub-env's *next* autoresets (an int or one per sub-env)."""
+        self._depths[:] = self._check_depths(depths)
+
+    @property
+    def depths(self) -> np.ndarray:
+        """The depth each sub-env's next autoreset draws (a copy)."""
+        return self._depths.copy()
+
+    def solved(self) -> np.ndarray:
+        """Whether each sub-env's cube is solved now."""
+        out = np.zeros(self.num_envs, dtype=np.bool_)
+        _all_solved(self.states, out)
+        return out
+
+    def facelets(self, index: int) -> str:
+        """Ground-truth 54-character string of sub-env ``index`` (runners and tests only)."""
+        from ..engine.state import to_facelets
+
+        return to_facelets(self.states[index])
+
+    # --- helpers ---------------------------------------------------------------
+    def _check_depths(self, depths: int | np.ndarray) -> np.ndarray:
+        arr = np.broadcast_to(np.asarray(depths, dtype=np.int64), (self.num_envs,))
+        if (arr < 0).any():
+            raise ValueError(f"depths must be >= 0, got {depths!r}")
+        return arr
+
+    def _reset_mask(self, mask: np.ndarray | None) -> np.ndarray:
+        if mask is None:
+            return np.ones(self.num_envs, dtype=np.bool_)
+        if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
+            raise TypeError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},)")
+        if not mask.any():
+            raise ValueError("options['reset_mask'] must contain at least one True value")
+        return mask
+
+    def _seed(self, seed: int | list[int | None] | None, mask: np.ndarray) -> None:
+        """Per-env generators exactly as ``Env.reset(seed=...)`` builds them (kept when ``seed`` is None)."""
+        if isinstance(seed, (int, np.integer)):
+            seeds: list[int | None] = [int(seed) + i for i in range(self.num_envs)]
+        elif seed is None:
+            seeds = [None] * self.num_envs
+        else:
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"seed list must have num_envs={self.num_envs} entries, got {len(seeds)}")
+        if not self._rngs:
+            self._rngs = [seeding.np_random(s)[0] for s in seeds]
+        else:
+            for i in np.flatnonzero(mask):
+                if seeds[i] is not None:
+                    self._rngs[i] = seeding.np_random(seeds[i])[0]
+        self._addrs[:] = [g.bit_generator.ctypes.state_address for g in self._rngs]
+
+    def _run_pending(self) -> None:
+        """Python-side resets for generators the kernel does not implement (same per-env generator)."""
+        for i in np.flatnonzero(self._pending):
+            inst = self.generator(int(self._depths[i]), self.metric, self._rngs[i])
+            self.states[i] = inst.state
+            self._inst_depth[i] = inst.depth
+            self._phi[i] = _phi(self.states[i], self._reward_kind)
+            self._obs[i] = self._encode(self.states[i])
+        self._pending[:] = False
+
+    def _encode(self, row: np.ndarray) -> np.ndarray:
+        col = row // 9
+        return np.eye(6, dtype=np.uint8)[col] if self._form == "onehot" else col
+
+    def _observation(self) -> np.ndarray:
+        if self._form == "image":
+            return self._images(self._obs)
+        return self._obs.copy() if self.copy else self._obs
+
+    def _images(self, colours: np.ndarray) -> np.ndarray:
+        """The net images of a batch of colour arrays (the renderer's own recolour-a-template painter)."""
+        from ..render.net import render_net
+
+        out = np.empty((len(colours), self.image_size, self.image_size, 3), dtype=np.uint8)
+        for k, col in enumerate(colours):
+            out[k] = render_net(col, self.image_size)
+        return out
+
+    def _info(self, mask: np.ndarray) -> dict[str, Any]:
+        values = {"depth": self._inst_depth, "steps": self._steps, "moves": self._moves,
+                  "is_success": self.solved()}
+        if self._reward_kind and self.tier == "symbolic":
+            values["phi"] = self._phi
+        return self._masked(values, mask)
+
+    def _masked(self, values: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, Any]:
+        """Gymnasium's vector ``info`` layout: each key with its ``_key`` mask."""
+        info: dict[str, Any] = {}
+        for key, value in values.items():
+            info[key], info["_" + key] = np.where(mask, value, np.zeros_like(value)), mask.copy()
+        if self._reward_kind:
+            info["reward_kind"] = np.where(mask, self.reward, None).astype(object)
+            info["_reward_kind"] = mask.copy()
+        return info
+
+    def _final_info(self) -> dict[str, Any]:
+        """``final_obs`` / ``final_info`` of the sub-envs that ended (and were reset) in SAME_STEP mode."""
+        m = self._final_mask.copy()
+        final_obs = np.full(self.num_envs, None, dtype=object)
+        frames = self._images(self._final_obs[m]) if self._form == "image" else self._final_obs[m]
+        for k, i in enumerate(np.flatnonzero(m)):
+            final_obs[i] = frames[k].copy()
+        values = {"depth": self._final_stats[:, 2], "steps": self._final_stats[:, 0],
+                  "moves": self._final_stats[:, 1], "is_success": self._terms.copy()}
+        if self._reward_kind and self.tier == "symbolic":
+            values["phi"] = self._final_phi
+        return {"final_obs": final_obs, "_final_obs": m, "final_info": self._masked(values, m),
+                "_final_info": m.copy()}
