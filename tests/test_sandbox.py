@@ -13,6 +13,7 @@ import os
 import select
 import socket
 import sys
+import threading
 import uuid
 import warnings
 from pathlib import Path
@@ -233,6 +234,23 @@ def test_close_leaves_no_process_and_no_mount(box: ToolBox) -> None:
     assert "sandbox-root" not in Path("/proc/self/mounts").read_text()
     with pytest.raises(SandboxError):
         sandbox.run("1")
+
+
+def test_sandboxes_in_threads_are_independent(box: ToolBox) -> None:
+    results: dict[int, tuple[int, str | None]] = {}
+
+    def episode(n: int) -> None:
+        with make(box) as sandbox:
+            sandbox.run(f"x = {n}")
+            results[n] = (sandbox.uid, sandbox.run("x * 10").value_repr)
+
+    threads = [threading.Thread(target=episode, args=(n,)) for n in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert {n: v for n, (_, v) in results.items()} == {0: "0", 1: "10", 2: "20"}
+    assert len({uid for uid, _ in results.values()}) == 3
 
 
 def test_mounts_do_not_leak_to_the_host(sb: Sandbox) -> None:

@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import warnings
 import weakref
@@ -48,6 +49,7 @@ _LAUNCHER_ENV = {"PATH": os.defpath, "LANG": "C.UTF-8"}
 
 
 _UIDS_IN_USE: set[int] = set()
+_UIDS_LOCK = threading.Lock()
 
 
 def _allocate_uid() -> int:
@@ -56,11 +58,12 @@ def _allocate_uid() -> int:
     Each sandbox gets its own uid so that ``RLIMIT_NPROC`` (counted per uid) and the
     sweep of stray processes concern that sandbox alone.
     """
-    while True:
-        uid = _UID_BASE + secrets.randbelow(_UID_SPAN)
-        if uid not in _UIDS_IN_USE:
-            _UIDS_IN_USE.add(uid)
-            return uid
+    with _UIDS_LOCK:
+        while True:
+            uid = _UID_BASE + secrets.randbelow(_UID_SPAN)
+            if uid not in _UIDS_IN_USE:
+                _UIDS_IN_USE.add(uid)
+                return uid
 
 
 class _CpuOverrun(Exception):
