@@ -4,15 +4,14 @@ Each wrapper takes the core :class:`~cube_env.CubeEnv` observation (the 54
 colour indices of the held cube, URFDLB order; reward wrappers may sit in
 between) and turns it into what the agent of that tier sees:
 
-========================  ===================================  =========================
-wrapper                   ``form="image"`` (default)           ``form="text"``
-========================  ===================================  =========================
-SymbolicObservation       (Tier 1) ``onehot`` (54, 6) uint8,   the 54-character string
-                          or ``indices`` (54,) uint8
-NetObservation            (Tier 2) cross net, RGB              labelled letter net
-FaceViewObservation       (Tier 3a) the F face, RGB            titled 3x3 grid
-VertexViewObservation     (Tier 3b) U, F, R from the corner    three titled 3x3 grids
-========================  ===================================  =========================
+=====================  ====  ===============================================  ========================
+wrapper                tier  array forms (default first)                      ``form="text"``
+=====================  ====  ===============================================  ========================
+SymbolicObservation    1     ``onehot`` (54, 6), ``indices`` (54,) uint8       the 54-character string
+NetObservation         2     ``image``: the cross net, RGB                     labelled letter net
+FaceViewObservation    3a    ``image``: the held cube's F face, RGB            titled 3x3 grid
+VertexViewObservation  3b    ``image``: U, F, R seen from the UFR corner, RGB  three titled 3x3 grids
+=====================  ====  ===============================================  ========================
 
 Tiers 2 and 3 also hide the ground truth: ``info`` keeps only
 :data:`PUBLIC_INFO_KEYS` (no facelet string, scramble, distance or reward
