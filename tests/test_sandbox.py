@@ -224,10 +224,14 @@ def test_fresh_interpreter_notice_after_a_crash(sb: Sandbox, box: ToolBox) -> No
 
 
 def test_close_leaves_no_process_and_no_mount(box: ToolBox) -> None:
+    fds_before = len(os.listdir("/proc/self/fd"))
     sandbox = make(box)
     launcher = sandbox._session.proc
     sandbox.run("x = 1")
+    sandbox.run("import os\nos._exit(0)")  # a restart in between must not leak either
+    sandbox.run("x = 2")
     sandbox.close()
+    assert len(os.listdir("/proc/self/fd")) == fds_before  # pipes, memfd and pidfd all closed
     sandbox.close()  # twice is fine
     assert launcher.returncode is not None  # reaped: no zombie
     assert not _tasks_of(sandbox.uid)
@@ -520,6 +524,18 @@ def test_ignoring_alarm_and_term_and_swallowing_the_stop_gets_killed(box: ToolBo
         r = sandbox.run(code)
         assert r.killed_reason == "wall" and r.interpreter_lost
         assert "killed" in r.observation() and "restarted" in r.observation()
+        goes_on(sandbox, box)
+
+
+def test_output_printed_before_a_kill_is_kept(box: ToolBox) -> None:
+    with make(box, WALL) as sandbox:
+        code = ("import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+                "print('step 1 done')\nprint(observe()[:4])\ntime.sleep(0.3)\nprint('step 2 done')\n"
+                "while True:\n    time.sleep(0.05)")
+        r = sandbox.run(code)
+        assert r.interpreter_lost and r.killed_reason == "wall"
+        assert r.stdout == "step 1 done\nUUUU\nstep 2 done\n"
+        assert r.observation().startswith("step 1 done\nUUUU\nstep 2 done\n[Stopped:")
         goes_on(sandbox, box)
 
 

@@ -240,17 +240,19 @@ def lock_down(cfg, layers):
 
 
 def redirect_fds(cfg):
-    """Keep only the two pipe ends (as fds 3 and 4); 0, 1 and 2 become /dev/null."""
+    """Keep only the two pipe ends (fds 3, 4) and the output mirror (fd 5); 0-2 become /dev/null."""
     cmd = os.dup(cfg["cmd_fd"])
     msg = os.dup(cfg["msg_fd"])
+    mirror = os.dup(cfg["mirror_fd"])
     null = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     os.dup2(cmd, 3)
     os.dup2(msg, 4)
-    os.closerange(5, 65536)
-    os.set_inheritable(3, True)
-    os.set_inheritable(4, True)
+    os.dup2(mirror, 5)
+    os.closerange(6, 65536)
+    for fd in (3, 4, 5):
+        os.set_inheritable(fd, True)
 
 
 def send_frame(fd, obj):
@@ -298,8 +300,8 @@ def make_fallback_workdir(cfg):
 
 def supervise(child, cfg):
     """Report the child's pid, then wait for it; kill it when stdin reaches EOF."""
-    os.close(cfg["cmd_fd"])
-    os.close(cfg["msg_fd"])
+    for key in ("cmd_fd", "msg_fd", "mirror_fd"):
+        os.close(cfg[key])
     started = {"event": "started", "pid": child, "workdir": cfg["workdir"]}
     sys.stdout.write(json.dumps(started) + "\n")
     sys.stdout.flush()

@@ -21,6 +21,7 @@ import ctypes
 import io
 import json
 import linecache
+import mmap
 import os
 import signal
 import sys
@@ -28,6 +29,7 @@ import traceback
 
 CMD_FD = 3
 MSG_FD = 4
+MIRROR_FD = 5  # shared memory where kept output is mirrored, read by the host if we die
 OUTPUT_STOP_FACTOR = 10  # a block that prints ten times the shown limit is stopped
 MAX_TOOL_REQUEST = 1 << 20  # bytes of JSON per tool call; larger arguments are refused inside
 TRACEBACK_FRAMES = 30  # innermost frames kept (a deep recursion must not take ages to format)
@@ -126,14 +128,22 @@ def raise_pending():
 # --------------------------------------------------------------------------- output
 
 class Capture(io.TextIOBase):
-    """A stdout/stderr replacement that keeps the first ``limit`` characters."""
+    """A stdout/stderr replacement that keeps the first ``limit`` characters.
 
-    def __init__(self, limit):
+    Kept text is also mirrored, as UTF-8 after an 8-byte length, into memory shared
+    with the host, so what a block printed survives even if the interpreter is killed.
+    """
+
+    def __init__(self, limit, mirror):
         self.limit = limit
         self.parts = []
         self.kept = 0
         self.total = 0
         self.stopped = False
+        self.mirror = mirror
+        self.mirrored = 0
+        if mirror is not None:
+            mirror[:8] = bytes(8)
 
     def writable(self):
         return True
@@ -153,11 +163,20 @@ class Capture(io.TextIOBase):
             piece = s[:room]
             self.parts.append(piece)
             self.kept += len(piece)
+            self._mirror(piece)
         if self.total > self.limit * OUTPUT_STOP_FACTOR and not self.stopped and state.interruptible:
             self.stopped = True
             raise OutputLimitExceeded(
                 f"the code block printed more than {self.limit * OUTPUT_STOP_FACTOR} characters")
         return len(s)
+
+    def _mirror(self, piece):
+        if self.mirror is None:
+            return
+        data = piece.encode("utf-8", "surrogatepass")[:len(self.mirror) - 8 - self.mirrored]
+        self.mirror[8 + self.mirrored:8 + self.mirrored + len(data)] = data
+        self.mirrored += len(data)
+        self.mirror[:8] = self.mirrored.to_bytes(8, "little")
 
     def text(self):
         return "".join(self.parts)
@@ -286,9 +305,9 @@ def execute(code, number, ns, capture):
     return value_repr, error, reason
 
 
-def run_block(msg, ns):
+def run_block(msg, ns, mirror):
     lim = state.limits
-    capture = Capture(lim["max_output_chars"])
+    capture = Capture(lim["max_output_chars"], mirror)
     saved = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = capture
     state.pending, state.fired = None, False
@@ -337,9 +356,17 @@ def make_namespace(tools):
     return ns
 
 
+def open_mirror():
+    try:
+        return mmap.mmap(MIRROR_FD, 0)
+    except (OSError, ValueError):
+        return None
+
+
 def main():
     init = recv()
     state.limits = init["limits"]
+    mirror = open_mirror()
     exec_layer = install_exec_filter(init.get("exec_filter"))
     ns = make_namespace(init["tools"])
     send({"type": "ready", "exec_filter": exec_layer, "uid": os.getuid(), "gid": os.getgid(),
@@ -350,7 +377,7 @@ def main():
         if msg.get("type") != "exec":
             os._exit(0)
         try:
-            result = run_block(msg, ns)
+            result = run_block(msg, ns, mirror)
         except MemoryError:
             _reserve = None
             result = {"type": "result", "stdout": "", "dropped": 0, "value_repr": None,

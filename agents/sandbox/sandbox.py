@@ -133,8 +133,9 @@ def _signal_name(num: int) -> str:
 class _Session:
     """One live interpreter: the launcher process, the pipes and the child's pid."""
 
-    def __init__(self, proc: subprocess.Popen, channel: Channel, uid: int) -> None:
+    def __init__(self, proc: subprocess.Popen, channel: Channel, uid: int, mirror_fd: int) -> None:
         self.uid = uid
+        self.mirror_fd = mirror_fd  # memfd where the interpreter mirrors the output it keeps
         self.sweep_uid = False  # set when there is no PID namespace to take strays down with the child
         self.proc = proc
         self.channel = channel
@@ -179,6 +180,16 @@ class _Session:
         self.exit_info = info
         return info
 
+    def mirrored_output(self, limit: int) -> str:
+        """The output the current block had printed (kept part), read from the mirror.
+
+        Used when the interpreter died; the bytes are untrusted: length is bounded and
+        invalid UTF-8 is replaced.
+        """
+        size = int.from_bytes(os.pread(self.mirror_fd, 8, 0), "little")
+        data = os.pread(self.mirror_fd, min(size, 4 * limit), 8)
+        return data.decode("utf-8", "replace")[:limit]
+
     def close(self) -> None:
         """Stop everything this session started and release its fds and temp dir."""
         if self.dead:
@@ -195,6 +206,7 @@ class _Session:
             if stream:
                 stream.close()
         self.channel.close()
+        os.close(self.mirror_fd)
         if self.pidfd >= 0:
             os.close(self.pidfd)
             self.pidfd = -1
@@ -286,7 +298,8 @@ class Sandbox:
             try:
                 self._session.channel.write(request, hard)
             except (ChannelClosed, ChannelTimeout):
-                return self._lost([], "crash", "a fresh interpreter died before the block could start")
+                return self._lost([], "crash", "a fresh interpreter died before the block could start",
+                                  started=False)
         result = self._serve_block(soft, hard, self._cpu_watchdog())
         result.fresh_interpreter = fresh
         result.wall_time = time.monotonic() - start
@@ -326,32 +339,35 @@ class Sandbox:
     def _start(self) -> None:
         cmd_r, cmd_w = os.pipe()
         msg_r, msg_w = os.pipe()
+        mirror = os.memfd_create("cubebench-sandbox-output", os.MFD_CLOEXEC)
         try:
+            os.ftruncate(mirror, 8 + 4 * self.limits.max_output_chars)
             proc = subprocess.Popen(
                 [os.path.realpath(sys.executable), "-I", "-S", "-B", str(_HERE / "_launcher.py")],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(cmd_r, msg_w), env=_LAUNCHER_ENV, cwd="/", start_new_session=True)
+                pass_fds=(cmd_r, msg_w, mirror), env=_LAUNCHER_ENV, cwd="/", start_new_session=True)
         except BaseException:
-            for fd in (cmd_r, cmd_w, msg_r, msg_w):
+            for fd in (cmd_r, cmd_w, msg_r, msg_w, mirror):
                 os.close(fd)
             raise
         os.close(cmd_r)
         os.close(msg_w)
         # a result carries up to three texts of max_output_chars, each \uXXXX-escaped at worst
         max_frame = max(8 * 2**20, 3 * 12 * self.limits.max_output_chars + 2**20)
-        session = _Session(proc, Channel(msg_r, cmd_w, max_frame), self.uid)
+        session = _Session(proc, Channel(msg_r, cmd_w, max_frame), self.uid, mirror)
         self._session = session
         self._finalizer = weakref.finalize(self, session.close)
         try:
-            self._handshake(session, cmd_r, msg_w)
+            self._handshake(session, cmd_r, msg_w, mirror)
         except SandboxError:
             self._finalizer()
             raise
 
-    def _handshake(self, session: _Session, cmd_r: int, msg_w: int) -> None:
+    def _handshake(self, session: _Session, cmd_r: int, msg_w: int, mirror: int) -> None:
         deadline = time.monotonic() + self.limits.start_seconds
         assert session.proc.stdin is not None
-        session.proc.stdin.write((json.dumps(self._config(cmd_r, msg_w)) + "\n").encode())
+        config = {**self._config(cmd_r, msg_w), "mirror_fd": mirror}
+        session.proc.stdin.write((json.dumps(config) + "\n").encode())
         session.proc.stdin.flush()
         started = self._read_started(session, deadline)
         session.child_pid = started["pid"]
@@ -563,9 +579,11 @@ class Sandbox:
         return "exit", f"the interpreter exited with status {code}"
 
     def _lost(self, calls: list[ToolCall], reason: str, detail: str, *,
-              killed_by_host: bool = False) -> ExecResult:
+              killed_by_host: bool = False, started: bool = True) -> ExecResult:
         if killed_by_host:
             self._session.kill()
+        self._session.reap()
+        stdout = self._session.mirrored_output(self.limits.max_output_chars) if started else ""
         self._finalizer()
-        return ExecResult(error=None, timed_out=reason in ("wall", "cpu"), killed_reason=reason,
+        return ExecResult(stdout=stdout, timed_out=reason in ("wall", "cpu"), killed_reason=reason,
                           stop_detail=detail, tool_calls=calls, interpreter_lost=True)
