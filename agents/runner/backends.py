@@ -150,7 +150,8 @@ def _ray(episodes: list[EpisodeSpec], agent_spec: AgentSpec, settings: PlaySetti
     the driver collects them with ``ray.wait`` and writes each to the store.
     """
     ray = import_ray()
-    if not ray.is_initialized():
+    started_here = not ray.is_initialized()
+    if started_here:
         ray.init(address=address, ignore_reinit_error=True, include_dashboard=False,
                  runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(_pythonpath())}})
     remote = ray.remote(num_cpus=1, max_retries=0)(play_in_worker)
@@ -169,6 +170,8 @@ def _ray(episodes: list[EpisodeSpec], agent_spec: AgentSpec, settings: PlaySetti
     finally:
         for ref in pending:
             ray.cancel(ref, force=True)
+        if started_here:
+            ray.shutdown()
 
 
 def _pythonpath() -> list[str]:
