@@ -42,6 +42,8 @@ F_FACE = slice(18, 27)
 """Positions of the held cube's F face in the colour array."""
 
 _LETTERS = {"faces": FACES, "colours": COLOUR_LETTERS}
+_FACE_CODES = np.frombuffer(FACES.encode("ascii"), dtype=np.uint8)
+_COLOUR_CODES = np.frombuffer(COLOUR_LETTERS.encode("ascii"), dtype=np.uint8)
 
 
 def _check_core_observation(env: gym.Env) -> None:
@@ -108,10 +110,10 @@ class SymbolicObservation(gym.ObservationWrapper):
     def text(self, colours: np.ndarray) -> str:
         """The 54-character string of 54 colour indices in this wrapper's letters."""
         if self.letters == "colours":
-            return "".join(COLOUR_LETTERS[c] for c in colours)
+            return _COLOUR_CODES[colours].tobytes().decode("ascii")
         face_of_colour = np.empty(6, dtype=np.uint8)
         face_of_colour[colours[list(CENTRES)]] = np.arange(6)
-        return "".join(FACES[c] for c in face_of_colour[colours])
+        return _FACE_CODES[face_of_colour[colours]].tobytes().decode("ascii")
 
 
 class _PartialTierObservation(gym.ObservationWrapper):
