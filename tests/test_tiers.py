@@ -476,6 +476,18 @@ def test_forked_process_gets_an_error_not_a_hang() -> None:
     assert os.waitstatus_to_exitcode(status) == 7
 
 
+def test_missing_pyrender_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['pyrender'] = None\n"
+        "import gymnasium as gym, cube_env\n"
+        "try:\n    gym.make('CubeBench-Vertex-v0', renderer='pyrender')\n"
+        "except ImportError as exc:\n    assert 'cubebench[render3d]' in str(exc), exc\n    sys.exit(0)\n"
+        "sys.exit(3)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
 def test_bad_arguments_are_refused() -> None:
     with pytest.raises(ValueError, match="form"):
         NetObservation(CubeEnv(), form="png")

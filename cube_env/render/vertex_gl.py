@@ -61,8 +61,14 @@ def ensure_renderer() -> None:
 def _import_pyrender() -> Any:
     """Import pyrender for EGL (headless) unless the user chose another platform."""
     os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
-    import pyrender
-
+    try:
+        import pyrender
+        import trimesh  # noqa: F401  (the meshes are built with it)
+    except ImportError as exc:
+        raise ImportError(
+            f"renderer='pyrender' needs pyrender and trimesh ({exc}): pip install 'cubebench[render3d]', "
+            "plus Mesa EGL on a headless machine (Debian: libegl1 libegl-mesa0 libgl1-mesa-dri libgl1 libopengl0)"
+        ) from exc
     return pyrender
 
 
