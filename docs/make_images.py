@@ -61,6 +61,17 @@ def save(img: Image.Image | np.ndarray, name: str) -> None:
     print(f"wrote docs/img/{name}")
 
 
+def onehot_picture(onehot: np.ndarray, row_px: int = 4, col_px: int = 20) -> np.ndarray:
+    """The Tier 1 one-hot array (54, 6) drawn as it is: one row per sticker position, one column
+    per colour, a 1 drawn in that column's colour, a 0 in dark grey."""
+    from cube_env.engine import COLOUR_RGB
+
+    cells = np.where(onehot[:, :, None] == 1, COLOUR_RGB[None, :, :], np.uint8(40))
+    img = np.repeat(np.repeat(cells, row_px, axis=0), col_px, axis=1)
+    img[:: 9 * row_px] = 0  # a black line where each face's nine positions start
+    return img
+
+
 def pyrender_vertex() -> np.ndarray | None:
     try:
         return observe("CubeBench-Vertex-v0", renderer="pyrender")
@@ -71,14 +82,16 @@ def pyrender_vertex() -> np.ndarray | None:
 
 def main() -> None:
     OUT.mkdir(exist_ok=True)
+    onehot = onehot_picture(observe("CubeBench-Symbolic-v0"))
     net = observe("CubeBench-Visual-v0")
     face = observe("CubeBench-Face-v0")
     painter = observe("CubeBench-Vertex-v0")
     gl = pyrender_vertex()
+    save(onehot, "tier1_onehot.png")
     save(net, "tier2_net.png")
     save(face, "tier3_face.png")
     save(painter, "tier3_vertex_painter.png")
-    panels = [("Tier 2: net", net), ("Tier 3a: face", face), ("Tier 3b: vertex (painter)", painter)]
+    panels = [("Tier 1: one-hot", onehot), ("Tier 2: net", net), ("Tier 3a: face", face), ("Tier 3b: vertex (painter)", painter)]
     if gl is not None:
         save(gl, "tier3_vertex_pyrender.png")
         panels.append(("Tier 3b: vertex (pyrender)", gl))
