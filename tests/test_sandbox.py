@@ -9,9 +9,13 @@ model's code can reach neither a solver nor the project's files.
 """
 from __future__ import annotations
 
+import json
 import os
 import select
+import shlex
+import shutil
 import socket
+import subprocess
 import sys
 import threading
 import uuid
@@ -283,6 +287,45 @@ def test_fallback_reports_weaker_layers_and_cleans_its_workdir(box: ToolBox) -> 
         workdir = weak._session.workdir
         assert Path(workdir).is_dir() and weak.run("import os\nos.getcwd()").value_repr == repr(workdir)
     assert not Path(workdir).exists()
+
+
+UNPRIVILEGED_PROBE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])  # the sandbox package alone, imported as 'sandbox'
+from sandbox import FAIRNESS_LAYERS, Sandbox, SandboxLimits
+with Sandbox({"f": lambda: 7}, SandboxLimits(wall_seconds=10), require_layers=FAIRNESS_LAYERS) as sb:
+    out = {"layers": sb.layers, "uid": sb.uid, "info": sb.interpreter_info,
+           "probe": sb.run("import os\\n(os.getuid(), sorted(os.listdir('/')), f())").value_repr,
+           "file": sb.run("open('/etc/passwd')").error, "fork": sb.run("import os\\nos.fork()").error,
+           "caps": open(f"/proc/{sb._session.child_pid}/status").read()}
+print(json.dumps(out))
+"""
+
+
+def _nobody_can_unshare() -> bool:
+    if os.geteuid() != 0 or not shutil.which("su") or not Path("/usr/bin/python3").exists():
+        return False
+    probe = subprocess.run(["su", "nobody", "-s", "/bin/sh", "-c", "unshare -U -m -n true"],
+                           capture_output=True, timeout=30, check=False)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _nobody_can_unshare(), reason="needs root (to become nobody), su, "
+                    "/usr/bin/python3 and unprivileged user namespaces")
+def test_unprivileged_caller_gets_the_walls_through_a_user_namespace() -> None:
+    """A non-root caller (nobody, with the system Python) still gets every fairness layer."""
+    cmd = f"cd / && /usr/bin/python3 -I -c {shlex.quote(UNPRIVILEGED_PROBE)} {PROJECT / 'agents'}"
+    done = subprocess.run(["su", "nobody", "-s", "/bin/sh", "-c", cmd], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["layers"]["user-namespace"].startswith("active")
+    assert out["uid"] == out["info"]["uid"] == 65534 and out["info"]["pid"] == 1
+    uid, top, value = eval(out["probe"])
+    assert uid == 65534 and "etc" not in top and "python" in top and value == 7
+    assert "FileNotFoundError" in out["file"] and "BlockingIOError" in out["fork"]
+    caps = dict(line.split(":\t") for line in out["caps"].splitlines() if ":\t" in line)
+    assert int(caps["CapEff"], 16) == int(caps["CapPrm"], 16) == 0 and caps["NoNewPrivs"] == "1"
 
 
 # =========================================================================== hostile: files

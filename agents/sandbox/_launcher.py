@@ -33,6 +33,7 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWCGROUP = 0x02000000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY = 1
@@ -40,6 +41,9 @@ MS_NOSUID = 2
 MS_NODEV = 4
 MS_NOEXEC = 8
 MS_REMOUNT = 32
+MS_NOATIME = 1024
+MS_NODIRATIME = 2048
+MS_RELATIME = 1 << 21
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
@@ -86,18 +90,48 @@ def install_seccomp(program_hex):
 
 # --------------------------------------------------------------------------- namespaces
 
+NS_LAYERS = ("mount-namespace", "pid-namespace", "network-namespace", "ipc-namespace", "uts-namespace")
+
+
+def write_file(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def enter_user_namespace(core, cfg):
+    """Not root: create a user namespace too (mapping only our own uid/gid) and own the rest.
+
+    Inside it this process holds every capability until it execs, which is all the
+    mounts need; the interpreter, exec'd with a non-zero uid, keeps none.
+    """
+    uid, gid = os.geteuid(), os.getegid()
+    if libc.unshare(CLONE_NEWUSER | core) != 0:
+        return "unshare(CLONE_NEWUSER) failed (" + os.strerror(ctypes.get_errno()) + ")"
+    write_file("/proc/self/setgroups", "deny")
+    write_file("/proc/self/uid_map", f"{uid} {uid} 1")
+    write_file("/proc/self/gid_map", f"{gid} {gid} 1")
+    cfg["uid"], cfg["gid"], cfg["userns"] = uid, gid, True
+    return None
+
+
 def enter_namespaces(cfg, layers):
     """unshare() the namespaces; return True when mount+pid+net namespaces are active."""
     if "namespaces" in cfg["disable"]:
-        for name in ("mount-namespace", "pid-namespace", "network-namespace", "ipc-namespace", "uts-namespace"):
+        for name in NS_LAYERS:
             layers[name] = "disabled by configuration"
         return False
     core = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
-    if libc.unshare(core) != 0:
-        reason = "unavailable: unshare failed (" + os.strerror(ctypes.get_errno()) + ")"
-        for name in ("mount-namespace", "pid-namespace", "network-namespace", "ipc-namespace", "uts-namespace"):
-            layers[name] = reason
+    if os.geteuid() == 0:
+        failure = None if libc.unshare(core) == 0 else \
+            "unshare failed (" + os.strerror(ctypes.get_errno()) + ")"
+    else:
+        failure = enter_user_namespace(core, cfg)
+    if failure:
+        for name in NS_LAYERS:
+            layers[name] = f"unavailable: {failure}"
         return False
+    if cfg.get("userns"):
+        layers["user-namespace"] = "active: an unprivileged user namespace owns the other namespaces"
     layers["pid-namespace"] = "active: the interpreter is PID 1 of its own PID namespace; killing it kills every process it made"
     layers["network-namespace"] = "active: no network interfaces except a loopback that is down"
     layers["ipc-namespace"] = "active: private System V IPC and POSIX message queues"
@@ -122,11 +156,21 @@ def make_target(path, is_dir):
             pass
 
 
-def bind_ro(src, dst, is_dir, dev=False):
-    """Bind src onto dst, then make that mount read-only, nosuid (and nodev unless a device)."""
+# statvfs flags of a bind source that a remount must keep (they are locked in a user namespace)
+KEPT_FLAGS = ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
+              (os.ST_NOATIME, MS_NOATIME), (os.ST_NODIRATIME, MS_NODIRATIME), (os.ST_RELATIME, MS_RELATIME))
+
+
+def bind(src, dst, is_dir, readonly=True, dev=False):
+    """Bind src onto dst, then remount it nosuid (nodev unless a device, read-only unless
+    told otherwise), keeping the flags the source mount already has."""
     make_target(dst, is_dir)
     mount(src, dst, None, MS_BIND)
-    flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | (0 if dev else MS_NODEV)
+    kept = os.statvfs(src).f_flag
+    flags = MS_REMOUNT | MS_BIND | MS_NOSUID | (0 if dev else MS_NODEV) | (MS_RDONLY if readonly else MS_NOEXEC)
+    for st, ms in KEPT_FLAGS:
+        if kept & st:
+            flags |= ms
     mount(None, dst, None, flags)
 
 
@@ -134,19 +178,18 @@ def build_tree(root, py, cfg):
     """Populate the tmpfs at ``root`` with exactly what the interpreter needs."""
     ver = py["version_dir"]
     stdlib = f"{root}/python/lib/{ver}"
-    bind_ro(py["binary"], f"{root}/python/bin/python3", False)
-    bind_ro(py["stdlib"], stdlib, True)
+    bind(py["binary"], f"{root}/python/bin/python3", False)
+    bind(py["stdlib"], stdlib, True)
     if py["dynload"] and not py["dynload"].startswith(py["stdlib"] + "/"):
-        bind_ro(py["dynload"], f"{stdlib}/lib-dynload", True)
+        bind(py["dynload"], f"{stdlib}/lib-dynload", True)
     for sub in py["hidden"]:  # site-packages inside the stdlib dir: mask with an empty read-only tmpfs
         mount("hidden", f"{stdlib}/{sub}", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=555")
     for soname, path in py["libs"].items():
-        bind_ro(path, f"{root}/python/lib/{soname}", False)
-    bind_ro(py["interp"], root + py["interp"], False)
+        bind(path, f"{root}/python/lib/{soname}", False)
+    bind(py["interp"], root + py["interp"], False)
     for dev in DEVICES:
         if os.path.exists(f"/dev/{dev}"):
-            bind_ro(f"/dev/{dev}", f"{root}/dev/{dev}", False, dev=True)
-            mount(None, f"{root}/dev/{dev}", None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NOEXEC)
+            bind(f"/dev/{dev}", f"{root}/dev/{dev}", False, readonly=False, dev=True)
     os.makedirs(f"{root}/work")
     lim = cfg["limits"]
     opts = f"size={lim['disk_bytes']},nr_inodes={lim['max_files']},mode=700,uid={cfg['uid']},gid={cfg['gid']}"
@@ -211,6 +254,11 @@ def world_executable(path):
 
 
 def drop_privileges(cfg, layers):
+    if cfg.get("userns"):
+        layers["unprivileged-uid"] = (
+            f"active: the caller's own unprivileged uid {cfg['uid']} (a uid of its own needs root), "
+            "no capabilities after exec; RLIMIT_NPROC also counts the caller's other processes")
+        return
     if os.geteuid() != 0 or "uid" in cfg["disable"]:
         layers["unprivileged-uid"] = "unavailable: the host is not root" if os.geteuid() != 0 else "disabled by configuration"
         return

@@ -123,6 +123,13 @@ def _tasks_of_uid(uid: int) -> dict[int, int]:
     return found
 
 
+def _pid_ns(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
 def _signal_name(num: int) -> str:
     try:
         return signal.Signals(num).name
@@ -249,7 +256,9 @@ class Sandbox:
             raise ValueError(f"unknown required layers: {sorted(set(self._require) - set(ALL_LAYERS))}")
         self.layers: dict[str, str] = {}
         """Each layer's state: a sentence starting with "active:", "unavailable:" or "disabled"."""
-        self.uid = _allocate_uid()
+        self._own_uid = _allocate_uid()
+        self.uid = self._own_uid
+        """The interpreter's uid: a uid of its own when run as root, else the caller's."""
         self.blocks_run = 0
         self.restarts = 0
         self._session: _Session | None = None
@@ -260,7 +269,7 @@ class Sandbox:
         try:
             self._start()
         except BaseException:
-            _UIDS_IN_USE.discard(self.uid)
+            _UIDS_IN_USE.discard(self._own_uid)
             raise
         self._check_layers()
 
@@ -310,7 +319,7 @@ class Sandbox:
         self._closed = True
         if self._finalizer is not None:
             self._finalizer()
-        _UIDS_IN_USE.discard(self.uid)
+        _UIDS_IN_USE.discard(self._own_uid)
 
     def __enter__(self) -> "Sandbox":
         return self
@@ -327,7 +336,7 @@ class Sandbox:
             "unavailable: no filter for this CPU architecture"
         return {
             "cmd_fd": cmd_r, "msg_fd": msg_w, "python": py, "limits": self._limit_dict(),
-            "uid": self.uid, "gid": self.uid, "disable": sorted(self._disable),
+            "uid": self._own_uid, "gid": self._own_uid, "disable": sorted(self._disable),
             "seccomp_base": base, "seccomp_reason": reason,
             "worker_source": (_HERE / "_worker.py").read_text(),
         }
@@ -354,7 +363,7 @@ class Sandbox:
         os.close(msg_w)
         # a result carries up to three texts of max_output_chars, each \uXXXX-escaped at worst
         max_frame = max(8 * 2**20, 3 * 12 * self.limits.max_output_chars + 2**20)
-        session = _Session(proc, Channel(msg_r, cmd_w, max_frame), self.uid, mirror)
+        session = _Session(proc, Channel(msg_r, cmd_w, max_frame), self._own_uid, mirror)
         self._session = session
         self._finalizer = weakref.finalize(self, session.close)
         try:
@@ -386,8 +395,9 @@ class Sandbox:
         ready = self._expect(session, deadline, "ready")
         self.layers["seccomp-exec"] = ("disabled by configuration" if "seccomp" in self._disable
                                        else ready["exec_filter"])
+        self.uid = int(ready.get("uid", -1))
         session.sweep_uid = (not self.layers.get("pid-namespace", "").startswith("active")
-                             and self.layers.get("unprivileged-uid", "").startswith("active"))
+                             and self.uid == self._own_uid)
         self.interpreter_info = ready
 
     def _read_started(self, session: _Session, deadline: float) -> dict[str, Any]:
@@ -548,7 +558,7 @@ class Sandbox:
         """Threads or processes must not outlive their block (only possible if max_processes > 1)."""
         if self.limits.max_processes <= 1:
             return result
-        extra = sum(_tasks_of_uid(self.uid).values()) - 1
+        extra = self._sandbox_threads() - 1
         if extra > 0:
             self._session.kill()
             self._finalizer()
@@ -558,6 +568,20 @@ class Sandbox:
             result.killed_reason = result.killed_reason or "background"
             result.interpreter_lost = True
         return result
+
+    def _sandbox_threads(self) -> int:
+        """Threads of every process of the sandbox: those of its PID namespace, or else
+        those of its own uid (0 when neither can tell them apart from the host's)."""
+        pid = self._session.child_pid
+        if self.layers.get("pid-namespace", "").startswith("active"):
+            try:
+                ns = os.readlink(f"/proc/{pid}/ns/pid")
+            except OSError:
+                return 0
+            return sum(n for p, n in _tasks_of_uid(self.uid).items() if _pid_ns(p) == ns)
+        if self.uid == self._own_uid:
+            return sum(_tasks_of_uid(self.uid).values())
+        return 0
 
     def _death_reason(self) -> tuple[str, str]:
         """Why the interpreter died on its own, from the launcher's exit report."""
