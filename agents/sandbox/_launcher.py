@@ -2,15 +2,17 @@
 
 Run by :class:`agents.sandbox.Sandbox` as ``python -I -S -B _launcher.py`` with one
 JSON line of configuration on stdin. It uses the standard library and ctypes only
-and imports nothing from the project. As root it:
+and imports nothing from the project. It:
 
-1. enters new mount, network, PID, IPC, UTS (and cgroup) namespaces (``unshare``);
+1. enters new mount, network, PID, IPC, UTS (and cgroup) namespaces (``unshare``); when
+   not run as root, inside a new user namespace that maps only the caller's uid/gid;
 2. builds a minimal root on a tmpfs (read-only Python binary, stdlib without
    site-packages, the shared libraries they need, /dev/null-like devices and an
    empty size-limited tmpfs ``/work``), ``pivot_root``s into it and detaches the
    host tree;
 3. forks the sandboxed process, which becomes PID 1 of the new PID namespace, sets
-   its rlimits, drops to an unprivileged uid/gid without supplementary groups,
+   its rlimits, drops (as root) to an unprivileged uid/gid of its own without
+   supplementary groups,
    sets ``PR_SET_NO_NEW_PRIVS``, installs the seccomp filter and ``exec``s a fresh
    isolated interpreter running the worker loop, with a scrubbed environment;
 4. stays behind as a tiny supervisor: it reports the child's host PID and, when the
