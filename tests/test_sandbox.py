@@ -100,6 +100,15 @@ def sb(box: ToolBox):
         yield sandbox
 
 
+@pytest.fixture(scope="module")
+def episode():
+    """One interpreter facing many hostile blocks in a row, as in a real episode (used by
+    the tests whose programs leave the interpreter alive)."""
+    tools = ToolBox()
+    with make(tools) as sandbox:
+        yield sandbox, tools
+
+
 def goes_on(sb: Sandbox, box: ToolBox) -> None:
     """The episode continues: plain code runs and the tool stubs still reach the host."""
     assert sb.run("1+1").value_repr == "2"
@@ -333,13 +342,15 @@ def test_unprivileged_caller_gets_the_walls_through_a_user_namespace() -> None:
 @pytest.mark.parametrize("path", ["/etc/passwd", "/etc/shadow", "/root/.bashrc", "/proc/self/environ",
                                   str(PROJECT / "pyproject.toml"), str(PROJECT / "cube_env" / "__init__.py"),
                                   sys.executable, str(Path.home() / ".profile")])
-def test_host_files_are_invisible(sb: Sandbox, box: ToolBox, path: str) -> None:
+def test_host_files_are_invisible(episode: tuple[Sandbox, ToolBox], path: str) -> None:
+    sb, box = episode
     r = sb.run(f"open({path!r}).read()")
     assert_error(r, "FileNotFoundError")
     goes_on(sb, box)
 
 
-def test_parent_environ_through_proc_is_invisible(sb: Sandbox, box: ToolBox) -> None:
+def test_parent_environ_through_proc_is_invisible(episode: tuple[Sandbox, ToolBox]) -> None:
+    sb, box = episode
     assert_error(sb.run(f"open('/proc/{os.getpid()}/environ', 'rb').read()"), "FileNotFoundError")
     goes_on(sb, box)
 
@@ -368,12 +379,14 @@ def test_secrets_in_the_host_environment_are_invisible(box: ToolBox, monkeypatch
 
 
 @pytest.mark.parametrize("module", ["cube_env", "kociemba", "numba", "numpy", "wrappers", "agents"])
-def test_project_and_solver_libraries_cannot_be_imported(sb: Sandbox, box: ToolBox, module: str) -> None:
+def test_project_and_solver_libraries_cannot_be_imported(episode: tuple[Sandbox, ToolBox], module: str) -> None:
+    sb, box = episode
     assert_error(sb.run(f"import {module}"), "ModuleNotFoundError", module)
     goes_on(sb, box)
 
 
-def test_adding_the_project_to_sys_path_does_not_help(sb: Sandbox, box: ToolBox) -> None:
+def test_adding_the_project_to_sys_path_does_not_help(episode: tuple[Sandbox, ToolBox]) -> None:
+    sb, box = episode
     venv_site = [p for p in sys.path if p.endswith("site-packages")]
     r = sb.run(f"import sys\nsys.path[:0] = {[str(PROJECT), *venv_site]!r}\nimport cube_env")
     assert_error(r, "ModuleNotFoundError")
@@ -451,7 +464,8 @@ def test_network_namespace_alone_blocks_tcp(box: ToolBox, listener: socket.socke
     ("import threading\nthreading.Thread(target=lambda: None).start()", "can't start new thread"),
     ("import resource\nresource.prlimit(0, resource.RLIMIT_NOFILE, (16, 16))", "PermissionError"),
 ])
-def test_spawning_is_refused(sb: Sandbox, box: ToolBox, code: str, needle: str) -> None:
+def test_spawning_is_refused(episode: tuple[Sandbox, ToolBox], code: str, needle: str) -> None:
+    sb, box = episode
     assert_error(sb.run(code), needle)
     goes_on(sb, box)
 
