@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import uuid
 import warnings
 from pathlib import Path
@@ -268,6 +269,41 @@ def test_sandboxes_in_threads_are_independent(box: ToolBox) -> None:
         t.join()
     assert {n: v for n, (_, v) in results.items()} == {0: "0", 1: "10", 2: "20"}
     assert len({uid for uid, _ in results.values()}) == 3
+
+
+HOST_SCRIPT = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from sandbox import Sandbox
+sb = Sandbox({})
+sb.run("x = 1")
+print(sb.uid, sb._session.proc.pid, flush=True)
+time.sleep(120)
+"""
+
+
+def test_host_death_takes_the_sandbox_down() -> None:
+    host = subprocess.Popen([sys.executable, "-I", "-c", HOST_SCRIPT, str(PROJECT / "agents")],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        uid, launcher = map(int, host.stdout.readline().split())
+        assert _tasks_of(uid)
+    finally:
+        host.kill()
+        host.wait()
+        host.stdout.close()
+    for _ in range(100):  # the launcher sees EOF on its stdin and kills the interpreter
+        if not _tasks_of(uid) and not _alive(launcher):
+            break
+        time.sleep(0.1)
+    assert not _tasks_of(uid) and not _alive(launcher)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_mounts_do_not_leak_to_the_host(sb: Sandbox) -> None:
