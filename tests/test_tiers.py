@@ -460,6 +460,26 @@ def test_painter_does_not_import_opengl() -> None:
     assert result.returncode == 0, result.stderr
 
 
+_NEVER_DELETED: list[Any] = []
+
+
+@pytest.mark.skipif(bool(_NO_PYRENDER), reason=str(_NO_PYRENDER))
+def test_pyrender_renderer_coexists_with_another_gl_context(rng: np.random.Generator) -> None:
+    from cube_env.render.vertex_gl import _import_pyrender, render_vertex_gl
+
+    pyrender = _import_pyrender()
+    render_vertex_gl(np.arange(54) // 9)  # ours exists and has uploaded its meshes
+    other = pyrender.OffscreenRenderer(32, 32)  # someone else's context, made current last
+    _NEVER_DELETED.append(other)  # its __del__ would terminate the EGL display every renderer shares
+    scene = pyrender.Scene(bg_color=[0.0, 0.0, 1.0, 1.0])
+    scene.add(pyrender.OrthographicCamera(xmag=1, ymag=1))
+    assert (other.render(scene)[0] == [0, 0, 255]).all()
+    for _ in range(3):
+        col = (np.arange(54) // 9)[rng.permutation(54)]
+        assert np.array_equal(read_vertex(render_vertex_gl(col, 224, COLOUR_RGB), 224), col[:27])
+        assert (other.render(scene)[0] == [0, 0, 255]).all()
+
+
 @pytest.mark.skipif(bool(_NO_PYRENDER), reason=str(_NO_PYRENDER))
 def test_forked_process_gets_an_error_not_a_hang() -> None:
     from cube_env.render.vertex_gl import render_vertex_gl

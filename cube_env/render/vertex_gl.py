@@ -48,7 +48,7 @@ CUBIE_SIDE = 0.98
 def render_vertex_gl(colours: np.ndarray, size: int = 224, palette: np.ndarray = COLOUR_RGB) -> np.ndarray:
     """(size, size, 3) uint8 corner view of a cube given as 54 colour indices, drawn by OpenGL.
 
-    The first call in a process creates the renderer (0.1-0.5 s on llvmpipe).
+    The first call in a process creates the renderer (0.3-1.5 s on llvmpipe, mostly imports).
     """
     return _scene().render(np.asarray(colours), int(size), palette)
 
@@ -115,6 +115,7 @@ class _CubeScene:
         if self._tiles._buffers:  # already on the GPU: update it (see docstring)
             from OpenGL import GL
 
+            self._renderer._platform.make_current()  # our context, even if the process has others
             data = np.ascontiguousarray(
                 np.hstack([self._tiles.positions, self._tiles.normals, self._tiles.color_0]), dtype=np.float32
             )
