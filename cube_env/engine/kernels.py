@@ -88,14 +88,22 @@ def is_solved(state):
 
 
 @nb.njit(**_OPTS)
+def _matching_centre(state, f):
+    """Stickers of face ``f`` whose colour matches its centre (1..9)."""
+    c = state[9 * f + 4] // 9
+    n = 0
+    for k in range(9):
+        if state[9 * f + k] // 9 == c:
+            n += 1
+    return n
+
+
+@nb.njit(**_OPTS)
 def stickers_in_place(state):
     """Number of stickers whose colour matches the centre of the face they are on (6..54)."""
     n = 0
     for f in range(6):
-        c = state[9 * f + 4] // 9
-        for k in range(9):
-            if state[9 * f + k] // 9 == c:
-                n += 1
+        n += _matching_centre(state, f)
     return n
 
 
@@ -104,13 +112,7 @@ def faces_completed(state):
     """Number of faces (0..6) whose nine stickers all match their centre."""
     n = 0
     for f in range(6):
-        c = state[9 * f + 4] // 9
-        done = True
-        for k in range(9):
-            if state[9 * f + k] // 9 != c:
-                done = False
-                break
-        if done:
+        if _matching_centre(state, f) == 9:
             n += 1
     return n
 
