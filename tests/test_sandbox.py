@@ -120,10 +120,10 @@ def goes_on(sb: Sandbox, box: ToolBox) -> None:
 
 
 def assert_error(r: ExecResult, *needles: str) -> None:
+    """The block failed with a traceback containing every needle, shown to the model."""
     assert r.error is not None, r.observation()
     for needle in needles:
-        assert needle in r.error, r.observation()
-    assert needle in r.observation()
+        assert needle in r.error and needle in r.observation(), r.observation()
 
 
 # =========================================================================== functional
