@@ -17,7 +17,7 @@ from .base import Task, Turn
 from .chat import PROMPTS, ChatAgent
 from .llm import ModelClient
 from .react import tool_docs
-from .sandbox import Sandbox, SandboxLimits
+from .sandbox import FAIRNESS_LAYERS, Sandbox, SandboxLimits
 from .tools import Toolbox
 
 _BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -49,7 +49,8 @@ class CodeActAgent(ChatAgent):
 
     def system_prompt(self, task: Task) -> str:
         self._close_sandbox()
-        self.sandbox = Sandbox(self._tool_functions(task.tools), self.limits)
+        # the fairness walls (no project files, no network, no privileges) are not optional
+        self.sandbox = Sandbox(self._tool_functions(task.tools), self.limits, require_layers=FAIRNESS_LAYERS)
         return self.template.format(task=task.description, tool_docs=tool_docs(task.tools))
 
     def handle(self, reply: str, turn: Turn, tools: Toolbox) -> None:

@@ -89,5 +89,5 @@ def test_misbehaving_code_is_stopped_and_the_episode_goes_on() -> None:
 
 def test_tool_errors_raise_inside_the_sandbox() -> None:
     record, requests = play([code("try:\n    move('R Q')\nexcept Exception as e:\n    print('caught', e)")])
-    assert "caught ToolError: unknown move 'Q' at position 2" in requests[1].body["messages"][-1]["content"]
+    assert "caught unknown move 'Q' at position 2" in requests[1].body["messages"][-1]["content"]
     assert record.steps[0].tool_calls[0].error

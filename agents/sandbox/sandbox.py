@@ -527,7 +527,8 @@ class Sandbox:
         try:
             value = fn(*call.args, **call.kwargs)
         except Exception as exc:  # the tool's own error, shown to the model as ToolError
-            call.error = f"{type(exc).__name__}: {exc}"
+            # a tool's ToolError is already the message for the model; other errors say their type
+            call.error = str(exc) if type(exc).__name__ == "ToolError" else f"{type(exc).__name__}: {exc}"
             return {"ok": False, "error": call.error}
         try:
             json.dumps(value)
