@@ -42,7 +42,7 @@ def test_grammar_compiles_in_llama_cpp() -> None:
 def test_local_server_gives_a_grammar_constrained_react_reply() -> None:
     from agents.llm import OpenAIChatClient, RetryPolicy, react_grammar, react_pattern
 
-    with LocalModelServer(n_threads=2) as server:
+    with LocalModelServer() as server:
         url = server.base_url
         client = OpenAIChatClient(server.model_name, base_url=url, api_key="local",
                                   temperature=0.0, seed=1, max_tokens=160, timeout_s=240,

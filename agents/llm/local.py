@@ -82,16 +82,22 @@ class LocalModelServer:
     127.0.0.1; ``start`` returns once ``GET /v1/models`` answers (or raises
     :class:`LocalModelUnavailable` with the server's log tail after ``startup_timeout_s``).
     ``stop`` terminates it (kill after ``stop_timeout_s``); it is also stopped at interpreter exit.
+    ``n_threads`` defaults to 1: llama.cpp's worker threads spin-wait at every barrier, and on a
+    shared 2-core machine two threads decoded 30x slower than one (docs/llm.md has the figures).
+    The server runs through :mod:`.llama_server_main`, which turns llama.cpp's weight repacking
+    off (it segfaults batched decoding on AMX machines); ``repack=True`` keeps the default.
     """
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *, n_ctx: int = 4096,
-                 n_threads: int = 2, startup_timeout_s: float = 180.0,
-                 stop_timeout_s: float = 10.0, extra_args: list[str] | None = None) -> None:
+                 n_threads: int = 1, startup_timeout_s: float = 180.0,
+                 stop_timeout_s: float = 10.0, repack: bool = False,
+                 extra_args: list[str] | None = None) -> None:
         self.model_path = Path(model_path) if model_path else None
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.startup_timeout_s = startup_timeout_s
         self.stop_timeout_s = stop_timeout_s
+        self.repack = repack
         self.extra_args = list(extra_args or [])
         self.model_name = MODEL_ALIAS
         self.port: int | None = None
@@ -113,9 +119,11 @@ class LocalModelServer:
 
     def command(self) -> list[str]:
         """The server command line (for logs and for running it by hand)."""
-        return [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
+        launcher = ["-m", "agents.llm.llama_server_main"] + (["--keep-repack"] if self.repack else [])
+        return [sys.executable, *launcher, "--model", str(self.model_path),
                 "--model_alias", self.model_name, "--host", "127.0.0.1", "--port", str(self.port),
                 "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
+                "--n_threads_batch", str(self.n_threads),
                 *self.extra_args]
 
     def start(self) -> "LocalModelServer":
@@ -200,7 +208,7 @@ _SMOKE_PROMPT = [
 ]
 
 
-def smoke_test(n_replies: int = 3, *, n_threads: int = 2, max_tokens: int = 160) -> dict[str, Any]:
+def smoke_test(n_replies: int = 3, *, n_threads: int = 1, max_tokens: int = 160) -> dict[str, Any]:
     """Start the local server, ask ``n_replies`` grammar-constrained ReAct replies, stop it.
 
     Returns the timings the docs quote: server startup, first-reply latency (cold: prompt read
@@ -229,7 +237,19 @@ def smoke_test(n_replies: int = 3, *, n_threads: int = 2, max_tokens: int = 160)
     }
 
 
-if __name__ == "__main__":
+def main(argv: list[str] | None = None) -> None:
+    """``python -m agents.llm.local [--threads N] [--replies N]``: print :func:`smoke_test` as JSON."""
+    import argparse
     import json
 
-    print(json.dumps(smoke_test(), indent=2))
+    parser = argparse.ArgumentParser(description="Smoke-test the embedded local model.")
+    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (default 1)")
+    parser.add_argument("--replies", type=int, default=3, help="replies to time (default 3)")
+    args = parser.parse_args(argv)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    result = smoke_test(args.replies, n_threads=args.threads)
+    print(json.dumps({**result, "load_avg_1min_before": load}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
