@@ -65,3 +65,31 @@ def test_missing_model_file_is_a_clear_error(tmp_path) -> None:  # type: ignore[
 
     with pytest.raises(LocalModelUnavailable, match="model file not found"):
         LocalModelServer(tmp_path / "nothing.gguf").start()
+
+
+def test_make_client_local_owns_and_stops_its_server() -> None:
+    from agents.llm import LocalModelClient, make_client, react_grammar, react_pattern
+
+    client = make_client("local", grammar=react_grammar(["observe", "done"]), temperature=0.0,
+                         seed=2, max_tokens=120, timeout_s=240)
+    try:
+        assert isinstance(client, LocalModelClient) and client.server.running
+        reply = client.complete(PROMPT)
+    finally:
+        client.close()
+    assert not client.server.running
+    assert react_pattern(["observe", "done"]).fullmatch(reply.text), reply.text
+    assert reply.cost_usd == 0.0 and reply.provider == "local"
+
+
+def test_launcher_turns_weight_repacking_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from llama_cpp import llama_cpp as lib
+
+    from agents.llm.llama_server_main import disable_repack
+
+    # restored after the test, so the patch does not leak into this process's other tests
+    monkeypatch.setattr(lib, "llama_model_default_params", lib.llama_model_default_params)
+    assert lib.llama_model_default_params().use_extra_bufts  # llama.cpp's default
+    disable_repack()
+    disable_repack()  # idempotent
+    assert not lib.llama_model_default_params().use_extra_bufts
