@@ -1,0 +1,28 @@
+"""Exact optimal Rubik's-cube solver (IDA* with symmetry-reduced pruning tables, in numba).
+
+Distances in the half-turn metric (``"half"``: 18 moves, any face turn counts
+one) and the quarter-turn metric (``"quarter"``: 12 moves, a half turn counts
+two).  See ``docs/solver.md`` for the method, the tables and measured figures.
+
+>>> from cube_env.solver.optimal import solve_optimal
+>>> solve_optimal("UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB").distance
+0
+"""
+
+from .solver import (
+    SOLVER_VERSION,
+    OptimalSolution,
+    SolverTimeout,
+    ensure_tables,
+    lower_bound,
+    lower_bound_batch,
+    optimal_distance,
+    solve_optimal,
+)
+from .store import ENV_VAR as CACHE_ENV_VAR
+from .store import cache_dir
+
+__all__ = [
+    "SOLVER_VERSION", "OptimalSolution", "SolverTimeout", "ensure_tables", "lower_bound",
+    "lower_bound_batch", "optimal_distance", "solve_optimal", "CACHE_ENV_VAR", "cache_dir",
+]

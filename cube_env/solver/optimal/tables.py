@@ -339,10 +339,10 @@ def small_tables() -> SmallTables:
 
 def corner_perm_table(metric: str) -> np.ndarray:
     """Distance of every corner permutation in ``metric`` (uint8, 40320 entries)."""
-    small = small_tables()
+    cp_move = store.get_or_build("move-3", np.uint16, (C.N_CORNER_PERM, C.N_MOVES), lambda: C.move_table(3))
     return store.get_or_build(
         f"cornerperm-dist-{metric}", np.uint8, (C.N_CORNER_PERM,),
-        lambda: _bfs_small(small.cp_move, metric_moves(metric), 0, C.N_CORNER_PERM),
+        lambda: _bfs_small(np.ascontiguousarray(cp_move), metric_moves(metric), 0, C.N_CORNER_PERM),
     )
 
 

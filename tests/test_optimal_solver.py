@@ -1,0 +1,249 @@
+"""Tests of the exact optimal solver (cube_env.solver.optimal).
+
+The big pruning tables are built on first use (a few minutes from a fresh
+cache, see docs/solver.md); every later run loads them from the cache.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from cube_env.engine.errors import InvalidStateError
+from cube_env.engine.kernels import apply_moves, is_solved
+from cube_env.engine.moves import MOVE_INDEX, ORIENTATIONS, TABLE
+from cube_env.engine.notation import parse_array
+from cube_env.engine.state import SOLVED, from_facelets, to_facelets
+from cube_env.solver.optimal import (
+    OptimalSolution, SolverTimeout, lower_bound, lower_bound_batch, optimal_distance, solve_optimal,
+)
+from cube_env.solver.optimal import coords as C
+from cube_env.solver.optimal import store
+from cube_env.solver.optimal import tables as T
+
+SUPERFLIP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"
+QUARTER = [MOVE_INDEX[m] for m in ("U", "U'", "D", "D'", "L", "L'", "R", "R'", "F", "F'", "B", "B'")]
+HALF = list(range(18))
+
+
+def scrambled(moves: str) -> np.ndarray:
+    return apply_moves(SOLVED, TABLE, parse_array(moves))
+
+
+def check_solution(state: np.ndarray, sol: OptimalSolution) -> None:
+    """The solution replays on the engine and its length is the reported distance."""
+    assert len(sol.moves) == sol.distance
+    idx = np.array([MOVE_INDEX[m] for m in sol.moves], dtype=np.int64)
+    assert is_solved(apply_moves(state, TABLE, idx))
+    if sol.metric == "quarter":
+        assert all(not m.endswith("2") for m in sol.moves)
+
+
+def bfs_layers(moves: list[int], depth: int) -> list[list[np.ndarray]]:
+    """Independent breadth-first search on sticker states: layer d = states at distance d."""
+    seen = {SOLVED.tobytes()}
+    layers = [[SOLVED.copy()]]
+    for _ in range(depth):
+        nxt = []
+        for s in layers[-1]:
+            for m in moves:
+                t = s[TABLE[m]]
+                key = t.tobytes()
+                if key not in seen:
+                    seen.add(key)
+                    nxt.append(t)
+        layers.append(nxt)
+    return layers
+
+
+# ---------------------------------------------------------------------------
+# Coordinates and symmetries (no big tables needed)
+# ---------------------------------------------------------------------------
+
+def test_layer_sizes_match_known_counts():
+    """Sanity of the BFS used as the independent reference (OEIS A080601 / A080602)."""
+    assert [len(x) for x in bfs_layers(HALF, 3)] == [1, 18, 243, 3240]
+    assert [len(x) for x in bfs_layers(QUARTER, 3)] == [1, 12, 114, 1068]
+
+
+def test_symmetries_are_a_group_preserving_face_turns():
+    assert len(C.D4H) == 16 and np.array_equal(C.D4H[0], SOLVED)
+    faces = {TABLE[m].tobytes() for m in range(18)}
+    for s in range(16):
+        assert np.array_equal(C.D4H[s][C.D4H[C.SYM_INV[s]]], SOLVED)
+        for m in range(18):
+            assert C.conj_states(TABLE[m], C.D4H[s]).tobytes() in faces
+
+
+def test_move_tables_agree_with_engine():
+    rng = np.random.default_rng(1)
+    mts = [C.move_table(k) for k in range(4)]
+    for _ in range(20):
+        s = apply_moves(SOLVED, TABLE, rng.integers(0, 18, 25).astype(np.int64))
+        before = C.decode_coords(s)[0]
+        for m in range(18):
+            after = C.decode_coords(s[TABLE[m]])[0]
+            for k in range(4):
+                assert mts[k][before[k], m] == after[k]
+
+
+def test_axis_views_turn_moves_into_moves():
+    rng = np.random.default_rng(2)
+    s = apply_moves(SOLVED, TABLE, rng.integers(0, 18, 25).astype(np.int64))
+    for a in range(3):
+        for m in range(18):
+            lhs = C.conj_states(s[TABLE[m]], C.AXIS_ROT[a])
+            rhs = C.conj_states(s, C.AXIS_ROT[a])[TABLE[C.AXIS_MOVE[a, m]]]
+            assert np.array_equal(lhs, rhs)
+
+
+# ---------------------------------------------------------------------------
+# Solver
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("metric,moves", [("half", HALF), ("quarter", QUARTER)])
+def test_agrees_with_breadth_first_search_to_depth_5(metric, moves):
+    layers = bfs_layers(moves, 5)
+    rng = np.random.default_rng(5)
+    for d, layer in enumerate(layers):
+        picks = rng.choice(len(layer), size=min(len(layer), 12), replace=False)
+        for i in picks:
+            sol = solve_optimal(layer[i], metric)
+            assert sol.distance == d
+            check_solution(layer[i], sol)
+            assert lower_bound(layer[i], metric) <= d
+
+
+@pytest.mark.parametrize("metric,moves", [("half", HALF), ("quarter", QUARTER)])
+def test_batch_lower_bound_is_admissible_and_matches_single(metric, moves):
+    layers = bfs_layers(moves, 4)
+    batch = np.stack([s for d, layer in enumerate(layers) for s in layer[:50]])
+    dist = np.array([d for d, layer in enumerate(layers) for _ in layer[:50]])
+    lb = lower_bound_batch(batch, metric)
+    assert (lb <= dist).all()
+    assert (lb[dist == 0] == 0).all()
+    for s, b in zip(batch[::17], lb[::17]):
+        assert lower_bound(s, metric) == b
+
+
+@pytest.mark.parametrize("text,half,quarter", [
+    ("", 0, 0),
+    ("R", 1, 1),
+    ("R2", 1, 2),
+    ("R U", 2, 2),
+    ("R L", 2, 2),
+    ("R2 L2 U2 D2 F2 B2", 6, 12),  # checkerboard ("pons asinorum"): 6 HTM, 12 QTM
+    ("R U R' U'", 4, 4),  # sexy move
+    ("U D' R L' F B' U D'", 8, 8),  # spot pattern ("6 spots" variant from axis turns)
+])
+def test_hand_checked_positions(text, half, quarter):
+    s = scrambled(text) if text else SOLVED.copy()
+    for metric, want in (("half", half), ("quarter", quarter)):
+        sol = solve_optimal(s, metric)
+        assert sol.distance == want, (text, metric, sol)
+        check_solution(s, sol)
+
+
+def test_accepts_strings_and_rotated_cubes():
+    s = scrambled("R U2 F' L D B2 U'")
+    d = optimal_distance(to_facelets(s))
+    assert d == optimal_distance(s) == 7
+    for r in (1, 5, 13, 23):
+        held = s[ORIENTATIONS[r]]  # the same cube held another way up
+        sol = solve_optimal(held)
+        assert sol.distance == d
+        check_solution(held, sol)  # the moves act on the held cube's faces
+        sol = solve_optimal(to_facelets(held), "quarter")
+        check_solution(held, sol)
+
+
+def test_rejects_invalid_input():
+    s = list("UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB")
+    s[8], s[9] = s[9], s[8]  # twist a corner by swapping two of its stickers
+    with pytest.raises(InvalidStateError):
+        solve_optimal("".join(s))
+    with pytest.raises(InvalidStateError):
+        solve_optimal("UUU")
+    bad = SOLVED.copy()
+    bad[[1, 3]] = bad[[3, 1]]
+    with pytest.raises(InvalidStateError):
+        solve_optimal(bad)
+    with pytest.raises(InvalidStateError):
+        lower_bound(np.zeros(54, dtype=np.uint8))
+    with pytest.raises(ValueError):
+        solve_optimal(SOLVED, "slice")
+
+
+def test_time_limit_raises_solver_timeout():
+    s = scrambled(SUPERFLIP)
+    with pytest.raises(SolverTimeout) as err:
+        solve_optimal(s, time_limit=0.5)
+    assert err.value.lower_bound >= lower_bound(s)
+
+
+def test_random_depth_12_scrambles_are_within_scramble_length():
+    rng = np.random.default_rng(12)
+    for _ in range(3):
+        s = apply_moves(SOLVED, TABLE, rng.integers(0, 18, 12).astype(np.int64))
+        sol = solve_optimal(s)
+        check_solution(s, sol)
+        assert lower_bound(s) <= sol.distance <= 12
+
+
+@pytest.mark.slow
+def test_superflip_is_twenty():
+    s = scrambled(SUPERFLIP)
+    assert to_facelets(s) == "UBULURUFURURFRBRDRFUFLFRFDFDFDLDRDBDLULBLFLDLBUBRBLBDB"
+    sol = solve_optimal(s)
+    assert sol.distance == 20
+    check_solution(s, sol)
+
+
+@pytest.mark.slow
+def test_depth_16_known_position():
+    """A 16-move position (half-turn metric) solved optimally: certifies the deep search path."""
+    s = scrambled("R U2 D' B D' F2 U R' F' D2 B U' L2 R' B' D")
+    sol = solve_optimal(s)
+    assert sol.distance <= 16
+    check_solution(s, sol)
+
+
+# ---------------------------------------------------------------------------
+# Table store
+# ---------------------------------------------------------------------------
+
+def test_corrupt_or_partial_table_is_rebuilt(tmp_path, monkeypatch):
+    """Exercised on the small corner-permutation table: same code path as the big ones."""
+    monkeypatch.setenv(store.ENV_VAR, str(tmp_path))
+    T.forget()
+    try:
+        good = np.array(T.corner_perm_table("half"))
+        data, meta = store.paths("cornerperm-dist-half")
+        assert data.exists() and json.loads(meta.read_text())["checksum"] == store.checksum(good)
+        assert good[0] == 0 and good.max() > 5
+
+        # flip one byte in the data: the checksum catches it and the table is rebuilt
+        raw = bytearray(data.read_bytes())
+        raw[-7] ^= 0x01
+        data.write_bytes(bytes(raw))
+        T.forget()
+        assert store.load("cornerperm-dist-half", np.uint8, good.shape) is None
+        assert np.array_equal(T.corner_perm_table("half"), good)
+        assert data.read_bytes() != bytes(raw)
+
+        # truncate the file (a partial write): detected and rebuilt
+        data.write_bytes(data.read_bytes()[:1000])
+        T.forget()
+        assert store.load("cornerperm-dist-half", np.uint8, good.shape) is None
+        assert np.array_equal(T.corner_perm_table("half"), good)
+
+        # a missing sidecar means the data is never trusted
+        meta.unlink()
+        T.forget()
+        assert store.load("cornerperm-dist-half", np.uint8, good.shape) is None
+        assert np.array_equal(T.corner_perm_table("half"), good)
+        assert not list(tmp_path.rglob("*.tmp"))
+    finally:
+        T.forget()
