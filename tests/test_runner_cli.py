@@ -183,3 +183,30 @@ def test_process_backend_matches_the_inline_run(tmp_path: Path) -> None:
     with open_run(a) as sa, open_run(b) as sb:
         assert [(k, [s.action for s in r.steps]) for k, r in sa.records()] == \
                [(k, [s.action for s in r.steps]) for k, r in sb.records()]
+
+
+def test_an_agent_limited_to_some_tiers_needs_a_restricted_suite(tmp_path: Path, capsys, monkeypatch) -> None:
+    from agents.runner import specs
+    from agents.scripted import RandomAgent
+
+    monkeypatch.setattr(specs, "_rl_builder", lambda: lambda checkpoint=None, *, seed=None: RandomAgent(seed))
+    run = tmp_path / "mlp.sqlite"
+    assert cubebench("run", "--suite", "smoke", "--agent", "mlp", "--out", str(run), "--no-progress") == 2
+    assert "--tiers symbolic" in capsys.readouterr().err and not run.exists()
+    assert cubebench("run", "--suite", "smoke", "--agent", "mlp", "--tiers", "symbolic", "--depths", "1",
+                     "--out", str(run), "--no-progress", "--quiet") == 0
+    with open_run(run) as store:
+        assert {r.tier for r in store.rows()} == {"symbolic"} and len(store.rows()) == 6
+        assert store.record("symbolic/d1/i00/none/basic").config["obs_format"] == "onehot"
+
+
+def test_a_policy_that_cannot_load_fails_before_the_run(tmp_path: Path, capsys, monkeypatch) -> None:
+    from agents.runner import specs
+
+    def broken(checkpoint=None, *, seed=None):
+        raise FileNotFoundError("no checkpoint")
+
+    monkeypatch.setattr(specs, "_rl_builder", lambda: broken)
+    assert cubebench("run", "--suite", "smoke", "--agent", "mlp:/x.pt", "--tiers", "symbolic",
+                     "--out", str(tmp_path / "m.sqlite")) == 2
+    assert "cannot load the mlp policy (/x.pt)" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Interrupting a run (kill -9, Ctrl-C) and resuming it gives exactly the episodes of an uninterrupted run.
+"""Interrupting a run (kill -9, Ctrl-C, kill) and resuming it gives exactly the episodes of an uninterrupted run.
 
 The run plays in a subprocess (``python -m agents.runner``, the ``cubebench`` CLI); the test watches its
 SQLite file and kills it once a few episodes are stored, resumes it, and compares every record (keys,
@@ -75,7 +75,7 @@ def reference(tmp_path_factory) -> dict[str, tuple]:
     return snap
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM], ids=["kill-9", "ctrl-c", "kill"])
 def test_interrupted_run_resumes_to_exactly_the_uninterrupted_episodes(tmp_path: Path, reference, sig) -> None:
     suite, db = tmp_path / "suite.json", tmp_path / "run.sqlite"
     suite.write_text(json.dumps(SUITE))

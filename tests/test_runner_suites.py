@@ -117,3 +117,13 @@ def test_every_cell_of_an_instance_starts_from_the_same_state() -> None:
         env.close()
     assert all(len(s) == 1 for s in starts.values())
     assert len({next(iter(s)) for s in starts.values()}) == len(starts) == suite.instances
+
+
+def test_restrict_keeps_the_chosen_tiers_and_depths_in_suite_order() -> None:
+    from agents.runner.suites import restrict
+
+    part = restrict(load_suite("exp1"), ["face", "symbolic"], [8, 1])
+    assert part.tiers == ("symbolic", "face") and part.depths == (1, 8) and part.name == "exp1[symbolic-face,1-8]"
+    assert restrict(load_suite("exp1")) == load_suite("exp1")
+    with pytest.raises(SuiteError, match="no depths"):
+        restrict(load_suite("smoke"), depths=[2])

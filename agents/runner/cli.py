@@ -6,9 +6,11 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from agents.base import TOOL_SETTINGS
 
@@ -38,8 +40,42 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
     return run
 
 
+def _csv(kind: Callable[[str], Any]) -> Callable[[str], list[Any]]:
+    """An argparse type for comma-separated values."""
+
+    def parse(text: str) -> list[Any]:
+        try:
+            return [kind(v.strip()) for v in text.split(",") if v.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated values, got {text!r}") from None
+
+    return parse
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """``kill PID`` ends a run like Ctrl-C: the session is closed and child servers are stopped."""
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (e.g. called from a worker): leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 # --- run ---------------------------------------------------------------------------------------
 def _cmd_run(args: argparse.Namespace) -> int:
+    with _sigterm_as_interrupt():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from .report import build_report, text_report
     from .run import RunConfig, default_run_path, resume_run, start_run
     from .store import open_run
@@ -56,10 +92,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise _UserError("run needs --suite and --agent (or --resume RUN)")
         from .execute import PlaySettings
         from .specs import AgentSpec
-        from .suites import load_suite
+        from .suites import load_suite, restrict
         from .run import resolve_distance_budget
 
-        suite = load_suite(args.suite)
+        suite = restrict(load_suite(args.suite), args.tiers, args.depths)
         agent = AgentSpec(spec=args.agent, style=args.style, temperature=args.temperature,
                           episode_max_tokens=args.episode_max_tokens, episode_max_cost_usd=args.episode_max_cost,
                           max_attempts=args.model_attempts)
@@ -91,6 +127,10 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--suite", help=f"a named suite ({', '.join(available_suites())}) or a suite JSON file")
     p.add_argument("--agent", help="random, greedy, solver, mlp[:CKPT], local[:GGUF], openai:MODEL, "
                                    "anthropic:MODEL or openai-compatible:URL:MODEL")
+    p.add_argument("--tiers", type=_csv(str), default=None, metavar="T1,T2",
+                   help="play only these tiers of the suite (e.g. symbolic,face)")
+    p.add_argument("--depths", type=_csv(int), default=None, metavar="D1,D2",
+                   help="play only these depths of the suite (e.g. 1,2,3,4)")
     p.add_argument("--style", choices=("react", "codeact"), default="react", help="how an LLM agent acts")
     p.add_argument("--out", help="the run database to create (default runs/<suite>-<agent>-<time>.sqlite)")
     p.add_argument("--resume", metavar="RUN", help="continue an interrupted run: play its unfinished episodes")

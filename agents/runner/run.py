@@ -26,7 +26,7 @@ from .plan import plan_episodes
 from .progress import Progress
 from .specs import AgentFactory, AgentSpec
 from .store import RunStore, StoreError, open_run
-from .suites import Suite, suite_from_dict
+from .suites import Suite, SuiteError, suite_from_dict
 
 VERSIONED = ("cubebench", "numpy", "gymnasium", "numba", "kociemba", "pillow", "openai", "anthropic",
              "tqdm", "matplotlib", "ray", "torch")
@@ -116,6 +116,10 @@ def start_run(suite: Suite, config: RunConfig, path: Path, *, limit: int | None 
     if path.exists():
         raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
     factory = AgentFactory(config.agent)  # fails early on a bad spec, a missing key or extra
+    if factory.tiers is not None and not set(suite.tiers) <= set(factory.tiers):
+        factory.close()
+        raise SuiteError(f"agent {config.agent.spec!r} plays only the {', '.join(factory.tiers)} tier(s); "
+                         f"restrict the suite, e.g. --tiers {','.join(factory.tiers)}")
     source = resolve_source(suite)
     plan = plan_episodes(suite, source)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -97,8 +97,14 @@ class AgentFactory:
         self._shared: Any = None
         if self.kind == "rl":
             self._rl_builder = _rl_builder()
+            self._check_rl()
         elif self.kind == "model":
             self._check_model()
+
+    @property
+    def tiers(self) -> tuple[str, ...] | None:
+        """The tiers this agent can play (``None``: all); the MLP policy reads the symbolic state only."""
+        return ("symbolic",) if self.kind == "rl" else None
 
     @property
     def symbolic_obs_format(self) -> str:
@@ -119,6 +125,15 @@ class AgentFactory:
         if self._shared is not None:
             self._shared._client.close()
             self._shared = None
+
+    def _check_rl(self) -> None:
+        """Load the policy once now, so a missing checkpoint fails before the run starts."""
+        checkpoint = self.spec.spec.partition(":")[2] or None
+        try:
+            self._rl_builder(checkpoint, seed=0)
+        except Exception as err:  # noqa: BLE001 - any failure to load is a configuration error
+            raise AgentSpecError(f"cannot load the mlp policy ({checkpoint or 'shipped checkpoint'}): "
+                                 f"{type(err).__name__}: {err}") from None
 
     # --- model agents ---------------------------------------------------------
     def _check_model(self) -> None:

@@ -67,6 +67,23 @@ class Suite:
         return {"schema": SCHEMA, **{k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}}
 
 
+def restrict(suite: Suite, tiers: list[str] | None = None, depths: list[int] | None = None) -> Suite:
+    """The part of ``suite`` on the given tiers and depths (``None`` keeps all); the name says so."""
+    if not tiers and not depths:
+        return suite
+    data = suite.to_dict()
+    parts = []
+    for key, chosen, have in (("tiers", tiers, suite.tiers), ("depths", depths, suite.depths)):
+        if chosen:
+            unknown = [c for c in chosen if c not in have]
+            if unknown:
+                raise SuiteError(f"suite {suite.name!r} has no {key} {unknown}; it has {list(have)}")
+            data[key] = [v for v in have if v in chosen]
+            parts.append("-".join(str(v) for v in data[key]))
+    data["name"] = f"{suite.name}[{','.join(parts)}]"
+    return suite_from_dict(data, source=f"{suite.name} restricted")
+
+
 def available_suites() -> list[str]:
     """Names of the suites shipped in ``benchmarks/suites/``."""
     return sorted(p.stem for p in SUITES_DIR.glob("*.json"))
