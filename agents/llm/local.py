@@ -85,7 +85,8 @@ class LocalModelServer:
     ``n_threads`` defaults to 1: llama.cpp's worker threads spin-wait at every barrier, and on a
     shared 2-core machine two threads decoded 30x slower than one (docs/llm.md has the figures).
     The server runs through :mod:`.llama_server_main`, which turns llama.cpp's weight repacking
-    off (it segfaults batched decoding on AMX machines); ``repack=True`` keeps the default.
+    off (it segfaulted batched decoding on this project's AVX-512/AMX machines); ``repack=True``
+    keeps llama.cpp's default.
     """
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *, n_ctx: int = 4096,
