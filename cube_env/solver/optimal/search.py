@@ -154,6 +154,24 @@ def _expand(lvl, bound, tw, fl, ss, hh, cp, st, tab, classidx, tw_conj, tw_move,
             c_hh[lvl, k, a] = hn
             k += 1
         n = k
+    if rem > 0:
+        # Every axis needing exactly ``rem`` moves would force the last move to lie
+        # on none of the three axes (a last move on an axis's own faces keeps that
+        # axis's goal, so it would not have been needed): impossible, so prune.
+        k = 0
+        for j in range(n):
+            if c_hh[lvl, j, 0] == rem and c_hh[lvl, j, 1] == rem and c_hh[lvl, j, 2] == rem:
+                continue
+            if k != j:
+                c_m[lvl, k] = c_m[lvl, j]
+                c_cp[lvl, k] = c_cp[lvl, j]
+                for b in range(3):
+                    c_tw[lvl, k, b] = c_tw[lvl, j, b]
+                    c_fl[lvl, k, b] = c_fl[lvl, j, b]
+                    c_ss[lvl, k, b] = c_ss[lvl, j, b]
+                    c_hh[lvl, k, b] = c_hh[lvl, j, b]
+            k += 1
+        n = k
     return n, gen
 
 
@@ -266,6 +284,8 @@ def run_tasks(tasks, bound, start, tw0, fl0, ss0, h0, cp0, tab, classidx, tw_con
                 hh[a] = hh[a] if diff == 0 else (hh[a] + 1 if diff == 1 else hh[a] - 1)
                 if hh[a] > rem:
                     ok = False
+            if rem > 0 and hh[0] == rem and hh[1] == rem and hh[2] == rem:
+                ok = False  # see _expand
             if not ok:
                 break
             paths[k, g] = m

@@ -124,6 +124,18 @@ def _check_metric(metric: str) -> None:
         raise ValueError(f"metric must be 'half' or 'quarter', got {metric!r}")
 
 
+def _start_bound(h: np.ndarray, corner: int) -> int:
+    """Lower bound from the three axis distances and the corner distance.
+
+    When all three axes need the same ``k > 0`` moves the cube needs ``k + 1``:
+    a ``k``-move solution would have to end with a move off all three axes.
+    """
+    k = int(h.max())
+    if k > 0 and h[0] == h[1] == h[2]:
+        k += 1
+    return max(k, corner)
+
+
 def lower_bound(state: np.ndarray | str, metric: str = "half") -> int:
     """Admissible lower bound on the distance (max of the three axis bounds and the corners).
 
@@ -133,7 +145,7 @@ def lower_bound(state: np.ndarray | str, metric: str = "half") -> int:
     _, ref = _reference_state(state)
     small, tab, cpd = T.tables_for(metric)
     root = _root(ref)
-    h = int(max(_axis_h(root, small, tab, T.metric_moves(metric)).max(), cpd[root.cp]))
+    h = _start_bound(_axis_h(root, small, tab, T.metric_moves(metric)), int(cpd[root.cp]))
     if metric == "quarter" and h % 2 != root.parity:
         h += 1
     return h
@@ -156,7 +168,7 @@ def solve_optimal(cube: np.ndarray | str, metric: str = "half", *,
     deadline = 0.0 if time_limit is None else t0 + float(time_limit)
     root = _root(ref)
     h = _axis_h(root, small, tab, moves)
-    bound = int(max(h.max(), cpd[root.cp]))
+    bound = _start_bound(h, int(cpd[root.cp]))
     step = 1
     if metric == "quarter":
         step = 2
@@ -263,6 +275,7 @@ def _batch_bounds(states, canon, centre_lut, cf, ef, id_corner, id_edge, rot, ro
         eo = np.empty(12, np.int64)
         view = np.empty(54, np.uint8)
         best = 0
+        hs = np.empty(3, np.int64)
         for a in range(3):
             for i in range(54):
                 view[i] = rot_inv[a, ref[rot[a, i]]]
@@ -270,6 +283,7 @@ def _batch_bounds(states, canon, centre_lut, cf, ef, id_corner, id_edge, rot, ro
             h = exact_h(tab, classidx, tw_conj, tw_move, flip_move, ss_move, moves, ss_solved,
                         C.twist_of(co), C.flip_of(eo), C.slice_sorted_of(ep))
             best = max(best, h)
+            hs[a] = h
             if a == 0:
                 cidx = C.corner_perm_of(cp)
                 best = max(best, np.int64(cpd[cidx]))
@@ -279,6 +293,8 @@ def _batch_bounds(states, canon, centre_lut, cf, ef, id_corner, id_edge, rot, ro
                         if cp[i] > cp[j]:
                             inv += 1
                 par = inv % 2
+        if hs[0] > 0 and hs[0] == hs[1] and hs[1] == hs[2]:
+            best = max(best, hs[0] + 1)
         if quarter and best % 2 != par:
             best += 1
         out[b] = best
