@@ -45,6 +45,8 @@ def plot_by_depth(rows: list[EpisodeRow], path: Path) -> Path:
     plt = _pyplot()
     conds = conditions(rows)
     cells = group(rows, lambda r: (r.reward, r.setting, r.tier, r.depth))
+    depths = sorted({r.depth for r in rows})
+    slot = {d: i for i, d in enumerate(depths)}  # evenly spaced: short depths are not crowded together
     cols = min(3, len(conds))
     nrows = (len(conds) + cols - 1) // cols
     fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.2 * nrows), squeeze=False, sharey=True)
@@ -56,9 +58,10 @@ def plot_by_depth(rows: list[EpisodeRow], path: Path) -> Path:
             if not pts:
                 continue
             ys = [_errorbar(r) for _, r in pts]
-            ax.errorbar([d + dodge for d, _ in pts], [y[0] for y in ys], yerr=[[y[1] for y in ys], [y[2] for y in ys]],
+            ax.errorbar([slot[d] + dodge for d, _ in pts], [y[0] for y in ys], yerr=[[y[1] for y in ys], [y[2] for y in ys]],
                         marker="o", capsize=3, label=TIER_TITLES[tier], color=TIER_COLOURS.get(tier))
         ax.set_title(condition_label(rw, st, conds), fontsize=10)
+        ax.set_xticks(range(len(depths)), [str(d) for d in depths])
         ax.set_xlabel("depth")
         ax.set_ylim(-0.05, 1.05)
         ax.grid(alpha=0.3)
