@@ -150,20 +150,6 @@ def _write_obs(row, obs, b, onehot):
 
 
 @nb.njit(**_OPTS)
-def _reset_one(b, states, next32, addrs, depths, native, scr_moves, dst, src, count,
-               steps, moves, phi, reward_kind, pending, inst_depth, tmp):
-    """Start a new episode in sub-env ``b`` (or mark it for a Python-side generator)."""
-    steps[b] = 0
-    moves[b] = 0
-    if native:
-        _scramble_row(states[b], next32, addrs[b], depths[b], scr_moves, dst, src, count, tmp)
-        phi[b] = _phi(states[b], reward_kind)
-        inst_depth[b] = depths[b]
-    else:
-        pending[b] = True
-
-
-@nb.njit(**_OPTS)
 def _step_one(b, states, actions, action_moves, dst, src, count, steps, moves, max_steps,
               reward_kind, phi, rewards, terms, truncs, tmp):
     """One action in sub-env ``b``: the same semantics as ``CubeEnv.step`` plus its reward wrapper."""
@@ -184,49 +170,46 @@ def _step_one(b, states, actions, action_moves, dst, src, count, steps, moves, m
 
 
 @nb.njit(**_OPTS)
-def _env_step(b, states, actions, action_moves, dst, src, count, steps, moves, max_steps,
-              reward_kind, phi, mode, autoreset, next32, addrs, depths, native, scr_moves,
-              onehot, obs, final_obs, final_mask, rewards, terms, truncs, pending, inst_depth,
-              final_stats, final_phi, tmp):
+def _env_step(b, states, actions, action_moves, dst, src, count, steps, moves, max_steps, reward_kind,
+              phi, mode, autoreset, onehot, obs, final_obs, final_mask, rewards, terms, truncs, pending,
+              inst_depth, final_stats, final_phi, tmp):
+    """Step sub-env ``b``; an episode to start is only marked in ``pending`` (``_reset_envs`` starts it)."""
     if mode == 0 and autoreset[b]:  # NEXT_STEP: this step only resets
-        _reset_one(b, states, next32, addrs, depths, native, scr_moves, dst, src, count,
-                   steps, moves, phi, reward_kind, pending, inst_depth, tmp)
+        pending[b] = True
         rewards[b] = 0.0
         terms[b] = False
         truncs[b] = False
         autoreset[b] = False
-    else:
-        _step_one(b, states, actions, action_moves, dst, src, count, steps, moves, max_steps,
-                  reward_kind, phi, rewards, terms, truncs, tmp)
-        done = terms[b] or truncs[b]
-        if done and mode == 1:  # SAME_STEP: keep the last observation, reset now
-            _write_obs(states[b], final_obs, b, onehot)
-            final_mask[b] = True
-            final_stats[b, 0] = steps[b]
-            final_stats[b, 1] = moves[b]
-            final_stats[b, 2] = inst_depth[b]
-            final_phi[b] = phi[b]
-            _reset_one(b, states, next32, addrs, depths, native, scr_moves, dst, src, count,
-                       steps, moves, phi, reward_kind, pending, inst_depth, tmp)
-        elif mode == 0:
-            autoreset[b] = done
+        return
+    _step_one(b, states, actions, action_moves, dst, src, count, steps, moves, max_steps,
+              reward_kind, phi, rewards, terms, truncs, tmp)
+    done = terms[b] or truncs[b]
+    if done and mode == 1:  # SAME_STEP: keep the last observation, reset in this step
+        _write_obs(states[b], final_obs, b, onehot)
+        final_mask[b] = True
+        final_stats[b, 0] = steps[b]
+        final_stats[b, 1] = moves[b]
+        final_stats[b, 2] = inst_depth[b]
+        final_phi[b] = phi[b]
+        pending[b] = True
+        return
+    if mode == 0:
+        autoreset[b] = done
     _write_obs(states[b], obs, b, onehot)
 
 
 def _make_step_kernel(parallel: bool):
     @nb.njit(parallel=parallel, **_OPTS)
-    def step_all(states, actions, action_moves, dst, src, count, steps, moves, max_steps,
-                 reward_kind, phi, mode, autoreset, next32, addrs, depths, native, scr_moves,
-                 onehot, obs, final_obs, final_mask, rewards, terms, truncs, pending, inst_depth,
-              final_stats, final_phi):
+    def step_all(states, actions, action_moves, dst, src, count, steps, moves, max_steps, reward_kind,
+                 phi, mode, autoreset, onehot, obs, final_obs, final_mask, rewards, terms, truncs, pending,
+                 inst_depth, final_stats, final_phi):
         n = states.shape[0]
         for chunk in nb.prange((n + _CHUNK - 1) // _CHUNK):
             tmp = np.empty(24, np.uint8)
             for b in range(chunk * _CHUNK, min(n, (chunk + 1) * _CHUNK)):
                 _env_step(b, states, actions, action_moves, dst, src, count, steps, moves, max_steps,
-                          reward_kind, phi, mode, autoreset, next32, addrs, depths, native, scr_moves,
-                          onehot, obs, final_obs, final_mask, rewards, terms, truncs, pending, inst_depth,
-                          final_stats, final_phi, tmp)
+                          reward_kind, phi, mode, autoreset, onehot, obs, final_obs, final_mask, rewards,
+                          terms, truncs, pending, inst_depth, final_stats, final_phi, tmp)
 
     return step_all
 
@@ -236,14 +219,22 @@ _step_parallel = _make_step_kernel(True)
 
 
 @nb.njit(**_OPTS)
-def _reset_masked(mask, states, next32, addrs, depths, native, scr_moves, dst, src, count,
-                  steps, moves, phi, reward_kind, pending, inst_depth, onehot, obs):
+def _reset_envs(mask, states, next32, addrs, depths, scr_moves, dst, src, count,
+                steps, moves, phi, reward_kind, inst_depth, onehot, obs):
+    """Start a new seeded scramble episode in every sub-env of ``mask`` and write its observation.
+
+    Separate from the step kernel: calling NumPy's bit generator through a
+    function argument slows whatever kernel carries it, so only resets pay.
+    """
     tmp = np.empty(24, np.uint8)
     for b in range(states.shape[0]):
         if mask[b]:
-            _reset_one(b, states, next32, addrs, depths, native, scr_moves, dst, src, count,
-                       steps, moves, phi, reward_kind, pending, inst_depth, tmp)
-        _write_obs(states[b], obs, b, onehot)
+            steps[b] = 0
+            moves[b] = 0
+            _scramble_row(states[b], next32, addrs[b], depths[b], scr_moves, dst, src, count, tmp)
+            phi[b] = _phi(states[b], reward_kind)
+            inst_depth[b] = depths[b]
+            _write_obs(states[b], obs, b, onehot)
 
 
 @nb.njit(**_OPTS)
@@ -395,12 +386,8 @@ class CubeVectorEnv(VectorEnv):
         saved = self._depths.copy()
         if depth is not None:
             self._depths[:] = self._check_depths(depth)
-        self._pending[:] = False
-        _reset_masked(mask, self.states, _NEXT32, self._addrs, self._depths, self._native,
-                      self._scr_moves, SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, self._steps,
-                      self._moves, self._phi, self._reward_kind, self._pending, self._inst_depth,
-                      self._form == "onehot", self._flat_obs)
-        self._run_pending()
+        self._pending[:] = mask
+        self._start_pending()
         self._depths[:] = saved
         self._autoreset[mask] = False
         self._terms[mask] = False
@@ -423,12 +410,12 @@ class CubeVectorEnv(VectorEnv):
         kernel = _step_parallel if self._parallel else _step_serial
         kernel(self.states, actions.astype(np.int64, copy=False), self._action_moves, SPARSE_DST,
                SPARSE_SRC, SPARSE_COUNT, self._steps, self._moves, self.max_steps or 0,
-               self._reward_kind, self._phi, _MODES[self.autoreset_mode], self._autoreset, _NEXT32,
-               self._addrs, self._depths, self._native, self._scr_moves, self._form == "onehot",
-               self._flat_obs, self._final_obs.reshape(self.num_envs, -1), self._final_mask, self._rewards, self._terms, self._truncs,
-               self._pending, self._inst_depth, self._final_stats, self._final_phi)
+               self._reward_kind, self._phi, _MODES[self.autoreset_mode], self._autoreset,
+               self._form == "onehot", self._flat_obs, self._final_obs.reshape(self.num_envs, -1),
+               self._final_mask, self._rewards, self._terms, self._truncs, self._pending,
+               self._inst_depth, self._final_stats, self._final_phi)
         final = self._final_info() if self._final_mask.any() else None
-        self._run_pending()
+        self._start_pending()
         info = self._info(np.ones(self.num_envs, dtype=np.bool_))
         if final is not None:
             info.update(final)
@@ -504,12 +491,20 @@ class CubeVectorEnv(VectorEnv):
                     self._rngs[i] = seeding.np_random(seeds[i])[0]
         self._addrs[:] = [g.bit_generator.ctypes.state_address for g in self._rngs]
 
-    def _run_pending(self) -> None:
-        """Python-side resets for generators the kernel does not implement (same per-env generator)."""
-        for i in np.flatnonzero(self._pending):
+    def _start_pending(self) -> None:
+        """Start new episodes where ``_pending`` is set: in Numba for scrambles, else via the generator."""
+        if self._native:
+            if self._pending.any():
+                _reset_envs(self._pending, self.states, _NEXT32, self._addrs, self._depths, self._scr_moves,
+                            SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, self._steps, self._moves, self._phi,
+                            self._reward_kind, self._inst_depth, self._form == "onehot", self._flat_obs)
+            self._pending[:] = False
+            return
+        for i in np.flatnonzero(self._pending):  # same per-env generator, from Python
             inst = self.generator(int(self._depths[i]), self.metric, self._rngs[i])
             self.states[i] = inst.state
             self._inst_depth[i] = inst.depth
+            self._steps[i] = self._moves[i] = 0
             self._phi[i] = _phi(self.states[i], self._reward_kind)
             self._obs[i] = self._encode(self.states[i])
         self._pending[:] = False
