@@ -134,7 +134,7 @@ def run_episode(
         if on_step is not None:
             on_step(rec)
         feedback = _feedback(calls, turn)
-        last_reward = step_reward if "phi" in toolbox.info else None
+        last_reward = step_reward if "reward_kind" in toolbox.info else None
         failed = turn.stop or errors_in_row >= max_consecutive_errors
         if toolbox.over or failed:
             break

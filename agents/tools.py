@@ -224,7 +224,7 @@ class Toolbox:
             text += " the cube is solved." if self.terminated else " the action budget is used up."
         elif self.terminated:
             text += " The cube is solved."
-        if "phi" in self.info:
+        if "reward_kind" in self.info:
             text += f" Reward {reward:+g}."
         return text
 

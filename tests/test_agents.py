@@ -105,9 +105,11 @@ def test_ideal_solver_needs_exploration_under_partial_views() -> None:
     assert not vertex.call("solve_current").startswith("Error")
 
 
-def test_dense_reward_is_reported_to_the_agent() -> None:
-    tb = toolbox(scramble="R", reward="sticker")
+@pytest.mark.parametrize("tier", ["symbolic", "face"])
+def test_dense_reward_is_reported_to_the_agent(tier: str) -> None:
+    tb = toolbox(tier, scramble="R", reward="sticker")
     assert tb.call("move", ["R'"]).endswith("Reward +12.")
+    assert not toolbox(tier, scramble="R").call("move", ["R'"]).endswith("Reward +12.")
 
 
 class Exploding:

@@ -33,10 +33,14 @@ from cube_env.render.net import render_net
 from cube_env.render.text import face_text_grid, net_text_grid, vertex_text_grids
 from cube_env.render.vertex import render_vertex
 
-PUBLIC_INFO_KEYS = frozenset({"depth", "steps", "moves", "is_success", "reward_kind"})
+PUBLIC_INFO_KEYS = frozenset({"depth", "steps", "moves", "is_success", "reward_kind", "phi_source"})
 """``info`` keys the partial tiers pass on: episode bookkeeping and the task's
 curriculum depth, nothing computed from the current or initial state beyond
-whether it is solved (which termination reveals anyway)."""
+whether it is solved (which termination reveals anyway).  The dense reward's
+potential ``phi`` is hidden too (with the heuristic reward it is minus the
+exact distance); the reward itself is the agent's to see."""
+
+_ONE_HOT = np.eye(6, dtype=np.uint8)
 
 F_FACE = slice(18, 27)
 """Positions of the held cube's F face in the colour array."""
@@ -102,7 +106,7 @@ class SymbolicObservation(gym.ObservationWrapper):
     def observation(self, observation: np.ndarray) -> np.ndarray | str:
         col = np.asarray(observation, dtype=np.uint8)
         if self.form == "onehot":
-            return np.eye(6, dtype=np.uint8)[col]
+            return _ONE_HOT[col]
         if self.form == "indices":
             return col.copy()
         return self.text(col)
