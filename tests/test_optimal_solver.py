@@ -247,3 +247,73 @@ def test_corrupt_or_partial_table_is_rebuilt(tmp_path, monkeypatch):
         assert not list(tmp_path.rglob("*.tmp"))
     finally:
         T.forget()
+
+
+# ---------------------------------------------------------------------------
+# Certified curriculum and shipped instance files
+# ---------------------------------------------------------------------------
+
+INSTANCES = __import__("pathlib").Path(__file__).resolve().parents[1] / "benchmarks" / "instances"
+
+
+@pytest.mark.parametrize("metric", ["half", "quarter"])
+def test_certified_instances_have_exact_distance(metric):
+    from cube_env.curriculum import certified_instances
+
+    a = certified_instances(6, metric, seed=3, n=5)
+    assert a == certified_instances(6, metric, seed=3, n=5)  # deterministic in the seed
+    assert len(a) == 5 and len({i.state for i in a}) == 5
+    for inst in a:
+        s = from_facelets(inst.state)
+        assert np.array_equal(scrambled(inst.scramble), s)
+        assert inst.distance == 6 == solve_optimal(s, metric).distance
+
+
+def test_distance_20_candidates_are_distinct_up_to_rotation():
+    from cube_env.curriculum import DISTANCE_20_SEEDS, _rotation_class_key, distance_20_candidates
+
+    cands = distance_20_candidates()
+    keys = {_rotation_class_key(s) for _, s in cands}
+    assert len(keys) == len(cands) >= len(DISTANCE_20_SEEDS)
+    flip = from_facelets(DISTANCE_20_SEEDS["superflip"])
+    assert np.array_equal(flip, scrambled(SUPERFLIP))
+    assert lower_bound(flip) <= 20
+
+
+def _shipped(max_depth: int) -> list:
+    return sorted(p for p in INSTANCES.glob("*-n20.jsonl") if int(p.stem.split("-d")[1][:2]) <= max_depth)
+
+
+@pytest.mark.parametrize("path", _shipped(12), ids=lambda p: p.name)
+def test_shipped_instance_files_reverify(path):
+    from cube_env.curriculum import load_instance_file, verify_instance_file
+
+    result = verify_instance_file(path)
+    assert result.ok, result.failures
+    insts = load_instance_file(path)
+    assert result.checked == len(insts) > 0
+    depth = int(path.stem.split("-d")[1][:2])
+    assert all(i.distance == depth and i.metric == path.stem.split("-")[0] for i in insts)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", [p for p in sorted(INSTANCES.glob("*.jsonl")) if p not in _shipped(12)],
+                         ids=lambda p: p.name)
+def test_shipped_deep_and_large_instance_files_reverify(path):
+    from cube_env.curriculum import verify_instance_file
+
+    result = verify_instance_file(path)
+    assert result.ok, result.failures
+
+
+def test_tampered_instance_file_fails_verification(tmp_path):
+    from cube_env.curriculum import certified_instances, verify_instance_file, write_instance_file
+
+    insts = certified_instances(4, "half", n=3)
+    bad = [insts[0], insts[1].__class__(**{**insts[1].__dict__, "distance": 3}),
+           insts[2].__class__(**{**insts[2].__dict__, "scramble": "R"})]
+    path = tmp_path / "bad.jsonl"
+    write_instance_file(path, bad)
+    result = verify_instance_file(path)
+    assert result.checked == 3 and len(result.failures) == 2
+    assert "recorded distance 3" in result.failures[0] and "scramble" in result.failures[1]
