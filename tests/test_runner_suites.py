@@ -78,28 +78,54 @@ def test_plan_keys_are_unique_and_instances_shared_across_cells() -> None:
 def test_reset_options_follow_the_instance_source() -> None:
     suite = load_suite("smoke")
     scr = plan_episodes(suite, "scramble")[5]
-    cert = plan_episodes(suite, "certified")[5]
-    assert scr.reset_options == {"depth": scr.depth}
-    assert cert.reset_options == {"instance": cert.instance}
+    assert scr.reset_options == {"depth": scr.depth} and scr.certified_distance is None
+    for ep in plan_episodes(suite, "certified"):
+        assert ep.certified_distance == ep.depth
+        assert ep.reset_options in ({"instance": ep.instance}, {"state": ep.reset_options.get("state")})
 
 
-def test_certified_suites_fall_back_to_scrambles_only_without_any_instance_set(monkeypatch) -> None:
+def test_certified_suites_fall_back_to_scrambles_only_when_allowed(monkeypatch) -> None:
     suite = load_suite("smoke")
-    monkeypatch.setattr(instances, "probe_certified", lambda d, m, k: instances.NO_CURRICULUM)
-    assert resolve_source(suite, warn=False) == "scramble"
-    monkeypatch.setattr(instances, "ALLOW_SCRAMBLE_FALLBACK", False)
+    monkeypatch.setattr(instances, "certified_route", lambda d, m, n: ("missing", (), "no set"))
     with pytest.raises(SuiteError, match="certified"):
         resolve_source(suite, warn=False)
+    monkeypatch.setattr(instances, "ALLOW_SCRAMBLE_FALLBACK", True)
+    assert resolve_source(suite, warn=False) == "scramble"
 
 
 def test_missing_certified_depths_fail_clearly(monkeypatch) -> None:
     suite = load_suite("exp1")
-    monkeypatch.setattr(instances, "probe_certified",
-                        lambda d, m, k: None if d < 20 else "IndexError: no depth-20 quarter-turn set")
-    with pytest.raises(SuiteError, match="depth 20: IndexError"):
+    monkeypatch.setattr(instances, "certified_route",
+                        lambda d, m, n: ("env", (), "") if d < 20 else ("missing", (), "no quarter-d20 file"))
+    with pytest.raises(SuiteError, match=r"depth 20: no quarter-d20 file.*--depths 1,2,3,4,8,12,16"):
         resolve_source(suite, warn=False)
-    monkeypatch.setattr(instances, "probe_certified", lambda d, m, k: None)
+    monkeypatch.setattr(instances, "certified_route", lambda d, m, n: ("env", (), ""))
     assert resolve_source(suite, warn=False) == "certified"
+
+
+def test_shipped_sets_are_read_and_complete_small_depths_are_used_whole(tmp_path: Path) -> None:
+    from cube_env.engine import SOLVED, TABLE, kernels, to_facelets
+    from cube_env.engine.moves import MOVE_INDEX
+
+    starts = instances.shipped_starts(1, "quarter")
+    if not starts:
+        pytest.skip("no shipped quarter-turn depth-1 set in benchmarks/instances")
+    one_turn = {to_facelets(kernels.apply_move(SOLVED, TABLE, MOVE_INDEX[m]))
+                for m in ("U", "U'", "R", "R'", "F", "F'", "D", "D'", "L", "L'", "B", "B'")}
+    assert {s.state for s in starts} == one_turn and all(s.distance == 1 for s in starts)
+    suite = suite_from_dict({"name": "d1", "tiers": ["symbolic"], "depths": [1], "instances": 20,
+                             "rewards": ["none"], "tool_settings": ["basic"]})
+    assert len(plan_episodes(suite, resolve_source(suite, warn=False))) == 12
+    assert instances.source_notes(suite, "certified") == [
+        "depth 1: 12 instances, every position at quarter-turn distance 1 (fewer than 20 exist)"]
+
+
+def test_a_shipped_file_with_wrong_distances_is_refused(tmp_path: Path) -> None:
+    line = {"distance": 3, "index": 0, "metric": "quarter", "scramble": "R", "seed": 0, "solver_version": "x",
+            "source": "scramble", "state": "U" * 54}
+    (tmp_path / "quarter-d02-n20.jsonl").write_text(json.dumps(line) + "\n")
+    with pytest.raises(SuiteError, match="distance 3"):
+        instances.shipped_starts(2, "quarter", tmp_path)
 
 
 def test_every_cell_of_an_instance_starts_from_the_same_state() -> None:

@@ -108,7 +108,7 @@ def _run(args: argparse.Namespace) -> int:
             max_cost_usd=args.max_cost,
         )
         path = Path(args.out) if args.out else default_run_path(suite, args.agent)
-        print(f"cubebench: run {path} ({suite.name}, {suite.size} episodes, agent {args.agent})", file=sys.stderr)
+        print(f"cubebench: run {path} (suite {suite.name}, agent {args.agent})", file=sys.stderr)
         outcome = start_run(suite, config, path, limit=args.limit, progress=args.progress, argv=argv)
     print(f"cubebench: {outcome.outcome}: {outcome.played} episode(s) played in {outcome.seconds:.1f} s; "
           f"{outcome.finished} of {outcome.planned} finished", file=sys.stderr)

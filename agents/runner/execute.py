@@ -49,14 +49,18 @@ def play_episode(ep: EpisodeSpec, factory: AgentFactory, settings: PlaySettings)
     env = make_env(ep, settings, factory.symbolic_obs_format)
     agent = factory.new(seed=ep.agent_seed)
     try:
-        return run_episode(
+        record = run_episode(
             agent, env, tool_setting=ep.setting, seed=ep.env_seed, reset_options=ep.reset_options,
             max_steps=ep.max_steps, tier=ep.tier, store_images=settings.store_images,
             distance_budget_s=settings.distance_budget_s,
             config={"key": ep.key, "depth": ep.depth, "instance": ep.instance, "reward": ep.reward,
                     "metric": ep.metric, "instance_source": ep.source, "agent_seed": ep.agent_seed,
+                    "certified_distance": ep.certified_distance,
                     "obs_format": env.spec.kwargs.get("obs_format") if env.spec else None},
         )
+        if record.distance_start is None and ep.certified_distance is not None:
+            record.distance_start = ep.certified_distance  # reset by state: the env does not know it
+        return record
     finally:
         close = getattr(agent, "close", None)
         if callable(close):

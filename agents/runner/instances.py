@@ -2,32 +2,54 @@
 
 The k-th instance of a depth is the same start state for every tier, reward
 and tool setting of a run (the attribution compares settings on the same
-instances).  With ``instance_source: "certified"`` an episode resets with
-``options={"instance": k}`` (the k-th shipped instance whose optimal distance
-is certified, ``info["distance"]``); with ``"scramble"`` it resets with
-``options={"depth": d}`` and a seed derived from (suite seed, metric, depth,
-k): a reproducible non-redundant scramble of d moves, whose distance is at
-most d and not certified.
+instances).
+
+``instance_source: "certified"``: instance k of depth d is the k-th shipped
+instance whose optimal distance in the suite's metric is certified to be d
+(``benchmarks/instances/<metric>-d<dd>-n<N>.jsonl``, written by
+:mod:`cube_env.curriculum`; smaller sets are prefixes of larger ones).  When
+the env can reset to it by index (``options={"instance": k}``, where
+``info["distance"]`` is the certified distance) the episode does that;
+otherwise it resets to the instance's 54-letter state (``options={"state":
+...}``) and the runner records the certified distance from the file.  A depth
+with fewer shipped instances than the suite asks for is an error.
+
+``"scramble"``: ``options={"depth": d}`` with a seed derived from (suite
+seed, metric, d, k): a reproducible non-redundant d-move scramble whose
+distance is at most d and not certified.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from cube_env import make_cube_env
 
 from .suites import Suite, SuiteError
 
-ALLOW_SCRAMBLE_FALLBACK = True
-"""While no certified instance set ships (``cube_env.curriculum``), a ``certified`` suite falls back to
-seeded scrambles and says so.  Set to ``False`` once the sets ship, so a certified suite never runs on
-uncertified states (the one-line switch)."""
+INSTANCES_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "instances"
+"""The shipped certified instance sets."""
+
+ALLOW_SCRAMBLE_FALLBACK = False
+"""When no certified instance set can be found at all, fall back to seeded scrambles (and say so)
+instead of stopping.  Off: the sets ship, and a certified suite must never run on uncertified states."""
 
 NO_CURRICULUM = "needs a generator with shipped instance sets"
 """The env's message when ``reset(options={"instance": k})`` has no instance set behind it."""
+
+
+@dataclass(frozen=True)
+class Start:
+    """One certified start state: its 54 letters and certified distance (from a shipped file)."""
+
+    state: str
+    distance: int
 
 
 @dataclass(frozen=True)
@@ -38,10 +60,13 @@ class InstanceRef:
     index: int
     seed: int
     source: str
+    start: Start | None = None
 
     @property
     def reset_options(self) -> dict[str, Any]:
-        return {"instance": self.index} if self.source == "certified" else {"depth": self.depth}
+        if self.source == "scramble":
+            return {"depth": self.depth}
+        return {"state": self.start.state} if self.start is not None else {"instance": self.index}
 
 
 def env_moves(metric: str) -> str:
@@ -56,11 +81,11 @@ def instance_seed(suite_seed: int, metric: str, depth: int, index: int) -> int:
 
 
 def probe_certified(depth: int, metric: str, index: int) -> str | None:
-    """``None`` if instance ``index`` of ``depth`` ships; else why not (``NO_CURRICULUM`` or the error)."""
+    """``None`` if the env resets to instance ``index`` of ``depth`` itself; else why not."""
     env = make_cube_env("symbolic", depth=depth, moves=env_moves(metric), max_steps=None, obs_format="indices")
     try:
         _, info = env.reset(seed=0, options={"instance": index})
-    except Exception as err:  # noqa: BLE001 - any failure means the instance is not usable
+    except Exception as err:  # noqa: BLE001 - any failure means the env cannot do it
         return NO_CURRICULUM if NO_CURRICULUM in str(err) else f"{type(err).__name__}: {err}"
     finally:
         env.close()
@@ -69,29 +94,103 @@ def probe_certified(depth: int, metric: str, index: int) -> str | None:
     return None
 
 
+def _file_size(path: Path) -> int:
+    match = re.search(r"-n(\d+)\.jsonl$", path.name)
+    return int(match.group(1)) if match else 0
+
+
+@lru_cache(maxsize=None)
+def shipped_starts(depth: int, metric: str, directory: Path = INSTANCES_DIR) -> tuple[Start, ...]:
+    """The certified starts of ``depth`` in ``metric`` from the largest shipped file (empty if none)."""
+    files = sorted(directory.glob(f"{metric}-d{depth:02d}-n*.jsonl"), key=_file_size)
+    if not files:
+        return ()
+    from cube_env.curriculum import load_instance_file
+
+    starts = []
+    for k, inst in enumerate(load_instance_file(files[-1])):
+        if inst.index != k or inst.distance != depth or inst.metric != metric:
+            raise SuiteError(f"{files[-1]}: instance {k} is index {inst.index}, distance {inst.distance}, "
+                             f"metric {inst.metric}; expected index {k}, distance {depth}, metric {metric}")
+        starts.append(Start(inst.state, inst.distance))
+    return tuple(starts)
+
+
+def shipped_set_size(depth: int, metric: str, directory: Path = INSTANCES_DIR) -> int:
+    """The size the largest shipped file of ``depth`` was asked for (its name's ``n``), 0 if none."""
+    return max((_file_size(p) for p in directory.glob(f"{metric}-d{depth:02d}-n*.jsonl")), default=0)
+
+
+def certified_route(depth: int, metric: str, count: int) -> tuple[str, tuple[Start, ...], str]:
+    """``("env", (), "")``, ``("file", starts, note)`` or ``("missing", (), why)`` for ``count`` instances.
+
+    A file asked for ``n >= count`` instances that holds fewer is complete: the depth has no
+    more distinct positions (quarter-turn depth 1 has 12, half-turn depth 1 has 18); all are used,
+    and the note says so.
+    """
+    env_says = probe_certified(depth, metric, count - 1)
+    if env_says is None:
+        return "env", (), ""
+    starts = shipped_starts(depth, metric)
+    if len(starts) >= count:
+        return "file", starts[:count], ""
+    if starts and shipped_set_size(depth, metric) >= count:
+        return "file", starts, (f"depth {depth}: {len(starts)} instances, every position at {metric}-turn "
+                                f"distance {depth} (fewer than {count} exist)")
+    found = f"{len(starts)} shipped in {INSTANCES_DIR}" if starts else f"no {metric}-d{depth:02d}-n*.jsonl in {INSTANCES_DIR}"
+    return "missing", (), f"{found}; env: {env_says}"
+
+
 def resolve_source(suite: Suite, warn: bool = True) -> str:
-    """The source this run will actually use; raises :class:`SuiteError` when instances are missing."""
+    """The source this run will use; raises :class:`SuiteError` when certified instances are missing."""
     if suite.instance_source == "scramble":
         return "scramble"
-    problems = {d: probe_certified(d, suite.metric, suite.instances - 1) for d in suite.depths}
-    if all(p == NO_CURRICULUM for p in problems.values()) and ALLOW_SCRAMBLE_FALLBACK:
+    missing = {}
+    for d in suite.depths:
+        kind, _, why = certified_route(d, suite.metric, suite.instances)
+        if kind == "file" and why and warn:
+            print(f"cubebench: {why}", file=sys.stderr)
+        if kind == "missing":
+            missing[d] = why
+    if not missing:
+        return "certified"
+    if len(missing) == len(suite.depths) and ALLOW_SCRAMBLE_FALLBACK:
         if warn:
-            print("cubebench: no certified instance sets are installed (cube_env.curriculum); this run uses "
-                  "seeded scrambles of each depth (distance <= depth, not certified)", file=sys.stderr)
+            print("cubebench: no certified instance sets found; this run uses seeded scrambles of each depth "
+                  "(distance <= depth, not certified)", file=sys.stderr)
         return "scramble"
-    missing = {d: p for d, p in problems.items() if p is not None}
-    if missing:
-        detail = "; ".join(f"depth {d}: {p}" for d, p in missing.items())
-        raise SuiteError(
-            f"suite {suite.name!r} needs {suite.instances} certified instances per depth in the "
-            f"{suite.metric}-turn metric, but some are missing ({detail}). Remove those depths, use "
-            f"the metric that ships them, or set \"instance_source\": \"scramble\" in a copy of the suite.")
-    return "certified"
+    keep = ",".join(str(d) for d in suite.depths if d not in missing)
+    detail = "; ".join(f"depth {d}: {why}" for d, why in missing.items())
+    hint = f"play the others with --depths {keep}, " if keep else ""
+    raise SuiteError(
+        f"suite {suite.name!r} needs {suite.instances} certified instances per depth in the {suite.metric}-turn "
+        f"metric, but depth(s) {sorted(missing)} lack them ({detail}). To go on: {hint}use the metric that ships "
+        f"them, or set \"instance_source\": \"scramble\" in a copy of the suite.")
 
 
-def instance_refs(suite: Suite, source: str) -> dict[tuple[int, int], InstanceRef]:
-    """Every (depth, index) of the suite mapped to its :class:`InstanceRef`."""
-    return {
-        (d, k): InstanceRef(depth=d, index=k, seed=instance_seed(suite.seed, suite.metric, d, k), source=source)
-        for d in suite.depths for k in range(suite.instances)
-    }
+def instance_refs(suite: Suite, source: str) -> dict[int, list[InstanceRef]]:
+    """The instances of every depth of the suite (fewer than asked where no more positions exist)."""
+    refs: dict[int, list[InstanceRef]] = {}
+    for d in suite.depths:
+        starts: tuple[Start, ...] = ()
+        count = suite.instances
+        if source == "certified":
+            kind, starts, why = certified_route(d, suite.metric, suite.instances)
+            if kind == "missing":
+                raise SuiteError(f"depth {d}: {why}")
+            count = len(starts) if kind == "file" else count
+        refs[d] = [InstanceRef(depth=d, index=k, seed=instance_seed(suite.seed, suite.metric, d, k),
+                               source=source, start=starts[k] if starts else None) for k in range(count)]
+    return refs
+
+
+def source_notes(suite: Suite, source: str) -> list[str]:
+    """What a report should say about the instances beyond their source (e.g. complete small depths)."""
+    if source != "certified":
+        return []
+    notes = []
+    for d in suite.depths:
+        kind, _, note = certified_route(d, suite.metric, suite.instances)
+        if kind == "file" and note:
+            notes.append(note)
+    return notes

@@ -9,10 +9,10 @@ resumed run recognises finished episodes whatever order they ran in.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
-from .instances import InstanceRef, instance_refs
+from .instances import instance_refs
 from .suites import Suite
 
 
@@ -32,10 +32,10 @@ class EpisodeSpec:
     env_seed: int
     agent_seed: int
     source: str
-
-    @property
-    def reset_options(self) -> dict[str, Any]:
-        return InstanceRef(self.depth, self.instance, self.env_seed, self.source).reset_options
+    reset_options: dict[str, Any] = field(default_factory=dict)
+    """What ``env.reset(options=...)`` gets: ``{"instance": k}``, ``{"state": ...}`` or ``{"depth": d}``."""
+    certified_distance: int | None = None
+    """The instance's certified optimal distance (certified sources), else ``None``."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -56,7 +56,7 @@ def plan_episodes(suite: Suite, source: str) -> list[EpisodeSpec]:
     refs = instance_refs(suite, source)
     plan = []
     for depth in suite.depths:
-        for k in range(suite.instances):
+        for k, ref in enumerate(refs[depth]):
             for tier in suite.tiers:
                 for reward in suite.rewards:
                     for setting in suite.tool_settings:
@@ -64,7 +64,9 @@ def plan_episodes(suite: Suite, source: str) -> list[EpisodeSpec]:
                         plan.append(EpisodeSpec(
                             key=key, tier=tier, depth=depth, instance=k, reward=reward, setting=setting,
                             horizon=suite.horizon(depth), metric=suite.metric, max_steps=suite.max_steps,
-                            env_seed=refs[(depth, k)].seed, agent_seed=agent_seed(suite.seed, key), source=source,
+                            env_seed=ref.seed, agent_seed=agent_seed(suite.seed, key), source=source,
+                            reset_options=ref.reset_options,
+                            certified_distance=ref.start.distance if ref.start else (depth if source == "certified" else None),
                         ))
     return plan
 

@@ -25,6 +25,7 @@ class Report:
     rows: list[EpisodeRow]
     retired: int
     tables: list[Table]
+    notes: list[str]
 
     @property
     def agent(self) -> str:
@@ -37,9 +38,10 @@ class Report:
         """Run facts: what ran, how much of it, at what cost."""
         c = cell_of(self.rows)
         errors = f"{c.errors}" + (" (resume with --retry-errors to play them again)" if c.errors else "")
-        source = ("certified instances (info distance = certified optimal distance)"
+        source = ("certified instances (start distance = certified optimal distance)"
                   if self.instance_source == "certified"
                   else "seeded scrambles of each depth (distance <= depth, not certified)")
+        source += "".join(f"; {n}" for n in self.notes)
         facts = [
             ("run", str(self.path)), ("suite", f"{self.suite['name']} ({self.suite['metric']}-turn metric, "
                                                f"{self.suite['max_steps']} interaction steps)"),
@@ -66,7 +68,8 @@ def build_report(store: RunStore) -> Report:
         tables.append(attribution_table(attribution, horizons))
     return Report(path=store.path, suite=suite, config=store.get_meta("config"),
                   versions=store.get_meta("versions", {}), instance_source=store.get_meta("instance_source", "?"),
-                  planned=len(store.plan()), rows=rows, retired=store.retired_count(), tables=tables)
+                  planned=len(store.plan()), rows=rows, retired=store.retired_count(), tables=tables,
+                  notes=store.get_meta("instance_notes", []))
 
 
 def text_report(report: Report) -> str:

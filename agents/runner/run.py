@@ -21,7 +21,7 @@ from typing import Any
 
 from .backends import BACKENDS, run_backend
 from .execute import PlaySettings
-from .instances import resolve_source
+from .instances import resolve_source, source_notes
 from .plan import plan_episodes
 from .progress import Progress
 from .specs import AgentFactory, AgentSpec
@@ -122,12 +122,14 @@ def start_run(suite: Suite, config: RunConfig, path: Path, *, limit: int | None 
                          f"restrict the suite, e.g. --tiers {','.join(factory.tiers)}")
     source = resolve_source(suite)
     plan = plan_episodes(suite, source)
+    print(f"cubebench: {len(plan)} episodes planned, instances: {source}", file=sys.stderr)
     path.parent.mkdir(parents=True, exist_ok=True)
     with RunStore(path, create=True) as store:
         store.set_meta("suite", suite.to_dict())
         store.set_meta("config", config.to_dict())
         store.set_meta("versions", versions())
         store.set_meta("instance_source", source)
+        store.set_meta("instance_notes", source_notes(suite, source))
         store.set_meta("created_at", time.time())
         store.write_plan(plan)
         return execute(store, config, factory, limit=limit, progress=progress, argv=argv)
