@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from contextlib import contextmanager
@@ -36,6 +37,9 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
         except (_UserError, SuiteError, StoreError, AgentSpecError, PlotsUnavailable) as err:
             print(f"cubebench: error: {err}", file=sys.stderr)
             return EXIT_USAGE
+        except BrokenPipeError:  # output piped into `head` and closed early: not an error
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
 
     return run
 
