@@ -32,7 +32,7 @@ from cube_env.engine.cubie import CubieCube, to_state  # noqa: E402
 from cube_env.engine.kernels import apply_moves  # noqa: E402
 from cube_env.engine.moves import TABLE  # noqa: E402
 from cube_env.engine.state import SOLVED, to_facelets  # noqa: E402
-from cube_env.solver.optimal import SolverTimeout, ensure_tables, solve_optimal  # noqa: E402
+from cube_env.solver.optimal import SolverTimeout, ensure_tables, lower_bound_batch, solve_optimal  # noqa: E402
 from cube_env.solver.optimal import store  # noqa: E402
 
 
@@ -140,6 +140,12 @@ def main() -> int:
     if sv is None:
         print(f"RubikOptimal comparison: {why}")
     solve_optimal(scramble(np.random.default_rng(0), 8, args.metric), args.metric)  # compile / warm up
+    batch = np.stack([random_state(np.random.default_rng(i)) for i in range(2000)])
+    lower_bound_batch(batch[:10], args.metric)
+    t = time.perf_counter()
+    lb = lower_bound_batch(batch, args.metric)
+    dt = time.perf_counter() - t
+    print(f"lower_bound_batch: {len(batch) / dt:,.0f} random states/s (mean bound {lb.mean():.2f}), {load()}")
 
     rng = np.random.default_rng(args.seed)
     head = " scramble  |   n | distances | median s |    max s | Mnodes/s"
