@@ -228,7 +228,7 @@ class RunStore:
     def records(self) -> Iterator[tuple[str, EpisodeRecord]]:
         """(key, full record) of every stored episode, in plan order."""
         query = "SELECT e.key, e.record FROM episodes e JOIN plan p ON p.key = e.key ORDER BY p.position"
-        for key, blob in self.db.execute(query).fetchall():
+        for key, blob in self.db.execute(query):  # lazily: a large run's records need not fit in memory
             yield key, decode_record(blob)
 
     def retired_count(self) -> int:
