@@ -1,13 +1,18 @@
 """Instance generators: where an episode's start state comes from.
 
-The env asks its generator for an :class:`Instance` given a depth and a
-random generator; swapping the generator (random scrambles now, the
-certified curriculum later) changes nothing in the env's API.
+The env asks its generator for an :class:`Instance` given a depth, a metric
+and a random generator (``reset(options={"depth": d})``), or for the k-th
+shipped instance (``reset(options={"instance": k})``).  The default,
+:class:`CertifiedGenerator`, certifies every depth with the exact optimal
+solver, so ``info["distance"]`` is the true optimal distance.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -17,6 +22,17 @@ from .engine.facelets import SOLVED
 from .engine.moves import TABLE
 from .engine.notation import format_moves
 from .engine.scramble import normalise_metric, scramble
+from .engine.state import from_facelets
+
+INSTANCES_ENV_VAR = "CUBEBENCH_INSTANCES_DIR"
+"""Overrides where the shipped instance sets are read from."""
+
+# Non-redundant scrambles of at most this many moves are always optimal and distinct: the numbers
+# of canonical sequences equal the numbers of positions at these distances (HTM 18, 243, 3240;
+# QTM 12, then 108 of the 114 distance-2 positions: the scrambler never turns a face twice).
+_OPTIMAL_BY_CONSTRUCTION = {"half": 3, "quarter": 2}
+MAX_SCRAMBLE_DEPTH = {"half": 18, "quarter": 22}
+"""Deepest depth certified from random scrambles (deeper ones almost never are: use shipped sets)."""
 
 
 @dataclass(frozen=True)
@@ -48,3 +64,68 @@ class ScrambleGenerator:
         moves = np.asarray(scramble(depth, metric, rng), dtype=np.int64)
         state = kernels.apply_moves(SOLVED, TABLE, moves)
         return Instance(state=state, scramble=format_moves(moves), depth=depth, metric=metric)
+
+
+class CertifiedGenerator:
+    """States whose optimal distance is certified to equal the depth asked for.
+
+    A seeded scramble of ``depth`` moves is kept when the optimal solver
+    certifies it (others are redrawn); shallow depths are optimal by
+    construction and need no solver.  ``instance(depth, metric, k)`` returns
+    the k-th shipped instance of ``benchmarks/instances/``.
+    """
+
+    def __init__(self, max_draws: int = 200, time_limit: float | None = None) -> None:
+        self.max_draws = max_draws
+        self.time_limit = time_limit
+        self._scrambles = ScrambleGenerator()
+
+    def __call__(self, depth: int, metric: str, rng: np.random.Generator) -> Instance:
+        metric = normalise_metric(metric)
+        if depth > MAX_SCRAMBLE_DEPTH[metric]:
+            raise ValueError(
+                f"random scrambles do not reach {metric}-turn distance {depth} in practice; use a shipped "
+                f"instance (reset(options={{'instance': k}})) or generator=ScrambleGenerator() for uncertified scrambles"
+            )
+        for _ in range(self.max_draws):
+            candidate = self._scrambles(depth, metric, rng)
+            distance = self._distance(candidate, metric)
+            if distance == depth:
+                return Instance(candidate.state, candidate.scramble, depth, metric, distance)
+        raise RuntimeError(f"no scramble of {depth} moves certified at distance {depth} in {self.max_draws} draws")
+
+    def instance(self, depth: int, metric: str, index: int) -> Instance:
+        """The ``index``-th shipped certified instance of ``depth`` in ``metric``."""
+        metric = normalise_metric(metric)
+        records = shipped_instances(metric, depth)
+        if not 0 <= index < len(records):
+            raise ValueError(f"instance {index} does not exist: {len(records)} shipped {metric}-turn instances at depth {depth}")
+        rec = records[index]
+        return Instance(from_facelets(rec["state"]), rec["scramble"], depth, metric, int(rec["distance"]))
+
+    def _distance(self, candidate: Instance, metric: str) -> int:
+        if candidate.depth <= _OPTIMAL_BY_CONSTRUCTION[metric]:
+            return candidate.depth
+        from .solver.optimal import optimal_distance
+
+        return optimal_distance(candidate.state, metric, time_limit=self.time_limit)
+
+
+def instances_dir() -> Path:
+    """Where the shipped instance sets are: ``$CUBEBENCH_INSTANCES_DIR`` or the source tree's."""
+    override = os.environ.get(INSTANCES_ENV_VAR)
+    return Path(override) if override else Path(__file__).resolve().parents[1] / "benchmarks" / "instances"
+
+
+@lru_cache(maxsize=64)
+def shipped_instances(metric: str, depth: int) -> tuple[dict, ...]:
+    """The largest shipped set for ``(metric, depth)`` as records (state, scramble, distance, ...)."""
+    from .curriculum import load_instance_file
+
+    files = sorted(instances_dir().glob(f"{metric}-d{depth:02d}-n*.jsonl"), key=lambda p: int(p.stem.split("-n")[-1]))
+    if not files:
+        raise ValueError(
+            f"no shipped {metric}-turn instance set for depth {depth} in {instances_dir()} "
+            f"(set {INSTANCES_ENV_VAR} or use a source checkout)"
+        )
+    return tuple(vars(inst) for inst in load_instance_file(files[-1]))

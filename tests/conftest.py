@@ -7,6 +7,11 @@ import pytest
 
 from cube_env.engine import SOLVED, TABLE, kernels
 from cube_env.engine.notation import parse_array
+from cube_env.generators import ScrambleGenerator
+
+SCRAMBLES = ScrambleGenerator()
+"""Uncertified seeded scrambles: for tests that need a scrambled cube but not a certified
+distance, so the default suite never builds the optimal solver's tables."""
 
 
 def apply(seq: str, state: np.ndarray = SOLVED) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import apply
+from conftest import SCRAMBLES, apply
 
 import cube_env
 from agents.base import Agent, Turn
@@ -18,6 +18,7 @@ from cube_env.engine import SOLVED, to_facelets
 
 def make(tier: str, **kw) -> gym.Env:
     kw.setdefault("max_steps", None)
+    kw.setdefault("generator", SCRAMBLES)
     if tier == "symbolic":
         kw.setdefault("obs_format", "text")
     return gym.make(cube_env.TIERS[tier], **kw)

@@ -21,6 +21,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import SCRAMBLES
 from gymnasium.utils.env_checker import check_env
 
 import cube_env  # noqa: F401  (registers the ids)
@@ -60,7 +61,7 @@ MARKERS = np.array([[1, 2, 3], [4, 5, 6], [7, 8, 9], [10, 11, 12], [13, 14, 15],
 # --- helpers ----------------------------------------------------------------
 def view_env(wrapper: Any, **kwargs: Any) -> gym.Env:
     """A tier wrapper over a core env that has the view actions (to reach all 24 orientations)."""
-    return wrapper(CubeEnv(depth=25, view_actions=True, max_steps=None), **kwargs)
+    return wrapper(CubeEnv(depth=25, view_actions=True, max_steps=None, generator=SCRAMBLES), **kwargs)
 
 
 def act(env: gym.Env, names: str) -> Any:
@@ -379,7 +380,7 @@ def test_face_view_after_y_shows_what_was_the_r_face() -> None:
 @pytest.mark.parametrize("env_id", IDS[1:])
 @pytest.mark.parametrize("reward", ["none", "sticker"])
 def test_partial_tiers_hide_the_state_in_info(env_id: str, reward: str) -> None:
-    env = gym.make(env_id, depth=6, reward=reward)
+    env = gym.make(env_id, depth=6, reward=reward, generator=SCRAMBLES)
     _, info = env.reset(seed=4)
     infos = [info] + [env.step(a)[4] for a in (0, 3, 7)]
     truth = {env.unwrapped.facelets, env.unwrapped.instance.scramble}
@@ -387,13 +388,13 @@ def test_partial_tiers_hide_the_state_in_info(env_id: str, reward: str) -> None:
         assert not {"facelets", "scramble", "distance", "phi", "phi_source"} & set(info)
         assert set(info) <= AGENT_INFO, f"unexpected info keys {set(info) - AGENT_INFO}"
         assert not truth & {v for v in info.values() if isinstance(v, str)}
-    debug_env = gym.make(env_id, depth=6, reward=reward, debug=True)
+    debug_env = gym.make(env_id, depth=6, reward=reward, debug=True, generator=SCRAMBLES)
     _, info = debug_env.reset(seed=4)
     assert info["facelets"] == debug_env.unwrapped.facelets and "scramble" in info
 
 
 def test_symbolic_tier_keeps_the_state_in_info() -> None:
-    env = gym.make("CubeBench-Symbolic-v0", depth=3)
+    env = gym.make("CubeBench-Symbolic-v0", depth=3, generator=SCRAMBLES)
     _, info = env.reset(seed=1)
     assert info["facelets"] == env.unwrapped.facelets
 
@@ -438,7 +439,7 @@ def test_same_seed_same_images(env_id: str, kwargs: dict) -> None:
         pytest.skip(_NO_PYRENDER)
 
     def episode(seed: int) -> list[bytes]:
-        env = gym.make(env_id, depth=8, max_steps=None, **kwargs)
+        env = gym.make(env_id, depth=8, max_steps=None, generator=SCRAMBLES, **kwargs)
         obs, _ = env.reset(seed=seed)
         env.action_space.seed(seed)
         trace = [np.asarray(obs).tobytes()]

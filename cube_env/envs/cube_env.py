@@ -20,7 +20,7 @@ from ..engine.moves import FACE_ACTIONS, MOVE_INDEX, QUARTER_ACTIONS, TABLE, VIE
 from ..engine.notation import parse_array
 from ..engine.scramble import normalise_metric
 from ..engine.state import from_facelets, to_facelets, validate_state
-from ..generators import Generator, Instance, ScrambleGenerator
+from ..generators import CertifiedGenerator, Generator, Instance
 from ..render.ansi import net_text
 from ..render.net import render_net
 from ..render.window import Window, display_available
@@ -68,7 +68,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         self.move_frame = move_frame
         self.max_steps = max_steps
         self.render_mode = render_mode
-        self.generator = generator or ScrambleGenerator()
+        self.generator = generator or CertifiedGenerator()
         turns = QUARTER_ACTIONS if self.metric == "quarter" else FACE_ACTIONS
         self.n_turns = len(turns)
         self.view_actions = bool(view_actions)
