@@ -55,6 +55,19 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_instances_verify(args: argparse.Namespace) -> int:
+    from .curriculum import verify_instance_file
+
+    failed = 0
+    for path in args.files:
+        result = verify_instance_file(path, time_limit=args.time_limit)
+        print(f"{path}: {result.checked} instances, {'all certified' if result.ok else f'{len(result.failures)} FAILED'}")
+        for line in result.failures:
+            print(f"  {line}")
+        failed += not result.ok
+    return 1 if failed else 0
+
+
 def _add_common(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scramble", help="print a seeded scramble and its facelet string")
     p.add_argument("--depth", type=int, default=20, help="number of moves (default 20)")
@@ -74,6 +87,13 @@ def _add_common(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--optimal", action="store_true", help="exact optimal solver instead of two-phase")
     p.add_argument("--metric", choices=("quarter", "half"), default="half")
     p.set_defaults(func=_cmd_solve)
+
+    p = sub.add_parser("instances", help="certified instance sets")
+    verbs = p.add_subparsers(dest="verb", required=True)
+    v = verbs.add_parser("verify", help="re-certify instance files with the optimal solver")
+    v.add_argument("files", nargs="+", help="JSONL instance files (benchmarks/instances/*.jsonl)")
+    v.add_argument("--time-limit", type=float, default=None, help="seconds per instance (default: none)")
+    v.set_defaults(func=_cmd_instances_verify)
 
 
 def _add_runner(sub: argparse._SubParsersAction) -> None:
