@@ -51,7 +51,7 @@ def tool_user(req: RecordedRequest) -> Step:
 
 def test_smoke_suite_with_the_solver_agent_reports_and_exports(tmp_path: Path, capsys) -> None:
     run = tmp_path / "smoke.sqlite"
-    assert cubebench("run", "--suite", "smoke", "--agent", "solver", "--out", str(run), "--no-progress") == 0
+    assert cubebench("run", "--distance-budget", "0", "--suite", "smoke", "--agent", "solver", "--out", str(run), "--no-progress") == 0
     out = capsys.readouterr().out
     assert "Pass rate by tier and horizon" in out and "Failure attribution" in out
     with open_run(run) as store:
@@ -76,7 +76,7 @@ def test_smoke_suite_with_the_solver_agent_reports_and_exports(tmp_path: Path, c
 def test_smoke_suite_with_a_scripted_model_server_attributes_failures(tmp_path: Path, capsys) -> None:
     run = tmp_path / "llm.sqlite"
     with ScriptedServer(tool_user) as srv:
-        rc = cubebench("run", "--suite", "smoke", "--agent", f"openai-compatible:{srv.base_url}:scripted",
+        rc = cubebench("run", "--distance-budget", "0", "--suite", "smoke", "--agent", f"openai-compatible:{srv.base_url}:scripted",
                        "--out", str(run), "--concurrency", "4", "--no-progress", "--model-attempts", "1")
         n_requests = len(srv.requests)
     assert rc == 0
@@ -100,7 +100,7 @@ def test_smoke_suite_with_a_scripted_model_server_attributes_failures(tmp_path: 
 
 def test_limit_then_resume_plays_each_episode_once(tmp_path: Path) -> None:
     run = tmp_path / "r.sqlite"
-    assert cubebench("run", "--suite", "smoke", "--agent", "random", "--out", str(run), "--limit", "10",
+    assert cubebench("run", "--distance-budget", "0", "--suite", "smoke", "--agent", "random", "--out", str(run), "--limit", "10",
                      "--no-progress", "--quiet") == 0
     with open_run(run) as store:
         assert len(store.rows()) == 10
@@ -112,7 +112,7 @@ def test_limit_then_resume_plays_each_episode_once(tmp_path: Path) -> None:
 
 def test_an_existing_run_is_never_overwritten(tmp_path: Path, capsys) -> None:
     run = tmp_path / "r.sqlite"
-    args = ("run", "--suite", "smoke", "--agent", "solver", "--out", str(run), "--limit", "1", "--quiet",
+    args = ("run", "--distance-budget", "0", "--suite", "smoke", "--agent", "solver", "--out", str(run), "--limit", "1", "--quiet",
             "--no-progress")
     assert cubebench(*args) == 0
     assert cubebench(*args) == 2
@@ -120,7 +120,7 @@ def test_an_existing_run_is_never_overwritten(tmp_path: Path, capsys) -> None:
 
 
 def test_bad_agent_specs_fail_before_anything_runs(tmp_path: Path, capsys) -> None:
-    assert cubebench("run", "--suite", "smoke", "--agent", "gpt4", "--out", str(tmp_path / "x.sqlite")) == 2
+    assert cubebench("run", "--distance-budget", "0", "--suite", "smoke", "--agent", "gpt4", "--out", str(tmp_path / "x.sqlite")) == 2
     assert "unknown agent spec" in capsys.readouterr().err
     assert not (tmp_path / "x.sqlite").exists()
 
@@ -137,7 +137,7 @@ def test_error_episodes_stay_on_resume_and_replay_with_retry_errors(tmp_path: Pa
     run = tmp_path / "e.sqlite"
     with ScriptedServer(model) as srv:
         spec = f"openai-compatible:{srv.base_url}:scripted"
-        assert cubebench("run", "--suite", str(suite), "--agent", spec, "--out", str(run), "--model-attempts", "1",
+        assert cubebench("run", "--distance-budget", "0", "--suite", str(suite), "--agent", spec, "--out", str(run), "--model-attempts", "1",
                          "--no-progress", "--quiet") == 0
         with open_run(run) as store:
             assert [r.status for r in store.rows()] == ["error", "error"]
@@ -176,9 +176,9 @@ def test_process_backend_matches_the_inline_run(tmp_path: Path) -> None:
     suite.write_text(json.dumps({"name": "tiny", "tiers": ["symbolic", "face"], "depths": [1, 3], "instances": 2,
                                  "rewards": ["none"], "tool_settings": ["basic", "ideal"]}))
     a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
-    assert cubebench("run", "--suite", str(suite), "--agent", "random", "--out", str(a), "--quiet",
+    assert cubebench("run", "--distance-budget", "0", "--suite", str(suite), "--agent", "random", "--out", str(a), "--quiet",
                      "--no-progress") == 0
-    assert cubebench("run", "--suite", str(suite), "--agent", "random", "--out", str(b), "--backend", "process",
+    assert cubebench("run", "--distance-budget", "0", "--suite", str(suite), "--agent", "random", "--out", str(b), "--backend", "process",
                      "--concurrency", "2", "--quiet", "--no-progress") == 0
     with open_run(a) as sa, open_run(b) as sb:
         assert [(k, [s.action for s in r.steps]) for k, r in sa.records()] == \
@@ -191,9 +191,9 @@ def test_an_agent_limited_to_some_tiers_needs_a_restricted_suite(tmp_path: Path,
 
     monkeypatch.setattr(specs, "_rl_builder", lambda: lambda checkpoint=None, *, seed=None: RandomAgent(seed))
     run = tmp_path / "mlp.sqlite"
-    assert cubebench("run", "--suite", "smoke", "--agent", "mlp", "--out", str(run), "--no-progress") == 2
+    assert cubebench("run", "--distance-budget", "0", "--suite", "smoke", "--agent", "mlp", "--out", str(run), "--no-progress") == 2
     assert "--tiers symbolic" in capsys.readouterr().err and not run.exists()
-    assert cubebench("run", "--suite", "smoke", "--agent", "mlp", "--tiers", "symbolic", "--depths", "1",
+    assert cubebench("run", "--distance-budget", "0", "--suite", "smoke", "--agent", "mlp", "--tiers", "symbolic", "--depths", "1",
                      "--out", str(run), "--no-progress", "--quiet") == 0
     with open_run(run) as store:
         assert {r.tier for r in store.rows()} == {"symbolic"} and len(store.rows()) == 6
@@ -207,6 +207,25 @@ def test_a_policy_that_cannot_load_fails_before_the_run(tmp_path: Path, capsys, 
         raise FileNotFoundError("no checkpoint")
 
     monkeypatch.setattr(specs, "_rl_builder", lambda: broken)
-    assert cubebench("run", "--suite", "smoke", "--agent", "mlp:/x.pt", "--tiers", "symbolic",
+    assert cubebench("run", "--distance-budget", "0", "--suite", "smoke", "--agent", "mlp:/x.pt", "--tiers", "symbolic",
                      "--out", str(tmp_path / "m.sqlite")) == 2
     assert "cannot load the mlp policy (/x.pt)" in capsys.readouterr().err
+
+
+def test_true_distances_are_recorded_with_a_budget(tmp_path: Path) -> None:
+    from agents.runner.run import optimal_tables_ready
+
+    if not optimal_tables_ready("quarter"):
+        pytest.skip("the exact solver's quarter-turn tables are not built (python -m cube_env.solver.optimal)")
+    suite = tmp_path / "d2.json"
+    suite.write_text(json.dumps({"name": "d2", "tiers": ["symbolic"], "depths": [2], "instances": 1,
+                                 "rewards": ["none"], "tool_settings": ["basic"]}))
+    run = tmp_path / "d.sqlite"
+    assert cubebench("run", "--distance-budget", "5", "--suite", str(suite), "--agent", "random",
+                     "--out", str(run), "--no-progress", "--quiet") == 0
+    with open_run(run) as store:
+        record = store.record("symbolic/d2/i00/none/basic")
+    distances = [record.distance_start] + [s.distance for s in record.steps]
+    assert distances[0] == 2 and all(isinstance(d, int) for d in distances)
+    # one quarter turn per step changes the quarter-turn distance by exactly one
+    assert all(abs(a - b) == 1 for a, b in zip(distances, distances[1:]))

@@ -34,7 +34,7 @@ def test_ray_backend_matches_the_inline_backend_and_resumes(tmp_path: Path) -> N
     suite = tmp_path / "tiny.json"
     suite.write_text(json.dumps(SUITE))
     inline, remote = tmp_path / "inline.sqlite", tmp_path / "ray.sqlite"
-    base = ["run", "--suite", str(suite), "--agent", "random", "--no-progress", "--quiet"]
+    base = ["run", "--distance-budget", "0", "--suite", str(suite), "--agent", "random", "--no-progress", "--quiet"]
     assert main(base + ["--out", str(inline)]) == 0
     assert main(base + ["--out", str(remote), "--backend", "ray", "--concurrency", "2", "--limit", "5"]) == 0
     with open_run(remote) as store:

@@ -53,7 +53,7 @@ def run(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("render")
     (root / "suite.json").write_text(json.dumps(SUITE))
     db = root / "run.sqlite"
-    assert main(["run", "--suite", str(root / "suite.json"), "--agent", "solver", "--out", str(db),
+    assert main(["run", "--distance-budget", "0", "--suite", str(root / "suite.json"), "--agent", "solver", "--out", str(db),
                  "--no-progress", "--quiet"]) == 0
     return db
 

@@ -37,7 +37,7 @@ def _stored(db: Path) -> int:
 
 
 def _start(suite: Path, db: Path) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "agents.runner", "run", "--suite", str(suite), "--agent", "random",
+    cmd = [sys.executable, "-m", "agents.runner", "run", "--distance-budget", "0", "--suite", str(suite), "--agent", "random",
            "--out", str(db), "--no-progress", "--quiet"]
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -68,7 +68,7 @@ def reference(tmp_path_factory) -> dict[str, tuple]:
     root = tmp_path_factory.mktemp("reference")
     (root / "suite.json").write_text(json.dumps(SUITE))
     db = root / "ref.sqlite"
-    assert main(["run", "--suite", str(root / "suite.json"), "--agent", "random", "--out", str(db),
+    assert main(["run", "--distance-budget", "0", "--suite", str(root / "suite.json"), "--agent", "random", "--out", str(db),
                  "--no-progress", "--quiet"]) == 0
     snap = _snapshot(db)
     assert len(snap) == PLANNED

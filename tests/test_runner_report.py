@@ -1,0 +1,73 @@
+"""Report pieces: the paper-layout tables, the report without matplotlib, an empty run."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents.runner.html_report import report_html
+from agents.runner.plots import PlotsUnavailable, write_plots
+from agents.runner.report import build_report, text_report
+from agents.runner.store import open_run
+from agents.runner.tables import render_text
+from cube_env.cli import main
+
+SUITE = {"name": "rep", "tiers": ["symbolic", "vertex"], "depths": [1, 8], "instances": 2,
+         "rewards": ["none", "face"], "tool_settings": ["basic"]}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("rep")
+    (root / "suite.json").write_text(json.dumps(SUITE))
+    db = root / "run.sqlite"
+    assert main(["run", "--distance-budget", "0", "--suite", str(root / "suite.json"), "--agent", "random", "--out", str(db),
+                 "--no-progress", "--quiet"]) == 0
+    return db
+
+
+def test_pass_rate_table_has_the_paper_layout(run: Path) -> None:
+    with open_run(run) as store:
+        report = build_report(store)
+    main_table = report.tables[0]
+    assert [g for g, _ in main_table.groups] == ["", "Symbolic", "Vertex"]
+    assert main_table.header == ["condition", "Short", "Long", "Short", "Long"]
+    assert [row[0] for row in main_table.rows] == ["random: reward=none", "random: reward=face"]
+    text = render_text(main_table)
+    assert text.splitlines()[2].split() == ["Symbolic", "Vertex"]
+    assert len(report.tables) == 2  # one tool setting: no attribution table
+    by_depth = report.tables[1]
+    assert all(cell.count("/") == 1 and cell.endswith("/2") for row in by_depth.rows for cell in row[2:])
+
+
+def test_report_without_matplotlib_still_renders_and_says_why(run: Path, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
+    with open_run(run) as store:
+        report = build_report(store)
+    with pytest.raises(PlotsUnavailable, match=r"cubebench\[report\]"):
+        write_plots(report.rows, Path("unused"))
+    page = report_html(report)
+    assert "plots need matplotlib" in page and "<table" in page and "data:image/png" not in page
+    assert main(["report", str(run), "--plots", "x"]) == 2
+
+
+def test_reward_comparison_plot_is_written_when_rewards_vary(run: Path, tmp_path: Path) -> None:
+    with open_run(run) as store:
+        made = write_plots(store.rows(), tmp_path)
+    assert sorted(p.name for p in made) == ["pass_rate_by_depth.png", "reward_settings.png"]
+    assert all(p.stat().st_size > 5000 for p in made)
+
+
+def test_an_empty_run_reports_that_nothing_finished(tmp_path: Path) -> None:
+    (tmp_path / "suite.json").write_text(json.dumps(SUITE))
+    db = tmp_path / "empty.sqlite"
+    assert main(["run", "--distance-budget", "0", "--suite", str(tmp_path / "suite.json"), "--agent", "random", "--out", str(db),
+                 "--limit", "0", "--no-progress", "--quiet"]) == 0
+    with open_run(db) as store:
+        report = build_report(store)
+    text = text_report(report)
+    assert "0 of 16 finished" in text and "No finished episodes yet." in text
+    assert "No finished episodes yet." in report_html(report)
