@@ -81,39 +81,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from .report import build_report, text_report
-    from .run import RunConfig, default_run_path, resume_run, start_run
     from .store import open_run
 
-    argv = sys.argv[:]
-    if args.resume:
-        for flag in ("suite", "agent", "out"):
-            if getattr(args, flag):
-                raise _UserError(f"--resume continues a run as it was configured; drop --{flag}")
-        outcome = resume_run(Path(args.resume), retry_errors=args.retry_errors, limit=args.limit,
-                             concurrency=args.concurrency, progress=args.progress, argv=argv)
-    else:
-        if not args.suite or not args.agent:
-            raise _UserError("run needs --suite and --agent (or --resume RUN)")
-        from .execute import PlaySettings
-        from .specs import AgentSpec
-        from .suites import load_suite, restrict
-        from .run import resolve_distance_budget
-
-        suite = restrict(load_suite(args.suite), args.tiers, args.depths)
-        agent = AgentSpec(spec=args.agent, style=args.style, temperature=args.temperature,
-                          episode_max_tokens=args.episode_max_tokens, episode_max_cost_usd=args.episode_max_cost,
-                          max_attempts=args.model_attempts)
-        config = RunConfig(
-            agent=agent,
-            play=PlaySettings(obs_format=args.obs_format or agent.default_obs_format,
-                              store_images=not args.no_images,
-                              distance_budget_s=resolve_distance_budget(args.distance_budget, suite.metric)),
-            backend=args.backend, concurrency=args.concurrency or 1, ray_address=args.ray_address,
-            max_cost_usd=args.max_cost,
-        )
-        path = Path(args.out) if args.out else default_run_path(suite, args.agent)
-        print(f"cubebench: run {path} (suite {suite.name}, agent {args.agent})", file=sys.stderr)
-        outcome = start_run(suite, config, path, limit=args.limit, progress=args.progress, argv=argv)
+    outcome = _resume(args) if args.resume else _start(args)
     print(f"cubebench: {outcome.outcome}: {outcome.played} episode(s) played in {outcome.seconds:.1f} s; "
           f"{outcome.finished} of {outcome.planned} finished", file=sys.stderr)
     if not args.quiet:
@@ -122,6 +92,40 @@ def _run(args: argparse.Namespace) -> int:
     if outcome.finished < outcome.planned:
         print(f"cubebench: resume with: cubebench run --resume {outcome.path}", file=sys.stderr)
     return 0
+
+
+def _resume(args: argparse.Namespace) -> Any:
+    from .run import resume_run
+
+    for flag in ("suite", "agent", "out", "tiers", "depths"):
+        if getattr(args, flag):
+            raise _UserError(f"--resume continues a run as it was configured; drop --{flag}")
+    return resume_run(Path(args.resume), retry_errors=args.retry_errors, limit=args.limit,
+                      concurrency=args.concurrency, progress=args.progress, argv=sys.argv[:])
+
+
+def _start(args: argparse.Namespace) -> Any:
+    from .execute import PlaySettings
+    from .run import RunConfig, default_run_path, resolve_distance_budget, start_run
+    from .specs import AgentSpec
+    from .suites import load_suite, restrict
+
+    if not args.suite or not args.agent:
+        raise _UserError("run needs --suite and --agent (or --resume RUN)")
+    suite = restrict(load_suite(args.suite), args.tiers, args.depths)
+    agent = AgentSpec(spec=args.agent, style=args.style, temperature=args.temperature,
+                      episode_max_tokens=args.episode_max_tokens, episode_max_cost_usd=args.episode_max_cost,
+                      max_attempts=args.model_attempts)
+    config = RunConfig(
+        agent=agent,
+        play=PlaySettings(obs_format=args.obs_format or agent.default_obs_format, store_images=not args.no_images,
+                          distance_budget_s=resolve_distance_budget(args.distance_budget, suite.metric)),
+        backend=args.backend, concurrency=args.concurrency or 1, ray_address=args.ray_address,
+        max_cost_usd=args.max_cost,
+    )
+    path = Path(args.out) if args.out else default_run_path(suite, args.agent)
+    print(f"cubebench: run {path} (suite {suite.name}, agent {args.agent})", file=sys.stderr)
+    return start_run(suite, config, path, limit=args.limit, progress=args.progress, argv=sys.argv[:])
 
 
 def _add_run(sub: argparse._SubParsersAction) -> None:
