@@ -126,6 +126,7 @@ def main() -> int:
     ap.add_argument("--time-limit", type=float, default=300.0, help="seconds per state")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rebuild", action="store_true", help="time a fresh table build in a temporary cache")
+    ap.add_argument("--verbose", action="store_true", help="print every solve")
     ap.add_argument("--no-rubikoptimal", action="store_true", help="skip the RubikOptimal comparison")
     args = ap.parse_args()
 
@@ -166,6 +167,9 @@ def main() -> int:
                 print(f"    timeout after {exc.seconds:.0f} s (distance >= {exc.lower_bound}) on {to_facelets(s)}")
                 continue
             results.append((sol.distance, sol.seconds, sol.nodes))
+            if args.verbose:
+                print(f"    {label}: distance {sol.distance}, {sol.seconds:.2f} s, {sol.nodes:,} nodes, "
+                      f"{to_facelets(s)}, {load()}", flush=True)
             if sv is not None and args.metric == "half":
                 t = time.perf_counter()
                 out = sv.solve(to_facelets(s))

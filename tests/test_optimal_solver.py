@@ -156,6 +156,7 @@ def test_accepts_strings_and_rotated_cubes():
         sol = solve_optimal(held)
         assert sol.distance == d
         check_solution(held, sol)  # the moves act on the held cube's faces
+        assert lower_bound_batch(held[None, :])[0] == lower_bound(held) == lower_bound(s)
         sol = solve_optimal(to_facelets(held), "quarter")
         check_solution(held, sol)
 
