@@ -165,8 +165,9 @@ def test_play_takes_typed_tool_calls(capsys) -> None:
 def test_play_colours_sticker_letters() -> None:
     from agents.runner.play import colourise
 
-    painted = colourise("Front face:\nW R G\nY O B")
-    assert painted.splitlines()[0] == "Front face:" and painted.count("\x1b[0m") == 6
+    painted = colourise("Front face:\nW R G\nY O B\nLeft   Front\nO O O  G G G")
+    assert painted.splitlines()[0] == "Front face:" and painted.splitlines()[3] == "Left   Front"
+    assert painted.count("\x1b[0m") == 12
     assert colourise("UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB").count("\x1b[") == 108
 
 

@@ -74,10 +74,25 @@ def test_viewer_shows_the_cube_image_the_agent_saw(tmp_path: Path, run: Path) ->
     page = tmp_path / "viewer.html"
     assert main(["view", str(run), "--out", str(page)]) == 0
     dom, img = render(tmp_path, page)
-    assert 'id="obsimg"' in dom and "visual/d1/i00/none/basic" in dom and "true distance after" in dom
+    assert '<img id="obsimg" alt="observation" src="data:image/png;base64,iVBOR' in dom
+    assert "visual/d1/i00/none/basic" in dom and "true distance after" in dom
     assert len(re.findall(r'<div class="ep (?:solved|failed|error)', dom)) == 8  # every episode is listed
     for rgb in COLOUR_RGB:  # all six sticker colours of the unfolded net are on screen
         assert pixels_near(img, rgb) > 300, f"colour {tuple(rgb)} missing from the viewer screenshot"
+
+
+def test_viewer_paints_text_observations(tmp_path: Path) -> None:
+    suite = tmp_path / "text.json"
+    suite.write_text(json.dumps({**SUITE, "name": "text", "tiers": ["visual"], "depths": [1]}))
+    db, page = tmp_path / "text.sqlite", tmp_path / "text.html"
+    assert main(["run", "--distance-budget", "0", "--suite", str(suite), "--agent", "random", "--obs-format",
+                 "text", "--out", str(db), "--no-progress", "--quiet"]) == 0
+    assert main(["view", str(db), "--out", str(page)]) == 0
+    dom, img = render(tmp_path, page)
+    assert "base64,iVBOR" not in dom
+    assert len(re.findall(r'<span class="st" style="background:rgb\(', dom)) == 54  # every sticker of the net
+    for rgb in COLOUR_RGB[1:]:  # the coloured letters are on screen (white is the page's own colour)
+        assert pixels_near(img, rgb) > 20
 
 
 def test_viewer_filter_and_limit(tmp_path: Path, run: Path) -> None:

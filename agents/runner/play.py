@@ -28,7 +28,8 @@ from cube_env.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, FACES
 
 from .instances import env_moves
 
-_GRID_ROW = re.compile(r"^(?:[WRGYOB] )*[WRGYOB]$|^[URFDLB]{54}$")
+_GRID_ROW = re.compile(r"^\s*[WRGYOB](?: +[WRGYOB])*\s*$")
+_FACELETS = re.compile(r"^\s*[URFDLB]{54}\s*$")
 
 
 def _paint(ch: str, index: int) -> str:
@@ -41,12 +42,10 @@ def colourise(text: str) -> str:
     """ANSI background colours on sticker letters (colour grids and the 54-letter facelet string)."""
     out = []
     for line in text.splitlines():
-        body = line.strip()
-        if _GRID_ROW.match(body) and len(body) == 54 and " " not in body:
-            out.append("".join(_paint(c, FACES.index(c)) for c in body))
-        elif _GRID_ROW.match(body):
-            pad = line[: len(line) - len(line.lstrip())]
-            out.append(pad + " ".join(_paint(c + " ", COLOUR_LETTERS.index(c)) for c in body.split()))
+        if _FACELETS.match(line):
+            out.append(re.sub(r"[URFDLB]", lambda m: _paint(m.group(0), FACES.index(m.group(0))), line))
+        elif _GRID_ROW.match(line):
+            out.append(re.sub(r"[WRGYOB]", lambda m: _paint(m.group(0), COLOUR_LETTERS.index(m.group(0))), line))
         else:
             out.append(line)
     return "\n".join(out)

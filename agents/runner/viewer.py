@@ -14,6 +14,7 @@ import json
 from typing import Any, Iterable
 
 from agents.records import EpisodeRecord
+from cube_env.engine.facelets import COLOUR_LETTERS, COLOUR_RGB
 
 from .store import RunStore
 
@@ -32,6 +33,7 @@ body{font-family:system-ui,sans-serif;margin:0;color:#222;display:flex;height:10
 pre{background:#f6f6f6;padding:8px;white-space:pre-wrap;max-width:900px;font-size:12px}
 table.step td{padding:2px 10px 2px 0;font-size:13px;vertical-align:top} table.step td:first-child{font-weight:600}
 button{font-size:14px;margin-right:6px}
+.st{color:#000;padding:0 1px;border-radius:2px;box-shadow:inset 0 0 0 1px #777}
 """
 
 _SCRIPT = r"""
@@ -39,6 +41,15 @@ const DATA = JSON.parse(document.getElementById('data').textContent);
 let cur = 0, step = 0;
 const $ = (id) => document.getElementById(id);
 function esc(s){return String(s ?? '').replace(/[&<>]/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));}
+function paint(text){  // sticker letters of text observations in their colours
+  return esc(text).split('\n').map(line => {
+    if (/^\s*[WRGYOB](?: +[WRGYOB])*\s*$/.test(line))
+      return line.replace(/[WRGYOB]/g, c => `<span class="st" style="background:${DATA.colours[c]}">${c}</span>`);
+    if (/^\s*[URFDLB]{54}\s*$/.test(line))
+      return line.replace(/[URFDLB]/g, c => `<span class="st" style="background:${DATA.colours['URFDLB'.indexOf(c)]}">${c}</span>`);
+    return line;
+  }).join('\n');
+}
 function list(){
   const f = $('filter').value.toLowerCase();
   $('eps').innerHTML = DATA.episodes.map((e, i) =>
@@ -57,7 +68,7 @@ function show(){
   $('pos').textContent = e.steps.length ? `step ${step + 1} / ${e.steps.length}` : 'no steps';
   if (!s) { $('obs').innerHTML = ''; $('stepinfo').innerHTML = ''; return; }
   $('obs').innerHTML = (s.png ? `<img id="obsimg" alt="observation" src="data:image/png;base64,${s.png}">` : '') +
-    `<pre id="obstext">${esc(s.text)}</pre>`;
+    `<pre id="obstext">${paint(s.text)}</pre>`;
   const calls = s.calls.map(c => `${esc(c.name)}(${c.args.map(a => JSON.stringify(a)).map(esc).join(', ')}) → ${esc(c.result)}`).join('\n');
   $('stepinfo').innerHTML = `<table class="step">
     <tr><td>action</td><td><code>${esc(s.action) || '—'}</code></td></tr>
@@ -74,6 +85,12 @@ $('filter').oninput = list;
 document.addEventListener('keydown', ev => { if (ev.key === 'ArrowLeft') go(-1); if (ev.key === 'ArrowRight') go(1); });
 show();
 """
+
+
+def sticker_colours() -> dict[str, str]:
+    """CSS colours of the six stickers, by colour letter (WRGYOB) and by face index (0-5, URFDLB)."""
+    css = [f"rgb({r},{g},{b})" for r, g, b in (tuple(int(v) for v in rgb) for rgb in COLOUR_RGB)]
+    return {**dict(zip(COLOUR_LETTERS, css)), **{str(i): c for i, c in enumerate(css)}}
 
 
 def episode_view(key: str, record: EpisodeRecord) -> dict[str, Any]:
@@ -105,7 +122,8 @@ def select(store: RunStore, contains: str | None, max_episodes: int | None) -> I
 def viewer_html(store: RunStore, contains: str | None = None, max_episodes: int | None = DEFAULT_MAX_EPISODES) -> str:
     """The viewer page for a run."""
     episodes = [episode_view(k, r) for k, r in select(store, contains, max_episodes)]
-    data = json.dumps({"run": str(store.path), "episodes": episodes}).replace("</", "<\\/")
+    data = json.dumps({"run": str(store.path), "episodes": episodes, "colours": sticker_colours()}).replace(
+        "</", "<\\/")
     name = html.escape(store.get_meta("suite")["name"])
     agent = html.escape(store.get_meta("config")["agent"]["spec"])
     return (
