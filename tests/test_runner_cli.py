@@ -162,6 +162,19 @@ def test_play_takes_typed_tool_calls(capsys) -> None:
     assert "move(seq: str)" in text and "unknown tool 'spin'" in text and "Solved!" in text
 
 
+def test_play_starts_from_a_certified_instance() -> None:
+    from agents.runner.instances import shipped_starts
+    from agents.runner.play import play
+
+    starts = shipped_starts(8, "quarter")
+    if len(starts) < 4:
+        pytest.skip("no shipped quarter-turn depth-8 set")
+    out = io.StringIO()
+    record = play("symbolic", depth=8, instance=3, read=lambda prompt: "done()", out=out, colour=False)
+    assert record.start_facelets == starts[3].state and record.n_steps == 1 and not record.solved
+    assert starts[3].state in out.getvalue()
+
+
 def test_play_colours_sticker_letters() -> None:
     from agents.runner.play import colourise
 

@@ -241,7 +241,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
     from .play import play
 
     colour = False if args.no_colour else None
-    play(args.tier, depth=args.depth, scramble=args.scramble, reward=args.reward, setting=args.tools,
+    play(args.tier, depth=args.depth, scramble=args.scramble, instance=args.instance, reward=args.reward,
+         setting=args.tools,
          metric=args.metric, seed=args.seed, max_steps=args.steps, colour=colour)
     return 0
 
@@ -251,6 +252,8 @@ def _add_play(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tier", choices=TIERS, default="symbolic")
     p.add_argument("--depth", type=int, default=3, help="scramble depth (default 3)")
     p.add_argument("--scramble", help="start from this move sequence instead of a seeded scramble")
+    p.add_argument("--instance", type=int, default=None,
+                   help="start from the K-th shipped certified instance of --depth (as the suites do)")
     p.add_argument("--reward", choices=REWARDS, default="none")
     p.add_argument("--tools", choices=TOOL_SETTINGS, default="basic", help="tool setting")
     p.add_argument("--metric", choices=METRICS, default="quarter")

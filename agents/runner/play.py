@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Callable, TextIO
+from typing import Any, Callable, TextIO
 
 import gymnasium as gym
 
@@ -26,7 +26,8 @@ from agents.records import EpisodeRecord
 from agents.tools import Toolbox
 from cube_env.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, FACES
 
-from .instances import env_moves
+from .instances import env_moves, shipped_starts
+from .suites import SuiteError
 
 _GRID_ROW = re.compile(r"^\s*[WRGYOB](?: +[WRGYOB])*\s*$")
 _FACELETS = re.compile(r"^\s*[URFDLB]{54}\s*$")
@@ -96,14 +97,28 @@ class HumanAgent:
         print(text, file=self.out, flush=True)
 
 
-def play(tier: str = "symbolic", *, depth: int = 3, scramble: str | None = None, reward: str = "none",
-         setting: str = "basic", metric: str = "quarter", seed: int | None = None, max_steps: int = 20,
-         read: Callable[[str], str] = input, out: TextIO = sys.stdout, colour: bool | None = None) -> EpisodeRecord:
+def start_options(depth: int, metric: str, scramble: str | None, instance: int | None) -> dict[str, Any]:
+    """Reset options: a given scramble, the k-th shipped certified instance, or a seeded scramble."""
+    if scramble:
+        return {"scramble": scramble}
+    if instance is not None:
+        starts = shipped_starts(depth, metric)
+        if not 0 <= instance < len(starts):
+            raise SuiteError(f"no certified instance {instance} of depth {depth} ({metric}-turn): "
+                             f"{len(starts)} ship")
+        return {"state": starts[instance].state}
+    return {"depth": depth}
+
+
+def play(tier: str = "symbolic", *, depth: int = 3, scramble: str | None = None, instance: int | None = None,
+         reward: str = "none", setting: str = "basic", metric: str = "quarter", seed: int | None = None,
+         max_steps: int = 20, read: Callable[[str], str] = input, out: TextIO = sys.stdout,
+         colour: bool | None = None) -> EpisodeRecord:
     """Play one episode in the terminal and return its record."""
     colour = out.isatty() if colour is None else colour
+    options = start_options(depth, metric, scramble, instance)
     env = gym.make(cube_env.TIERS[tier], depth=depth, reward=reward, moves=env_moves(metric), max_steps=None,
                    obs_format="text")
-    options = {"scramble": scramble} if scramble else {"depth": depth}
     agent = HumanAgent(read, out, colour)
     try:
         record = run_episode(agent, env, tool_setting=setting, seed=seed, reset_options=options,
