@@ -3,11 +3,23 @@
 ``agents.rl.train`` trains the policy on the native vector env; the shipped
 checkpoint plays as an :class:`~agents.base.Agent` through
 :func:`make_policy_agent` (the runner's ``mlp`` agent).  Torch is needed
-(the ``rl`` extra); see docs/rl.md.
+(the ``rl`` extra); see docs/rl.md.  Names are imported on first use, so
+``python -m agents.rl.<module>`` runs each module exactly once.
 """
 
-from .agent import PolicyAgent, make_policy_agent
-from .policy import SHIPPED_CHECKPOINT, MLPPolicy, load_checkpoint, save_checkpoint
+from __future__ import annotations
 
-__all__ = ["MLPPolicy", "PolicyAgent", "SHIPPED_CHECKPOINT", "load_checkpoint", "make_policy_agent",
-           "save_checkpoint"]
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "MLPPolicy": "policy", "SHIPPED_CHECKPOINT": "policy", "load_checkpoint": "policy",
+    "save_checkpoint": "policy", "PolicyAgent": "agent", "make_policy_agent": "agent",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'agents.rl' has no attribute {name!r}")
+    return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)

@@ -17,6 +17,7 @@ from cube_env.engine import kernels
 from cube_env.engine.facelets import SOLVED
 from cube_env.engine.moves import MOVE_INDEX, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC, TABLE
 from cube_env.engine.scramble import scramble
+from cube_env.engine.state import from_facelets
 
 from .policy import MLPPolicy, action_names
 
@@ -48,19 +49,24 @@ def apply_actions(states: np.ndarray, moves: np.ndarray) -> None:
 def eval_instances(depth: int, metric: str = "quarter", n: int = 20) -> tuple[np.ndarray, str]:
     """(n, 54) start states of depth ``depth`` and where they come from.
 
-    The shipped certified set when :mod:`cube_env.curriculum` provides it,
-    else ``n`` seeded non-redundant scrambles (their distance may be below ``depth``).
+    The first ``n`` of the shipped certified set (``benchmarks/instances``,
+    optimal distance exactly ``depth``; the same starts the runner uses; a
+    depth with fewer positions, like quarter-turn depth 1's 12, gives them
+    all), else ``n`` seeded non-redundant scrambles (distance at most
+    ``depth``), and the source says which.
     """
     try:
-        from cube_env.curriculum import instance_states  # type: ignore[attr-defined]
+        from agents.runner.instances import shipped_starts
 
-        states = np.asarray(instance_states(depth, metric))[:n]
-        return states.astype(np.uint8), "certified"
-    except (ImportError, FileNotFoundError, KeyError, ValueError):
-        rng = np.random.default_rng(EVAL_SEED + depth)
-        states = np.stack([kernels.apply_moves(SOLVED, TABLE, np.asarray(scramble(depth, metric, rng), np.int64))
-                           for _ in range(n)])
-        return states, "scramble"
+        starts = shipped_starts(depth, metric)[:n]
+    except ImportError:
+        starts = ()
+    if starts:
+        return np.stack([from_facelets(s.state) for s in starts]), "certified"
+    rng = np.random.default_rng(EVAL_SEED + depth)
+    states = np.stack([kernels.apply_moves(SOLVED, TABLE, np.asarray(scramble(depth, metric, rng), np.int64))
+                       for _ in range(n)])
+    return states, "scramble"
 
 
 def rollouts(act: Callable[[np.ndarray, np.ndarray], np.ndarray], states: np.ndarray, metric: str = "quarter",
@@ -148,3 +154,59 @@ def evaluate(policy: MLPPolicy, depths: tuple[int, ...] = (1, 2, 3, 4, 8), budge
         if beam_width:
             out[f"beam{beam_width}/d{d}"] = float(beam_pass_rate(policy, states, beam_width, budget).mean())
     return out
+
+
+def pass_rate_table(checkpoint: str, depths: tuple[int, ...], beams: tuple[int, ...], budget: int = 20,
+                    seed: int = 0) -> dict[str, dict[str, float]]:
+    """Rows ``agent -> {depth: pass rate}``: the policy (greedy and sampled), beam searches over its
+    logits, the same searches over an untrained network of the same shape (what search alone
+    buys), and a uniformly random agent."""
+    from .policy import load_checkpoint
+
+    policy, _ = load_checkpoint(checkpoint)
+    torch.manual_seed(seed)
+    untrained = MLPPolicy(policy.n_actions, policy.hidden, policy.metric).eval()
+    rng = np.random.default_rng(seed)
+    rows: dict[str, dict[str, float]] = {}
+    for d in depths:
+        states, source = eval_instances(d, policy.metric)
+        col = f"d{d} ({source})"
+        rows.setdefault("policy, greedy", {})[col] = float(policy_rollouts(policy, states, budget)[0].mean())
+        rows.setdefault("policy, sampled", {})[col] = float(
+            policy_rollouts(policy, states, budget, greedy=False, seed=seed)[0].mean())
+        for w in beams:
+            rows.setdefault(f"beam {w} over the policy", {})[col] = float(beam_pass_rate(policy, states, w, budget).mean())
+            rows.setdefault(f"beam {w} over an untrained net", {})[col] = float(
+                beam_pass_rate(untrained, states, w, budget).mean())
+        random_act = lambda obs, prev: rng.integers(policy.n_actions, size=len(obs))  # noqa: E731
+        rows.setdefault("random agent", {})[col] = float(rollouts(random_act, states, policy.metric, budget)[0].mean())
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m agents.rl.evaluate [--checkpoint PT] [--depths ...] [--beams ...]``: a markdown table."""
+    import argparse
+    import json
+
+    from .policy import SHIPPED_CHECKPOINT
+
+    p = argparse.ArgumentParser(prog="python -m agents.rl.evaluate", description=main.__doc__)
+    p.add_argument("--checkpoint", default=str(SHIPPED_CHECKPOINT))
+    p.add_argument("--depths", type=int, nargs="+", default=[1, 2, 3, 4, 8])
+    p.add_argument("--beams", type=int, nargs="*", default=[16, 256])
+    p.add_argument("--json", help="also write the table here")
+    args = p.parse_args(argv)
+    torch.set_num_threads(1)
+    rows = pass_rate_table(args.checkpoint, tuple(args.depths), tuple(args.beams))
+    cols = list(next(iter(rows.values())))
+    print("| agent | " + " | ".join(cols) + " |")
+    print("|---|" + "---|" * len(cols))
+    for name, row in rows.items():
+        print(f"| {name} | " + " | ".join(f"{row[c]:.2f}" for c in cols) + " |")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(rows, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()

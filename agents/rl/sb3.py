@@ -27,6 +27,7 @@ from cube_env.envs.vector_env import CubeVectorEnv
 
 from .evaluate import eval_instances, rollouts
 from .schedule import DepthCurriculum, set_horizon
+from .train import EVAL_DEPTHS, ScalarLog
 
 ALGOS = ("ppo", "a2c", "dqn")
 
@@ -87,20 +88,23 @@ class CurriculumCallback(BaseCallback):
     """Sets curriculum depths before each rollout; promotes on finished episodes' success."""
 
     def __init__(self, curriculum: DepthCurriculum, venv: CubeVectorEnv, seed: int, horizon: int,
-                 budget: int, every: int = 0) -> None:
+                 budget: int, every: int = 0, log: ScalarLog | None = None, eval_every: int = 0) -> None:
         super().__init__()
         self.curriculum, self.venv, self.horizon, self.budget = curriculum, venv, horizon, budget
         self.rng = np.random.default_rng(seed)
         self.every = every  # off-policy algorithms have no rollouts: resample every `every` steps
         self.wins = self.ends = 0
+        self.log, self.eval_every, self.evals = log, eval_every, 0
 
     def _resample(self) -> None:
         self.curriculum.update()
         set_horizon(self.venv, self.budget, self.horizon, self.curriculum.frontier)
         self.venv.set_depths(self.curriculum.sample(self.venv.num_envs, self.rng))
-        self.logger.record("curriculum/frontier", self.curriculum.frontier)
+        scalars = {"curriculum/frontier": float(self.curriculum.frontier)}
         if self.ends:
-            self.logger.record("train/success", self.wins / self.ends)
+            scalars["train/success"] = self.wins / self.ends
+        if self.log is not None:
+            self.log.write(self.num_timesteps, scalars)
         self.wins = self.ends = 0
 
     def _on_rollout_start(self) -> None:
@@ -115,10 +119,13 @@ class CurriculumCallback(BaseCallback):
             self.ends += 1
         if self.every and self.num_timesteps % self.every < self.venv.num_envs:
             self._resample()
+        if self.log is not None and self.eval_every and self.num_timesteps // self.eval_every > self.evals:
+            self.evals = self.num_timesteps // self.eval_every
+            self.log.write(self.num_timesteps, evaluate_model(self.model, EVAL_DEPTHS))
         return True
 
 
-def make_model(algo: str, env: SB3VecEnv, seed: int, out: Path) -> Any:
+def make_model(algo: str, env: SB3VecEnv, seed: int) -> Any:
     """An SB3 model with settings that suit this task (sparse reward, short episodes)."""
     from stable_baselines3 import A2C, DQN, PPO
 
@@ -153,6 +160,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     p.add_argument("--horizon", type=int, default=3)
     p.add_argument("--max-depth", type=int, default=12)
     p.add_argument("--reward", choices=("none", "sticker", "face"), default="none")
+    p.add_argument("--eval-every", type=int, default=50_000, help="env steps between evaluations")
     p.add_argument("--out", type=Path, default=Path("runs/sb3"))
     args = p.parse_args(argv)
     torch.set_num_threads(1)
@@ -162,13 +170,17 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     env = SB3VecEnv(venv)
     env.seed(args.seed)
     curriculum = DepthCurriculum(max_depth=args.max_depth, min_episodes=max(200, args.num_envs // 2))
-    model = make_model(args.algo, env, args.seed, args.out)
+    model = make_model(args.algo, env, args.seed)
     model.set_logger(configure(str(args.out), ["csv", "log"]))
+    log = ScalarLog(args.out)
     callback = CurriculumCallback(curriculum, venv, args.seed, args.horizon, 20,
-                                  every=args.num_envs * 16 if args.algo == "dqn" else 0)
+                                  every=args.num_envs * 16 if args.algo == "dqn" else 0, log=log,
+                                  eval_every=args.eval_every)
     t0 = time.perf_counter()
     model.learn(total_timesteps=args.timesteps, callback=callback, progress_bar=_has_rich())
-    result = evaluate_model(model, (1, 2, 3, 4, 8))
+    result = evaluate_model(model, EVAL_DEPTHS)
+    log.write(model.num_timesteps, result)
+    log.close()
     result.update({"wall_s": round(time.perf_counter() - t0, 1), "frontier": curriculum.frontier})
     model.save(args.out / f"sb3_{args.algo}")
     (args.out / "eval.json").write_text(json.dumps(result, indent=2))

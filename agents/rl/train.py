@@ -77,6 +77,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--promote-at", type=float, default=0.9)
     p.add_argument("--hidden", type=int, nargs="+", default=[512, 256])
     p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--anneal", action="store_true",
+                   help="decay the learning rate linearly to a tenth over the run (by time or --env-steps)")
     p.add_argument("--gamma", type=float, default=0.95)
     p.add_argument("--ent-coef", type=float, default=0.01)
     p.add_argument("--n-steps", type=int, default=16, help="PPO rollout length")
@@ -119,6 +121,8 @@ def train(args: argparse.Namespace) -> dict[str, float]:
     bar = tqdm(total=args.env_steps or None, unit="step", unit_scale=True, disable=args.no_progress)
     while time.perf_counter() < deadline and not (args.env_steps and algo.env_steps >= args.env_steps):
         before = algo.env_steps
+        if args.anneal:
+            _anneal(algo, args, deadline)
         stats = algo.update()
         updates += 1
         bar.update(algo.env_steps - before)
@@ -131,6 +135,16 @@ def train(args: argparse.Namespace) -> dict[str, float]:
     last_eval, best = _evaluate(policy, algo, log, args, meta, best)
     log.close()
     return last_eval
+
+
+def _anneal(algo: Any, args: argparse.Namespace, deadline: float) -> None:
+    """Learning rate ``lr * max(0.1, 1 - progress)``, progress by env steps or wall-clock time."""
+    if args.env_steps:
+        progress = algo.env_steps / args.env_steps
+    else:
+        progress = 1 - (deadline - time.perf_counter()) / (60 * args.minutes)
+    for group in algo.opt.param_groups:
+        group["lr"] = args.lr * max(0.1, 1 - progress)
 
 
 def _evaluate(policy: MLPPolicy, algo: Any, log: ScalarLog, args: argparse.Namespace,
