@@ -112,7 +112,14 @@ def run_episode(
         distance_start=info.get("distance"),
     )
     started = time.perf_counter()
-    agent.reset(task)
+    try:
+        agent.reset(task)
+    except KeyboardInterrupt:
+        raise
+    except Exception as err:  # e.g. an agent that cannot play this tier: an error record, not a crash
+        record.status, record.errors = "error", 1
+        record.config["reset_error"] = traceback.format_exception_only(type(err), err)[-1].strip()
+        return _finish(record, toolbox, started, errored=True)
     feedback, last_reward, errors_in_row, failed = "Initial observation.", None, 0, False
     for step in range(max_steps):
         text, image = _observation_view(toolbox.obs)

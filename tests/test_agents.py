@@ -186,3 +186,19 @@ def test_scripted_agents_follow_the_protocol() -> None:
                            distance_budget_s=None).solved for s in range(10))
     assert wins == 10
     assert np.array_equal(SOLVED, np.arange(54))
+
+
+class Refusing:
+    name = "refusing"
+
+    def reset(self, task) -> None:
+        raise ValueError(f"cannot play the {task.tier} tier")
+
+    def act(self, observation, tools) -> Turn:  # pragma: no cover - never reached
+        raise AssertionError
+
+
+def test_an_agent_that_fails_to_reset_gives_an_error_record() -> None:
+    record = run_episode(Refusing(), make("face"), reset_options={"scramble": "R"}, distance_budget_s=None)
+    assert record.status == "error" and record.n_steps == 0 and not record.solved
+    assert "cannot play the face tier" in record.config["reset_error"]

@@ -93,3 +93,33 @@ def test_launcher_turns_weight_repacking_off(monkeypatch: pytest.MonkeyPatch) ->
     disable_repack()
     disable_repack()  # idempotent
     assert not lib.llama_model_default_params().use_extra_bufts
+
+
+def test_server_exits_when_its_parent_is_killed() -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = ("import time; from agents.llm.local import LocalModelServer; "
+              "s = LocalModelServer().start(); print(s._proc.pid, flush=True); time.sleep(600)")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    server_pid = int(parent.stdout.readline())
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and _alive(server_pid):
+        time.sleep(0.2)
+    alive = _alive(server_pid)
+    if alive:
+        os.kill(server_pid, signal.SIGKILL)
+    assert not alive, "the llama server outlived its SIGKILLed parent"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

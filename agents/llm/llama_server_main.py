@@ -14,10 +14,29 @@ hands over to the library's own server ``main``, with all of its command-line op
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
+import time
 from typing import Any
 
-__all__ = ["disable_repack", "main"]
+__all__ = ["disable_repack", "exit_with_parent", "main"]
+
+
+def exit_with_parent(poll_s: float = 1.0) -> None:
+    """Exit as soon as the process that started the server is gone (even if it was SIGKILLed).
+
+    A watchdog thread polls the parent pid, which works whichever thread of the parent started us
+    (unlike ``PR_SET_PDEATHSIG``, which fires when that *thread* exits).
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def disable_repack() -> None:
@@ -42,6 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     keep = "--keep-repack" in args
     args = [a for a in args if a != "--keep-repack"]
+    exit_with_parent()
     if not keep:
         disable_repack()
     from llama_cpp.server.__main__ import main as server_main

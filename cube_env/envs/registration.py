@@ -19,6 +19,9 @@ TIERS = {
     "vertex": "CubeBench-Vertex-v0",
 }
 REWARDS = ("none", "sticker", "face", "heuristic")
+VECTOR_ENTRY_POINT = "cube_env.envs.vector_env:CubeVectorEnv"
+VECTOR_TIERS = ("symbolic", "visual")
+"""Tiers with a native batched env: ``gym.make_vec(id, num_envs=N)`` steps them in one Numba call."""
 
 
 def make_cube_env(
@@ -78,6 +81,7 @@ def register_envs() -> None:
             gym.register(
                 id=env_id,
                 entry_point="cube_env.envs.registration:make_cube_env",
+                vector_entry_point=VECTOR_ENTRY_POINT if tier in VECTOR_TIERS else None,
                 kwargs={"tier": tier},
                 disable_env_checker=False,
             )
