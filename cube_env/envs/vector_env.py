@@ -140,10 +140,10 @@ def _phi(row, kind):
 def _write_obs(row, obs, b, onehot):
     """Observation of one state into row ``b`` of the flat (num_envs, 324 or 54) buffer."""
     if onehot:
+        out = obs[b]
+        out[:] = 0  # one vectorised fill, then a single store per sticker
         for i in range(54):
-            c = row[i] // 9
-            for j in range(6):
-                obs[b, 6 * i + j] = 1 if j == c else 0
+            out[6 * i + row[i] // 9] = 1
     else:
         for i in range(54):
             obs[b, i] = row[i] // 9
