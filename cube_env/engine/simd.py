@@ -87,38 +87,45 @@ def _permute54(typingctx, src, dst, idx):
     return sig, codegen
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _row(states, out, b, m, index64, pad, sbase, obase, ibase):
+@nb.njit(cache=True, nogil=True)
+def _last_row(states, out, b, m, index64):
+    """Row ``b`` through a padded copy (a 64-byte load must not run past the array's end)."""
     if m < 0:
-        for i in range(54):
-            out[b, i] = states[b, i]
-    elif b == states.shape[0] - 1:
-        for i in range(54):
-            pad[i] = states[b, i]
-        _permute54(pad.ctypes.data, obase + 54 * b, ibase + 64 * m)
-    else:
-        _permute54(sbase + 54 * b, obase + 54 * b, ibase + 64 * m)
+        out[b, :] = states[b, :]
+        return
+    pad = np.zeros(64, np.uint8)
+    pad[:54] = states[b, :]
+    _permute54(pad.ctypes.data, out.ctypes.data + 54 * b, index64.ctypes.data + 64 * m)
 
 
 @nb.njit(cache=True, nogil=True)
 def apply_batch_vbmi(states, moves, index64, out):
     """``out[b]`` = ``states[b]`` after move ``moves[b]`` (``-1``: copy); ``out`` may be ``states``."""
-    pad = np.zeros(64, np.uint8)
+    n = states.shape[0]
     sbase, obase, ibase = states.ctypes.data, out.ctypes.data, index64.ctypes.data
-    for b in range(states.shape[0]):
-        _row(states, out, b, moves[b], index64, pad, sbase, obase, ibase)
+    for b in range(n - 1):
+        m = moves[b]
+        if m >= 0:
+            _permute54(sbase + 54 * b, obase + 54 * b, ibase + 64 * m)
+        else:
+            out[b, :] = states[b, :]
+    if n > 0:
+        _last_row(states, out, n - 1, moves[n - 1], index64)
 
 
 @nb.njit(cache=True, nogil=True, parallel=True)
 def apply_batch_vbmi_parallel(states, moves, index64, out):
     """:func:`apply_batch_vbmi` split over numba's threads."""
     n = states.shape[0]
-    pad = np.zeros(64, np.uint8)
     sbase, obase, ibase = states.ctypes.data, out.ctypes.data, index64.ctypes.data
     for b in nb.prange(n - 1):
-        _row(states, out, b, moves[b], index64, pad, sbase, obase, ibase)
+        m = moves[b]
+        if m >= 0:
+            _permute54(sbase + 54 * b, obase + 54 * b, ibase + 64 * m)
+        else:
+            out[b, :] = states[b, :]
     if n > 0:
-        _row(states, out, n - 1, moves[n - 1], index64, pad, sbase, obase, ibase)
+        _last_row(states, out, n - 1, moves[n - 1], index64)
 
 
 @nb.njit(cache=True, nogil=True)
