@@ -62,8 +62,11 @@ def bench_sync(n_envs: int, min_time: float) -> float:
     from gymnasium.vector import SyncVectorEnv
 
     import cube_env
+    from cube_env.generators import ScrambleGenerator
 
-    env = SyncVectorEnv([lambda: cube_env.make_cube_env("symbolic", depth=DEPTH) for _ in range(n_envs)])
+    # the same uncertified scrambles as the native env's default, so both sides do the same work
+    env = SyncVectorEnv([lambda: cube_env.make_cube_env("symbolic", depth=DEPTH, generator=ScrambleGenerator())
+                         for _ in range(n_envs)])
     env.reset(seed=0)
     acts = actions(n_envs, 12)
     return rate(lambda k: env.step(acts[k % len(acts)]), n_envs, min_time, 10_000)

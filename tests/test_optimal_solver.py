@@ -23,6 +23,10 @@ from cube_env.solver.optimal import coords as C
 from cube_env.solver.optimal import store
 from cube_env.solver.optimal import tables as T
 
+NEEDS_TABLES = pytest.mark.slow
+"""Tests that load the big pruning tables (1.7 GB, minutes to build on a fresh machine): kept out of the
+fast default run, run by CI with ``-m slow``."""
+
 INSTANCES = __import__("pathlib").Path(__file__).resolve().parents[1] / "benchmarks" / "instances"
 SUPERFLIP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"
 QUARTER = [MOVE_INDEX[m] for m in ("U", "U'", "D", "D'", "L", "L'", "R", "R'", "F", "F'", "B", "B'")]
@@ -104,6 +108,7 @@ def test_axis_views_turn_moves_into_moves():
 # Solver
 # ---------------------------------------------------------------------------
 
+@NEEDS_TABLES
 @pytest.mark.parametrize("metric,moves", [("half", HALF), ("quarter", QUARTER)])
 def test_agrees_with_breadth_first_search_to_depth_5(metric, moves):
     layers = bfs_layers(moves, 5)
@@ -117,6 +122,7 @@ def test_agrees_with_breadth_first_search_to_depth_5(metric, moves):
             assert lower_bound(layer[i], metric) <= d
 
 
+@NEEDS_TABLES
 @pytest.mark.parametrize("metric,moves", [("half", HALF), ("quarter", QUARTER)])
 def test_batch_lower_bound_is_admissible_and_matches_single(metric, moves):
     layers = bfs_layers(moves, 4)
@@ -139,6 +145,7 @@ def test_batch_lower_bound_is_admissible_and_matches_single(metric, moves):
     ("R U R' U'", 4, 4),  # sexy move
     ("U D' R L' F B' U D'", 8, 8),  # spot pattern ("6 spots" variant from axis turns)
 ])
+@NEEDS_TABLES
 def test_hand_checked_positions(text, half, quarter):
     s = scrambled(text) if text else SOLVED.copy()
     for metric, want in (("half", half), ("quarter", quarter)):
@@ -147,6 +154,7 @@ def test_hand_checked_positions(text, half, quarter):
         check_solution(s, sol)
 
 
+@NEEDS_TABLES
 def test_accepts_strings_and_rotated_cubes():
     s = scrambled("R U2 F' L D B2 U'")
     d = optimal_distance(to_facelets(s))
@@ -178,6 +186,7 @@ def test_rejects_invalid_input():
         solve_optimal(SOLVED, "slice")
 
 
+@NEEDS_TABLES
 def test_time_limit_raises_solver_timeout():
     s = scrambled(SUPERFLIP)
     with pytest.raises(SolverTimeout) as err:
@@ -185,6 +194,7 @@ def test_time_limit_raises_solver_timeout():
     assert err.value.lower_bound >= lower_bound(s)
 
 
+@NEEDS_TABLES
 def test_random_depth_12_scrambles_are_within_scramble_length():
     rng = np.random.default_rng(12)
     for _ in range(3):
@@ -267,6 +277,7 @@ def test_corrupt_or_partial_table_is_rebuilt(tmp_path, monkeypatch):
 # Certified curriculum and shipped instance files
 # ---------------------------------------------------------------------------
 
+@NEEDS_TABLES
 @pytest.mark.parametrize("metric", ["half", "quarter"])
 def test_certified_instances_have_exact_distance(metric):
     from cube_env.curriculum import certified_instances
@@ -280,6 +291,7 @@ def test_certified_instances_have_exact_distance(metric):
         assert inst.distance == 6 == solve_optimal(s, metric).distance
 
 
+@NEEDS_TABLES
 def test_distance_20_candidates_are_distinct_up_to_rotation():
     from cube_env.curriculum import DISTANCE_20_SEEDS, _rotation_class_key, distance_20_candidates
 
@@ -295,6 +307,7 @@ def _shipped(max_depth: int) -> list:
     return sorted(p for p in INSTANCES.glob("*-n20.jsonl") if int(p.stem.split("-d")[1][:2]) <= max_depth)
 
 
+@NEEDS_TABLES
 @pytest.mark.parametrize("path", _shipped(12), ids=lambda p: p.name)
 def test_shipped_instance_files_reverify(path):
     from cube_env.curriculum import load_instance_file, verify_instance_file
@@ -317,6 +330,7 @@ def test_shipped_deep_and_large_instance_files_reverify(path):
     assert result.ok, result.failures
 
 
+@NEEDS_TABLES
 def test_tampered_instance_file_fails_verification(tmp_path):
     from cube_env.curriculum import certified_instances, verify_instance_file, write_instance_file
 
