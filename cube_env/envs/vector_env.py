@@ -44,6 +44,7 @@ from gymnasium.vector.utils import batch_space
 from ..engine.facelets import N_STICKERS, SOLVED
 from ..engine.moves import FACE_ACTIONS, MOVE_INDEX, QUARTER_ACTIONS, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
 from ..engine.scramble import normalise_metric
+from ..engine import kernels
 from ..generators import Generator, ScrambleGenerator
 
 REWARD_KINDS = {"none": 0, "sparse": 0, "sticker": 1, "face": 2}
@@ -110,30 +111,17 @@ def _scramble_row(row, next32, addr, depth, scr_moves, dst, src, count, tmp):
         k += 1
 
 
-@nb.njit(**_OPTS)
-def _solved(row):
-    for f in range(6):
-        c = row[9 * f] // 9
-        for k in range(1, 9):
-            if row[9 * f + k] // 9 != c:
-                return False
-    return True
+_solved = kernels.is_solved
 
 
 @nb.njit(**_OPTS)
 def _phi(row, kind):
     """Dense-reward potential: stickers in place (kind 1) or faces completed (kind 2); 0 otherwise."""
-    if kind == 0:
-        return 0.0
-    total = 0
-    for f in range(6):
-        c = row[9 * f + 4] // 9
-        n = 0
-        for k in range(9):
-            if row[9 * f + k] // 9 == c:
-                n += 1
-        total += n if kind == 1 else (1 if n == 9 else 0)
-    return float(total)
+    if kind == 1:
+        return float(kernels.stickers_in_place(row))
+    if kind == 2:
+        return float(kernels.faces_completed(row))
+    return 0.0
 
 
 @nb.njit(**_OPTS)
