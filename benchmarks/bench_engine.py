@@ -85,13 +85,12 @@ def bench_batch(batch: int, repeats: int) -> dict[str, float]:
             return batch
         return go
 
-    sparse = (SPARSE_DST, SPARSE_SRC, SPARSE_COUNT)
     threads = numba.get_num_threads()
     res = {
         "memory copy (moves/s implied at 108 B/move)": best_rate(copy, repeats),
         "numpy take_along_axis": best_rate(numpy_fancy, repeats),
-        "portable kernel, serial": best_rate(run(kernels.apply_batch_serial, *sparse), repeats),
-        f"portable kernel, parallel ({threads} threads)": best_rate(run(kernels.apply_batch_parallel, *sparse), repeats),
+        "portable kernel, serial": best_rate(run(kernels.apply_batch_serial, TABLE), repeats),
+        f"portable kernel, parallel ({threads} threads)": best_rate(run(kernels.apply_batch_parallel, TABLE), repeats),
     }
     if simd.HAS_VBMI:
         res["VBMI kernel, serial"] = best_rate(run(simd.apply_batch_vbmi, simd.INDEX64), repeats)

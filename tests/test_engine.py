@@ -127,10 +127,10 @@ def test_batched_kernels_equal_single_state_kernel(rng: np.random.Generator) -> 
     moves = rng.integers(-1, 54, size=b).astype(np.int64)  # -1: no-op slot
     expected = np.stack([s if m < 0 else kernels.apply_move(s, TABLE, m) for s, m in zip(states, moves)])
     out = np.empty_like(states)
-    kernels.apply_batch_serial(states, moves, SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, out)
+    kernels.apply_batch_serial(states, moves, TABLE, out)
     assert np.array_equal(out, expected)
     par = np.empty_like(states)
-    kernels.apply_batch_parallel(states, moves, SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, par)
+    kernels.apply_batch_parallel(states, moves, TABLE, par)
     assert np.array_equal(par, expected)
     inplace = states.copy()
     assert apply_batch(inplace, moves, out=inplace) is inplace

@@ -15,7 +15,8 @@ import torch
 
 from cube_env.engine import kernels
 from cube_env.engine.facelets import SOLVED
-from cube_env.engine.moves import MOVE_INDEX, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC, TABLE
+from cube_env.engine.apply import apply_batch
+from cube_env.engine.moves import MOVE_INDEX, TABLE
 from cube_env.engine.scramble import scramble
 from cube_env.engine.state import from_facelets
 
@@ -43,7 +44,7 @@ def solved_mask(states: np.ndarray) -> np.ndarray:
 
 def apply_actions(states: np.ndarray, moves: np.ndarray) -> None:
     """Apply engine moves in place (``-1`` leaves a state as it is)."""
-    kernels.apply_batch_serial(states, moves.astype(np.int64), SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, states)
+    apply_batch(states, moves.astype(np.int64), out=states)
 
 
 def eval_instances(depth: int, metric: str = "quarter", n: int = 20) -> tuple[np.ndarray, str]:

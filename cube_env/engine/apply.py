@@ -1,8 +1,7 @@
 """Applying moves from Python with the fastest kernel this CPU has.
 
 With AVX-512 VBMI (:mod:`.simd`) a move is one ``vpermb``; otherwise the
-portable kernels of :mod:`.kernels` run (a gather for sequences, a sparse
-copy-and-patch for batches).  numba's thread pool only pays off on large
+portable gather kernels of :mod:`.kernels` run.  numba's thread pool only pays off on large
 batches (and collapses when the cores are oversubscribed, see FIELD-NOTES),
 so small batches run serially.
 """
@@ -12,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import kernels, simd
-from .moves import SPARSE_COUNT, SPARSE_DST, SPARSE_SRC, TABLE
+from .moves import TABLE
 
 PARALLEL_MIN_BATCH = 1 << 16
 """Batches at least this large are split over numba's threads."""
@@ -43,5 +42,5 @@ def apply_batch(states: np.ndarray, moves: np.ndarray, out: np.ndarray | None = 
         kernel(states, moves, simd.INDEX64, out)
     else:
         kernel = kernels.apply_batch_parallel if parallel else kernels.apply_batch_serial
-        kernel(states, moves, SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, out)
+        kernel(states, moves, TABLE, out)
     return out

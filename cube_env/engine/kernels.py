@@ -1,9 +1,8 @@
 """Numba kernels over single states and batches.
 
-Each kernel takes the move tables as arguments (``TABLE`` or the sparse
-``SPARSE_*`` forms from :mod:`.moves`), so one compiled function serves every
-move set.  A face turn changes 20 of 54 stickers, so the batched kernels copy
-the state and then write only the moved positions.
+Each kernel takes the move table as an argument (``TABLE`` from :mod:`.moves`),
+so one compiled function serves every move set.  These are the portable
+kernels; :mod:`.simd` has the AVX-512 VBMI ones that :mod:`.apply` prefers.
 """
 
 from __future__ import annotations
@@ -38,42 +37,39 @@ def apply_moves(state, table, moves):
 
 
 @nb.njit(**_OPTS)
-def _apply_sparse_row(src_row, out_row, m, dst, src, count):
-    """``out_row`` = ``src_row`` after move ``m`` (rows may be the same array: a copy is taken)."""
+def _gather_rows(states, moves, table, out, lo, hi):
+    """Rows ``lo..hi-1``: ``out[b] = states[b][table[moves[b]]]`` through a row copy (so in place works)."""
     tmp = np.empty(54, np.uint8)
-    for i in range(54):
-        tmp[i] = src_row[i]
-    for i in range(54):
-        out_row[i] = tmp[i]
-    for k in range(count[m]):
-        out_row[dst[m, k]] = tmp[src[m, k]]
+    for b in range(lo, hi):
+        m = moves[b]
+        for i in range(54):
+            tmp[i] = states[b, i]
+        if m < 0:
+            for i in range(54):
+                out[b, i] = tmp[i]
+        else:
+            for i in range(54):
+                out[b, i] = tmp[table[m, i]]
 
 
 @nb.njit(**_OPTS)
-def apply_batch_serial(states, moves, dst, src, count, out):
+def apply_batch_serial(states, moves, table, out):
     """Write ``states[b]`` after ``moves[b]`` into ``out[b]`` for every b.
 
     ``out`` may be ``states`` (in place); ``moves[b] < 0`` copies the state unchanged.
     """
-    for b in range(states.shape[0]):
-        _apply_or_copy(states, moves, dst, src, count, out, b)
+    _gather_rows(states, moves, table, out, 0, states.shape[0])
+
+
+_CHUNK = 4096
 
 
 @nb.njit(parallel=True, **_OPTS)
-def apply_batch_parallel(states, moves, dst, src, count, out):
-    """:func:`apply_batch_serial` split over numba's threads (worth it for large batches only)."""
-    for b in nb.prange(states.shape[0]):
-        _apply_or_copy(states, moves, dst, src, count, out, b)
-
-
-@nb.njit(**_OPTS)
-def _apply_or_copy(states, moves, dst, src, count, out, b):
-    m = moves[b]
-    if m >= 0:
-        _apply_sparse_row(states[b], out[b], m, dst, src, count)
-    else:
-        for i in range(54):
-            out[b, i] = states[b, i]
+def apply_batch_parallel(states, moves, table, out):
+    """:func:`apply_batch_serial` over chunks of rows on numba's threads (large batches only)."""
+    n = states.shape[0]
+    for c in nb.prange((n + _CHUNK - 1) // _CHUNK):
+        _gather_rows(states, moves, table, out, c * _CHUNK, min(n, (c + 1) * _CHUNK))
 
 
 @nb.njit(**_OPTS)
