@@ -17,6 +17,7 @@ from gymnasium.vector import AutoresetMode
 
 from cube_env.envs.vector_env import CubeVectorEnv
 
+from .algorithm import PolicyGradient, entropy
 from .policy import MLPPolicy
 from .schedule import DepthCurriculum, set_horizon
 
@@ -37,24 +38,18 @@ class PPOConfig:
     max_grad_norm: float = 0.5
 
 
-class PPO:
+class PPO(PolicyGradient):
     """One call of :meth:`update` = one rollout plus ``epochs`` passes of minibatch updates."""
 
     autoreset_mode = AutoresetMode.SAME_STEP
+    name = "PPO"
 
     def __init__(self, policy: MLPPolicy, env: CubeVectorEnv, curriculum: DepthCurriculum,
                  cfg: PPOConfig, seed: int = 0, horizon: int = 0) -> None:
-        if env.autoreset_mode != self.autoreset_mode:
-            raise ValueError("PPO needs a CubeVectorEnv with autoreset_mode=SAME_STEP")
-        self.policy, self.env, self.curriculum, self.cfg = policy, env, curriculum, cfg
-        self.opt = torch.optim.Adam(policy.parameters(), lr=cfg.lr, eps=1e-5)
-        self.budget, self.horizon = env.max_steps, horizon
-        self.rng = np.random.default_rng(seed)
-        self.gen = torch.Generator().manual_seed(seed)
+        super().__init__(policy, env, curriculum, cfg, seed, horizon)
         depths = curriculum.sample(env.num_envs, self.rng)
         self.obs, _ = env.reset(seed=seed, options={"depth": depths})
         self.prev = np.full(env.num_envs, -1, dtype=np.int64)
-        self.env_steps = 0
 
     @torch.no_grad()
     def _policy_step(self, obs: np.ndarray, prev: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -127,11 +122,7 @@ class PPO:
             for start in range(0, total, self.cfg.minibatch):
                 i = perm[start:start + self.cfg.minibatch]
                 parts = self._loss(obs[i], prev[i], act[i], old_logp[i].float(), adv_t[i], ret_t[i])
-                loss = parts[0] + self.cfg.vf_coef * parts[1] - self.cfg.ent_coef * parts[2]
-                self.opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.policy.parameters(), self.cfg.max_grad_norm)
-                self.opt.step()
+                self.gradient_step(*parts)
                 for key, part in zip(logs, parts):
                     logs[key] += float(part.detach())
                 count += 1
@@ -146,14 +137,4 @@ class PPO:
         clipped = torch.clamp(ratio, 1 - self.cfg.clip, 1 + self.cfg.clip)
         policy_loss = -torch.min(ratio * adv, clipped * adv).mean()
         value_loss = 0.5 * (value - ret).pow(2).mean()
-        probs = logp_all.exp()
-        entropy = -(probs * logp_all.nan_to_num(neginf=0.0)).sum(-1).mean()
-        return policy_loss, value_loss, entropy
-
-    def update(self) -> dict[str, float]:
-        """Collect one rollout and learn from it; the scalars to log."""
-        data, stats = self.collect()
-        stats.update(self.learn(data))
-        stats["curriculum/frontier"] = float(self.curriculum.frontier)
-        self.curriculum.update()
-        return stats
+        return policy_loss, value_loss, entropy(logp_all)

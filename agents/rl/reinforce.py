@@ -18,6 +18,7 @@ from gymnasium.vector import AutoresetMode
 
 from cube_env.envs.vector_env import CubeVectorEnv
 
+from .algorithm import PolicyGradient, entropy
 from .policy import MLPPolicy
 from .schedule import DepthCurriculum, set_horizon
 
@@ -33,24 +34,18 @@ class ReinforceConfig:
     max_grad_norm: float = 0.5
 
 
-class Reinforce:
+class Reinforce(PolicyGradient):
     """One call of :meth:`update` = ``num_envs`` complete episodes and one gradient step."""
 
     autoreset_mode = AutoresetMode.DISABLED
+    name = "REINFORCE"
 
     def __init__(self, policy: MLPPolicy, env: CubeVectorEnv, curriculum: DepthCurriculum,
                  cfg: ReinforceConfig, seed: int = 0, horizon: int = 0) -> None:
-        if env.autoreset_mode != self.autoreset_mode:
-            raise ValueError("REINFORCE needs a CubeVectorEnv with autoreset_mode=DISABLED")
         if env.max_steps is None:
             raise ValueError("REINFORCE needs episodes with a step limit (max_steps)")
-        self.policy, self.env, self.curriculum, self.cfg = policy, env, curriculum, cfg
-        self.opt = torch.optim.Adam(policy.parameters(), lr=cfg.lr, eps=1e-5)
-        self.budget, self.horizon = env.max_steps, horizon
-        self.rng = np.random.default_rng(seed)
-        self.gen = torch.Generator().manual_seed(seed)
+        super().__init__(policy, env, curriculum, cfg, seed, horizon)
         self.seed = seed
-        self.env_steps = 0
 
     @torch.no_grad()
     def _sample(self, obs: np.ndarray, prev: np.ndarray) -> np.ndarray:
@@ -105,18 +100,7 @@ class Reinforce:
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
         policy_loss = -(adv * logp).mean()
         value_loss = 0.5 * (value - ret).pow(2).mean()
-        entropy = -(logp_all.exp() * logp_all.nan_to_num(neginf=0.0)).sum(-1).mean()
-        loss = policy_loss + self.cfg.vf_coef * value_loss - self.cfg.ent_coef * entropy
-        self.opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.policy.parameters(), self.cfg.max_grad_norm)
-        self.opt.step()
+        ent = entropy(logp_all)
+        self.gradient_step(policy_loss, value_loss, ent)
         return {"loss/policy": float(policy_loss.detach()), "loss/value": float(value_loss.detach()),
-                "loss/entropy": float(entropy.detach())}
-
-    def update(self) -> dict[str, float]:
-        data, stats = self.collect()
-        stats.update(self.learn(data))
-        stats["curriculum/frontier"] = float(self.curriculum.frontier)
-        self.curriculum.update()
-        return stats
+                "loss/entropy": float(ent.detach())}
