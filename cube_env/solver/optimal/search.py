@@ -128,6 +128,18 @@ def _clock():
     return t
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _move_child(lvl, j, k, c_m, c_cp, c_tw, c_fl, c_ss, c_hh):
+    """Compact the child list of level ``lvl``: child ``j`` takes slot ``k``."""
+    c_m[lvl, k] = c_m[lvl, j]
+    c_cp[lvl, k] = c_cp[lvl, j]
+    for b in range(3):
+        c_tw[lvl, k, b] = c_tw[lvl, j, b]
+        c_fl[lvl, k, b] = c_fl[lvl, j, b]
+        c_ss[lvl, k, b] = c_ss[lvl, j, b]
+        c_hh[lvl, k, b] = c_hh[lvl, j, b]
+
+
 @nb.njit(cache=True, nogil=True)
 def _expand(lvl, bound, tw, fl, ss, hh, cp, st, tab, classidx, tw_conj, tw_move, flip_move, ss_move,
             cp_move, cp_dist, axis_move, moves, allowed, nxt, c_tw, c_fl, c_ss, c_hh, c_cp, c_m):
@@ -179,13 +191,8 @@ def _expand(lvl, bound, tw, fl, ss, hh, cp, st, tab, classidx, tw_conj, tw_move,
             if hn > rem:
                 continue
             if k != j:
-                c_m[lvl, k] = c_m[lvl, j]
-                c_cp[lvl, k] = c_cp[lvl, j]
+                _move_child(lvl, j, k, c_m, c_cp, c_tw, c_fl, c_ss, c_hh)
                 for b in range(3):
-                    c_tw[lvl, k, b] = c_tw[lvl, j, b]
-                    c_fl[lvl, k, b] = c_fl[lvl, j, b]
-                    c_ss[lvl, k, b] = c_ss[lvl, j, b]
-                    c_hh[lvl, k, b] = c_hh[lvl, j, b]
                     eidx[k, b] = eidx[j, b]
             c_hh[lvl, k, a] = hn
             k += 1
@@ -199,13 +206,7 @@ def _expand(lvl, bound, tw, fl, ss, hh, cp, st, tab, classidx, tw_conj, tw_move,
             if c_hh[lvl, j, 0] == rem and c_hh[lvl, j, 1] == rem and c_hh[lvl, j, 2] == rem:
                 continue
             if k != j:
-                c_m[lvl, k] = c_m[lvl, j]
-                c_cp[lvl, k] = c_cp[lvl, j]
-                for b in range(3):
-                    c_tw[lvl, k, b] = c_tw[lvl, j, b]
-                    c_fl[lvl, k, b] = c_fl[lvl, j, b]
-                    c_ss[lvl, k, b] = c_ss[lvl, j, b]
-                    c_hh[lvl, k, b] = c_hh[lvl, j, b]
+                _move_child(lvl, j, k, c_m, c_cp, c_tw, c_fl, c_ss, c_hh)
             k += 1
         n = k
     if rem > 1:
