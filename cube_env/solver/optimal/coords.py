@@ -169,6 +169,19 @@ def slice_sorted_of(ep):
 
 
 @nb.njit(cache=True, nogil=True)
+def _take_nth_unused(used, r):
+    """Mark the ``r``-th (0-based) still unused index as used and return it (unranking helper)."""
+    cnt = -1
+    for i in range(used.shape[0]):
+        if not used[i]:
+            cnt += 1
+            if cnt == r:
+                used[i] = True
+                return i
+    return -1
+
+
+@nb.njit(cache=True, nogil=True)
 def set_slice_sorted(idx, ep):
     """Inverse of :func:`slice_sorted_of`; the other slots get edges 0..7 in order."""
     r = np.empty(4, np.int64)
@@ -177,14 +190,7 @@ def set_slice_sorted(idx, ep):
         idx //= 12 - k
     used = np.zeros(12, np.bool_)
     for k in range(4):
-        cnt = -1
-        for i in range(12):
-            if not used[i]:
-                cnt += 1
-                if cnt == r[k]:
-                    used[i] = True
-                    ep[i] = 8 + k
-                    break
+        ep[_take_nth_unused(used, r[k])] = 8 + k
     nxt = 0
     for i in range(12):
         if not used[i]:
@@ -214,14 +220,7 @@ def set_corner_perm(idx, cp):
         idx //= 8 - i
     used = np.zeros(8, np.bool_)
     for i in range(8):
-        cnt = -1
-        for v in range(8):
-            if not used[v]:
-                cnt += 1
-                if cnt == digits[i]:
-                    used[v] = True
-                    cp[i] = v
-                    break
+        cp[i] = _take_nth_unused(used, digits[i])
 
 
 # --------------------------------------------------------------------------
