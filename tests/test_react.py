@@ -84,7 +84,7 @@ def test_token_budget_stops_the_episode() -> None:
                                   budget=Budget(max_tokens=400))
         record = run_episode(ReActAgent(client), env(), reset_options={"scramble": "R"}, distance_budget_s=None)
     assert record.status == "error" and "budget" in record.steps[-1].error
-    assert 1 <= record.n_steps < 20
+    assert 0 < record.n_steps < 20
 
 
 def test_images_reach_the_model_as_base64_parts() -> None:
