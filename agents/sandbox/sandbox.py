@@ -361,7 +361,7 @@ class Sandbox:
             raise
         os.close(cmd_r)
         os.close(msg_w)
-        # a result carries up to three texts of max_output_chars, each \\u-escaped (six characters per character) at worst
+        # a result carries up to three texts of max_output_chars, each \u-escaped (six characters per character) at worst
         max_frame = max(8 * 2**20, 3 * 12 * self.limits.max_output_chars + 2**20)
         session = _Session(proc, Channel(msg_r, cmd_w, max_frame), self._own_uid, mirror)
         self._session = session
