@@ -9,10 +9,8 @@ solver, so ``info["distance"]`` is the true optimal distance.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -23,8 +21,8 @@ from .engine.moves import TABLE
 from .engine.notation import format_moves
 from .engine.scramble import normalise_metric, scramble
 from .engine.state import from_facelets
+from .shipped import INSTANCES_ENV_VAR, instances_dir
 
-INSTANCES_ENV_VAR = "CUBEBENCH_INSTANCES_DIR"
 """Overrides where the shipped instance sets are read from."""
 
 # Non-redundant scrambles of at most this many moves are always optimal and distinct: the numbers
@@ -111,12 +109,6 @@ class CertifiedGenerator:
         return optimal_distance(candidate.state, metric, time_limit=self.time_limit)
 
 
-def instances_dir() -> Path:
-    """Where the shipped instance sets are: ``$CUBEBENCH_INSTANCES_DIR`` or the source tree's."""
-    override = os.environ.get(INSTANCES_ENV_VAR)
-    return Path(override) if override else Path(__file__).resolve().parents[1] / "benchmarks" / "instances"
-
-
 @lru_cache(maxsize=64)
 def shipped_instances(metric: str, depth: int) -> tuple[dict, ...]:
     """The largest shipped set for ``(metric, depth)`` as records (state, scramble, distance, ...)."""
@@ -126,6 +118,6 @@ def shipped_instances(metric: str, depth: int) -> tuple[dict, ...]:
     if not files:
         raise ValueError(
             f"no shipped {metric}-turn instance set for depth {depth} in {instances_dir()} "
-            f"(set {INSTANCES_ENV_VAR} or use a source checkout)"
+            f"(set {INSTANCES_ENV_VAR} to a directory of certified instance files)"
         )
     return tuple(vars(inst) for inst in load_instance_file(files[-1]))

@@ -30,11 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from cube_env import make_cube_env
+from cube_env.shipped import instances_dir
 
 from .suites import Suite, SuiteError
 
-INSTANCES_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "instances"
-"""The shipped certified instance sets."""
 
 ALLOW_SCRAMBLE_FALLBACK = False
 """When no certified instance set can be found at all, fall back to seeded scrambles (and say so)
@@ -99,9 +98,13 @@ def _file_size(path: Path) -> int:
     return int(match.group(1)) if match else 0
 
 
-@lru_cache(maxsize=None)
-def shipped_starts(depth: int, metric: str, directory: Path = INSTANCES_DIR) -> tuple[Start, ...]:
+def shipped_starts(depth: int, metric: str, directory: Path | None = None) -> tuple[Start, ...]:
     """The certified starts of ``depth`` in ``metric`` from the largest shipped file (empty if none)."""
+    return _starts_in(depth, metric, directory or instances_dir())
+
+
+@lru_cache(maxsize=None)
+def _starts_in(depth: int, metric: str, directory: Path) -> tuple[Start, ...]:
     files = sorted(directory.glob(f"{metric}-d{depth:02d}-n*.jsonl"), key=_file_size)
     if not files:
         return ()
@@ -116,8 +119,9 @@ def shipped_starts(depth: int, metric: str, directory: Path = INSTANCES_DIR) -> 
     return tuple(starts)
 
 
-def shipped_set_size(depth: int, metric: str, directory: Path = INSTANCES_DIR) -> int:
+def shipped_set_size(depth: int, metric: str, directory: Path | None = None) -> int:
     """The size the largest shipped file of ``depth`` was asked for (its name's ``n``), 0 if none."""
+    directory = directory or instances_dir()
     return max((_file_size(p) for p in directory.glob(f"{metric}-d{depth:02d}-n*.jsonl")), default=0)
 
 
@@ -137,7 +141,8 @@ def certified_route(depth: int, metric: str, count: int) -> tuple[str, tuple[Sta
     if starts and shipped_set_size(depth, metric) >= count:
         return "file", starts, (f"depth {depth}: {len(starts)} instances, every position at {metric}-turn "
                                 f"distance {depth} (fewer than {count} exist)")
-    found = f"{len(starts)} shipped in {INSTANCES_DIR}" if starts else f"no {metric}-d{depth:02d}-n*.jsonl in {INSTANCES_DIR}"
+    where = instances_dir()
+    found = f"{len(starts)} shipped in {where}" if starts else f"no {metric}-d{depth:02d}-n*.jsonl in {where}"
     return "missing", (), f"{found}; env: {env_says}"
 
 

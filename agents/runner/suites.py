@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import TOOL_SETTINGS
+from cube_env.shipped import suites_dir
 
-SUITES_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "suites"
-"""Where the named suites (``smoke``, ``exp1``, ``exp2``, ``exp3``, ``full``) are stored."""
 
 SCHEMA = "cubebench-suite/1"
 TIERS = ("symbolic", "visual", "face", "vertex")
@@ -85,15 +84,15 @@ def restrict(suite: Suite, tiers: list[str] | None = None, depths: list[int] | N
 
 
 def available_suites() -> list[str]:
-    """Names of the suites shipped in ``benchmarks/suites/``."""
-    return sorted(p.stem for p in SUITES_DIR.glob("*.json"))
+    """Names of the shipped suites (``benchmarks/suites/`` in a checkout)."""
+    return sorted(p.stem for p in suites_dir().glob("*.json"))
 
 
 def load_suite(name_or_path: str | Path) -> Suite:
     """A named suite (``smoke``, ``exp1``...) or a suite file, validated."""
     path = Path(name_or_path)
     if not path.is_file():
-        path = SUITES_DIR / f"{name_or_path}.json"
+        path = suites_dir() / f"{name_or_path}.json"
         if not path.is_file():
             raise SuiteError(f"no suite {str(name_or_path)!r}: not a file, and not one of the named "
                              f"suites {', '.join(available_suites())}")
