@@ -175,6 +175,17 @@ def test_play_starts_from_a_certified_instance() -> None:
     assert starts[3].state in out.getvalue()
 
 
+@pytest.mark.parametrize("argv, why", [
+    (["--tier", "symbolic", "--window"], "observation is text"),
+    (["--tier", "face", "--window"], "needs a display"),
+])
+def test_play_window_refusals_are_one_clear_line(monkeypatch, capsys, argv, why) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    assert cubebench("play", *argv) == 2
+    assert why in capsys.readouterr().err
+
+
 def test_play_colours_sticker_letters() -> None:
     from agents.runner.play import colourise
 

@@ -243,7 +243,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     colour = False if args.no_colour else None
     play(args.tier, depth=args.depth, scramble=args.scramble, instance=args.instance, reward=args.reward,
          setting=args.tools,
-         metric=args.metric, seed=args.seed, max_steps=args.steps, colour=colour)
+         metric=args.metric, seed=args.seed, max_steps=args.steps, colour=colour, window=args.window)
     return 0
 
 
@@ -260,6 +260,8 @@ def _add_play(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--steps", type=int, default=20, help="interaction steps (default 20)")
     p.add_argument("--no-colour", action="store_true", help="plain letters without ANSI colours")
+    p.add_argument("--window", action=argparse.BooleanOptionalAction, default=None,
+                   help="show an image tier's observation in a window (default: where a display exists)")
     p.set_defaults(func=_guard(_cmd_play))
 
 

@@ -3,7 +3,10 @@
 The person is an :class:`~agents.base.Agent` run by :func:`agents.episode.run_episode`:
 same task text, same observations (the tier's text form, coloured with ANSI
 escapes when the terminal allows), same tools of the chosen setting, same
-20-step budget, and the same episode record.  Type a tool call such as
+20-step budget, and the same episode record.  Where a display exists, the image
+tiers (visual, face, vertex) show their image observation in a window instead,
+the very pixels an image-capable agent gets, while the terminal takes the typed
+calls and prints the feedback.  Type a tool call such as
 ``move("R U R' U'")``, ``rotate("y")``, ``observe()``, ``solve_current()`` or
 ``done()``; ``help`` lists the tools, ``quit`` ends the episode.  A line that is
 not a tool call costs no step.
@@ -16,6 +19,7 @@ import sys
 from typing import Any, Callable, TextIO
 
 import gymnasium as gym
+import numpy as np
 
 import cube_env
 from agents.actions import ActionParseError, parse_action
@@ -25,6 +29,8 @@ from agents.react import tool_docs
 from agents.records import EpisodeRecord
 from agents.tools import Toolbox
 from cube_env.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, FACES
+
+from cube_env.render.window import Window, display_available
 
 from .instances import env_moves, shipped_starts
 from .suites import SuiteError
@@ -57,8 +63,9 @@ class HumanAgent:
 
     name = "human"
 
-    def __init__(self, read: Callable[[str], str] = input, out: TextIO = sys.stdout, colour: bool = True) -> None:
-        self.read, self.out, self.colour = read, out, colour
+    def __init__(self, read: Callable[[str], str] = input, out: TextIO | None = None, colour: bool = True,
+                 show: Callable[[np.ndarray], None] | None = None) -> None:
+        self.read, self.out, self.colour, self.show = read, out or sys.stdout, colour, show
         self.tools_text = ""
 
     def reset(self, task: Task) -> None:
@@ -68,6 +75,9 @@ class HumanAgent:
     def act(self, observation: Observation, tools: Toolbox) -> Turn:
         text = colourise(observation.text) if self.colour else observation.text
         self._say(f"\n--- step {observation.step + 1} ({observation.steps_left} left) ---\n{text}")
+        if observation.image is not None and self.show is not None:
+            self.show(observation.image)
+            self._say("(the observation is in the window)")
         if observation.reward is not None:
             self._say(f"(reward of the last step: {observation.reward:+g})")
         while True:
@@ -110,21 +120,46 @@ def start_options(depth: int, metric: str, scramble: str | None, instance: int |
     return {"depth": depth}
 
 
+def open_window(tier: str, window: bool | None, out: TextIO) -> Window | None:
+    """The window for the observations: asked for (``True``), or (``None``) wherever one can open.
+
+    Only the image tiers have an image observation.  Asking for a window for the
+    symbolic tier, without a display or without matplotlib raises
+    :class:`SuiteError` with the reason; ``None`` falls back to the terminal.
+    """
+    if window is False or (window is None and (tier == "symbolic" or not display_available())):
+        return None
+    if tier == "symbolic":
+        raise SuiteError("the symbolic tier's observation is text; --window shows the image tiers "
+                         "(visual, face, vertex)")
+    try:
+        return Window(f"CubeBench {tier}")
+    except RuntimeError as err:
+        if window:
+            raise SuiteError(f"{err}; or play in the terminal with --no-window") from None
+        print(f"(no window: {err})", file=out)
+        return None
+
+
 def play(tier: str = "symbolic", *, depth: int = 3, scramble: str | None = None, instance: int | None = None,
          reward: str = "none", setting: str = "basic", metric: str = "quarter", seed: int | None = None,
-         max_steps: int = 20, read: Callable[[str], str] = input, out: TextIO = sys.stdout,
-         colour: bool | None = None) -> EpisodeRecord:
-    """Play one episode in the terminal and return its record."""
+         max_steps: int = 20, read: Callable[[str], str] = input, out: TextIO | None = None,
+         colour: bool | None = None, window: bool | None = False) -> EpisodeRecord:
+    """Play one episode in the terminal (image tiers in a window, see :func:`open_window`); return its record."""
+    out = out or sys.stdout
     colour = out.isatty() if colour is None else colour
     options = start_options(depth, metric, scramble, instance)
+    shown = open_window(tier, window, out)
     env = gym.make(cube_env.TIERS[tier], depth=depth, reward=reward, moves=env_moves(metric), max_steps=None,
-                   obs_format="text")
-    agent = HumanAgent(read, out, colour)
+                   obs_format="image" if shown else "text")
+    agent = HumanAgent(read, out, colour, show=shown.show if shown else None)
     try:
         record = run_episode(agent, env, tool_setting=setting, seed=seed, reset_options=options,
                              max_steps=max_steps, tier=tier, distance_budget_s=None)
     finally:
         env.close()
+        if shown:
+            shown.close()
     verdict = "Solved!" if record.solved else "Not solved."
     print(f"\n{verdict} {record.n_steps} steps, {record.n_moves} moves, {record.n_rotations} rotations.",
           file=out)

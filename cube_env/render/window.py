@@ -12,6 +12,10 @@ import os
 import numpy as np
 
 
+_FILE_BACKENDS = {"agg", "cairo", "pdf", "pgf", "ps", "svg", "template"}
+"""matplotlib backends that draw into files or memory, never onto a screen."""
+
+
 def display_available() -> bool:
     """True when a graphical display is reachable."""
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
@@ -27,6 +31,9 @@ class Window:
             import matplotlib.pyplot as plt
         except ImportError as err:
             raise RuntimeError("render_mode='human' needs matplotlib: pip install 'cubebench[report]'") from err
+        if plt.get_backend().lower() in _FILE_BACKENDS:
+            raise RuntimeError(f"matplotlib has no GUI backend here (it chose {plt.get_backend()!r}); "
+                               "install Tk (e.g. the python3-tk package) or set MPLBACKEND to a GUI backend")
         self._plt = plt
         self._fig, self._ax = plt.subplots(num=title)
         self._ax.axis("off")
