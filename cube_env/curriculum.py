@@ -29,7 +29,7 @@ from .engine.errors import CubeInputError
 from .engine.facelets import SOLVED, sticker_geometry
 from .engine.kernels import apply_moves
 from .engine.moves import INVERSE, MOVE_INDEX, ORIENTATIONS, TABLE
-from .engine.notation import format_moves, parse_array
+from .engine.notation import format_moves, invert_moves, parse_array
 from .engine.state import canonical, from_facelets, to_facelets
 from .solver.optimal import SOLVER_VERSION, SolverTimeout, solve_optimal
 
@@ -117,7 +117,8 @@ def certified_instances(depth: int, metric: str = "half", seed: int = 0, n: int 
 
     Candidate ``k`` is the ``depth``-move scramble drawn from
     ``np.random.default_rng([seed, depth, k])``; it is kept when the solver
-    certifies distance ``depth`` and it is not the state of an earlier
+    certifies distance ``depth`` (given the inverse scramble as a known
+    solution, it only has to rule out every shorter length) and it is not the state of an earlier
     instance (so depth 1 has only 18 half-turn / 12 quarter-turn states).  Half-turn depths 19 and 20 use :func:`distance_20_instances`
     instead (random scrambles do not reach them).  ``time_limit`` bounds each
     solve (a candidate that times out is skipped); ``max_tries`` bounds the
@@ -141,7 +142,7 @@ def certified_instances(depth: int, metric: str = "half", seed: int = 0, n: int 
         if key in seen:
             continue
         try:
-            sol = solve_optimal(state, metric, time_limit=time_limit)
+            sol = solve_optimal(state, metric, time_limit=time_limit, known=format_moves(invert_moves(moves)))
         except SolverTimeout:
             continue
         if sol.distance != depth:
@@ -261,7 +262,8 @@ def verify_instance_file(path: str | Path, *, time_limit: float | None = None) -
             if _state_key(replay) != _state_key(state):
                 failures.append(f"{where}: the scramble does not produce the recorded state")
                 continue
-            sol = solve_optimal(state, inst.metric, time_limit=time_limit)
+            sol = solve_optimal(state, inst.metric, time_limit=time_limit,
+                                known=format_moves(invert_moves(parse_array(inst.scramble))))
         except SolverTimeout as exc:
             failures.append(f"{where}: not re-certified within {time_limit} s (distance >= {exc.lower_bound})")
             continue

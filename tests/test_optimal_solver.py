@@ -186,6 +186,29 @@ def test_rejects_invalid_input():
         solve_optimal(SOLVED, "slice")
 
 
+def test_rejects_a_known_solution_that_does_not_solve():
+    with pytest.raises(ValueError, match="does not solve"):
+        solve_optimal(scrambled("R U"), known="U' R")
+    with pytest.raises(ValueError, match="face turns only"):
+        solve_optimal(scrambled("R U"), known="U' R' x")
+
+
+@NEEDS_TABLES
+@pytest.mark.parametrize("metric", ["half", "quarter"])
+def test_a_known_solution_only_spares_the_last_iteration(metric):
+    rng = np.random.default_rng(7)
+    for _ in range(6):
+        moves = [str(m) for m in rng.choice(["U", "R2", "F'", "D", "L2", "B'", "R", "F2"], size=9)]
+        state = scrambled(" ".join(moves))
+        plain = solve_optimal(state, metric)
+        inverse = " ".join(m[0] if m.endswith("'") else (m if m.endswith("2") else m + "'") for m in reversed(moves))
+        padded = solve_optimal(state, metric, known=inverse + " U U'")  # longer than optimal: search finds better
+        assert padded.distance == plain.distance
+        check_solution(state, padded)
+        optimal = solve_optimal(state, metric, known=" ".join(plain.moves))
+        assert optimal.moves == plain.moves and optimal.nodes <= plain.nodes
+
+
 @NEEDS_TABLES
 def test_time_limit_raises_solver_timeout():
     s = scrambled(SUPERFLIP)
