@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -16,7 +19,7 @@ from conftest import SCRAMBLES, apply
 @pytest.mark.parametrize(
     "kwargs",
     [{}, {"moves": "face"}, {"view_actions": True}, {"view_actions": True, "move_frame": "global"},
-     {"render_mode": "ansi"}, {"render_mode": "rgb_array"}, {"max_steps": None}],
+     {"render_mode": "ansi"}, {"render_mode": "rgb_array"}, {"max_steps": None}, {"obs_format": "onehot"}],
 )
 def test_check_env_unwrapped(kwargs: dict) -> None:
     check_env(CubeEnv(**kwargs), skip_render_check="render_mode" not in kwargs)
@@ -153,3 +156,61 @@ def test_non_integer_actions_are_rejected() -> None:
     with pytest.raises(ValueError, match="not an integer"):
         env.step(1.5)
     assert env.step(np.int64(0))[4]["steps"] == 1
+
+
+def episode_trace(env: CubeEnv, seed: int, steps: int = 40) -> list:
+    """Observations, step results, info and state of a seeded random episode."""
+    obs, info = env.reset(seed=seed)
+    env.action_space.seed(seed)
+    trace = [(obs, info, env.state)]
+    for _ in range(steps):
+        obs, *result, info = env.step(env.action_space.sample())
+        trace.append((obs, result, info, env.state))
+    return trace
+
+
+def test_onehot_observation_is_the_one_hot_of_the_indices() -> None:
+    kwargs = dict(depth=6, moves="face", view_actions=True, max_steps=25, generator=SCRAMBLES)
+    indices = episode_trace(CubeEnv(**kwargs), seed=5)
+    onehot = episode_trace(CubeEnv(obs_format="onehot", **kwargs), seed=5)
+    for (col, *rest_i), (hot, *rest_h) in zip(indices, onehot):
+        assert hot.shape == (54, 6) and hot.dtype == np.uint8
+        assert np.array_equal(hot, np.eye(6, dtype=np.uint8)[col])
+        assert str(rest_i) == str(rest_h)  # rewards, flags, info and state alike
+    assert CubeEnv(obs_format="onehot").observation_space.shape == (54, 6)
+    with pytest.raises(ValueError, match="obs_format"):
+        CubeEnv(obs_format="text")
+
+
+@pytest.mark.parametrize("obs_format", ["indices", "onehot"])
+def test_returned_arrays_never_change_afterwards(obs_format: str) -> None:
+    env = CubeEnv(depth=5, max_steps=None, generator=SCRAMBLES, obs_format=obs_format)
+    trace = episode_trace(env, seed=2, steps=10)
+    kept = copy.deepcopy(trace)
+    for _ in range(10):
+        env.step(0)
+    assert str(trace) == str(kept)
+    arrays = [a for step in trace for a in (step[0], step[-1])]
+    assert not any(np.shares_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1:])
+    assert env.state is env.state  # one array per step, however often it is read
+
+
+def test_assigning_the_state_moves_the_cube() -> None:
+    env = CubeEnv()
+    env.reset(options={"scramble": "U"})
+    env.state = apply("R")
+    assert not env.is_solved and env.facelets == to_facelets(apply("R"))
+    _, r, term, _, info = env.step(env.action_names.index("R'"))
+    assert (r, term) == (1.0, True) and env.is_solved and info["facelets"] == to_facelets(SOLVED)
+
+
+@pytest.mark.parametrize("clone", [copy.deepcopy, lambda e: pickle.loads(pickle.dumps(e))])
+def test_copies_step_on_their_own(clone) -> None:
+    env = CubeEnv(obs_format="onehot")
+    env.reset(options={"scramble": "R U"})
+    twin = clone(env)
+    for e in (env, twin):
+        e.step(e.action_names.index("U'"))
+    assert twin.facelets == env.facelets == to_facelets(apply("R"))
+    _, r, term, _, _ = twin.step(twin.action_names.index("R'"))
+    assert (r, term) == (1.0, True) and twin.is_solved and not env.is_solved

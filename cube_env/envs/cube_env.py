@@ -1,31 +1,86 @@
 """The core cube environment: the engine behind Gymnasium's ``Env`` API.
 
 The observation is the full sticker-colour array of the held cube (Tier 1's
-raw form); the observation wrappers in ``wrappers/`` turn it into the tiers.
+raw form), as 54 colour indices or one-hot rows; the observation wrappers in
+``wrappers/`` turn it into the tiers.
 """
 
 from __future__ import annotations
 
+import functools
 import operator
-from typing import Any, SupportsFloat
+from typing import Any, Callable, SupportsFloat
 
 import gymnasium as gym
+import numba as nb
 import numpy as np
 from gymnasium import spaces
 
 from ..engine import kernels
 from ..engine.errors import InvalidStateError
-from ..engine.facelets import CENTRES, SOLVED
+from ..engine.facelets import CENTRES, FACES, N_STICKERS, SOLVED
 from ..engine.moves import FACE_ACTIONS, MOVE_INDEX, QUARTER_ACTIONS, TABLE, VIEW_ACTIONS
 from ..engine.notation import parse_array
 from ..engine.scramble import normalise_metric
-from ..engine.state import from_facelets, to_facelets, validate_state
+from ..engine.state import from_facelets, validate_state
 from ..generators import CertifiedGenerator, Generator, Instance
 from ..render.ansi import net_text
 from ..render.net import render_net
 from ..render.window import Window, display_available
 
 _RESET_KEYS = ("state", "scramble", "depth", "instance")
+OBS_FORMATS = ("indices", "onehot")
+
+# Layout of an env's work buffer: the held state, then what the step kernel
+# derives from it (colour indices, facelet letters, one-hot rows), so a step's
+# array work is one Numba call; a single-state step is dominated by per-call
+# overhead, not by the arithmetic.
+_COLOURS = N_STICKERS
+_LETTERS = 2 * N_STICKERS
+_ONEHOT = 3 * N_STICKERS
+_WORK_SIZE = _ONEHOT + 6 * N_STICKERS
+_NO_MOVE = -1
+_UNPICKLED = ("_held", "_letters", "_obs_view", "_kernel")
+_FACE_CODES = np.frombuffer(FACES.encode("ascii"), dtype=np.uint8)
+
+
+@nb.njit(cache=True)
+def _step_kernel(work, move):
+    """Apply engine move ``move`` (none if negative) to the state in ``work``,
+    rewrite the derived views from it, and return whether it is solved.
+
+    Allocation-free and holding the GIL: at ~50 ns of work, a heap copy or
+    a GIL release would be a measurable share of the call.
+    """
+    if move >= 0:
+        row = TABLE[move]
+        for i in range(N_STICKERS):
+            work[_COLOURS + i] = work[i]  # the colours are scratch until rewritten below
+        for i in range(N_STICKERS):
+            work[i] = work[_COLOURS + row[i]]
+    work[_ONEHOT:] = 0
+    for i in range(N_STICKERS):
+        c = work[i] // 9
+        work[_COLOURS + i] = c
+        work[_LETTERS + i] = _FACE_CODES[c]
+        work[_ONEHOT + 6 * i + c] = 1
+    return kernels.is_solved(work[:N_STICKERS])
+
+
+@functools.cache
+def _compiled_step_kernel() -> Callable[[np.ndarray, int], bool]:
+    """:func:`_step_kernel`'s compiled code for a work buffer and an int, called
+    without Numba's per-call type dispatch (~100 ns, a tenth of an env step);
+    the dispatcher itself if this Numba version lacks the internals used.
+
+    Safe only because every call passes the env's own uint8 work buffer and an int.
+    """
+    work = np.zeros(_WORK_SIZE, dtype=np.uint8)
+    _step_kernel(work, _NO_MOVE)  # compile, or load from the cache
+    try:
+        return _step_kernel.overloads[(nb.typeof(work), nb.typeof(_NO_MOVE))].entry_point
+    except (AttributeError, KeyError):
+        return _step_kernel
 
 
 class CubeEnv(gym.Env[np.ndarray, np.int64]):
@@ -42,6 +97,11 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     Reward is sparse: 1.0 on the step that solves the cube.  The episode
     terminates when solved and truncates after ``max_steps`` actions (``None``
     for no limit).
+
+    The observation is the held cube's colours: ``obs_format="indices"``
+    (default) gives 54 colour indices, ``"onehot"`` the (54, 6) uint8 rows
+    that Tier 1's default form shows (made here so that form needs no
+    per-step conversion).  Each step returns a fresh array.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"] + (["human"] if display_available() else []), "render_fps": 4}
@@ -55,7 +115,10 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         max_steps: int | None = 20,
         render_mode: str | None = None,
         generator: Generator | None = None,
+        obs_format: str = "indices",
     ) -> None:
+        if obs_format not in OBS_FORMATS:
+            raise ValueError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
         self.metric = normalise_metric(moves)
         if move_frame not in ("held", "global"):
             raise ValueError(f"move_frame must be 'held' or 'global', got {move_frame!r}")
@@ -74,11 +137,19 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         self.view_actions = bool(view_actions)
         self.action_names: tuple[str, ...] = turns + (VIEW_ACTIONS if view_actions else ())
         self._action_moves = [MOVE_INDEX[a] for a in self.action_names]
-        self.action_space = spaces.Discrete(len(self.action_names))
-        self.observation_space = spaces.Box(0, 5, shape=(54,), dtype=np.uint8)
-        self.state = SOLVED.copy()
-        self._solved = True
+        self._n_actions = len(self.action_names)
+        self.action_space = spaces.Discrete(self._n_actions)
+        self.obs_format = obs_format
+        if obs_format == "onehot":
+            self.observation_space = spaces.Box(0, 1, shape=(N_STICKERS, 6), dtype=np.uint8)
+        else:
+            self.observation_space = spaces.Box(0, 5, shape=(N_STICKERS,), dtype=np.uint8)
+        self._work = np.zeros(_WORK_SIZE, dtype=np.uint8)
+        self._bind_work_buffer()
+        self._snapshot: np.ndarray | None = None
+        self.state = SOLVED
         self.instance: Instance | None = None
+        self._episode_info = self._info_template(None)
         self.steps = 0
         self.moves = 0
 
@@ -88,24 +159,28 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         self.instance = self._instance_from(options or {})
-        self.state = self.instance.state.copy()
-        self._solved = bool(kernels.is_solved(self.state))
+        self._episode_info = self._info_template(self.instance)
+        self.state = self.instance.state
         self.steps = 0
         self.moves = 0
-        return self._obs(), self._info()
+        return self._obs_view.copy(), self._info()
 
     def step(self, action: int) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
         if self.instance is None:
             raise RuntimeError("call reset() before step()")
-        a = self._check_action(action)
+        if action.__class__ is not int or not 0 <= action < self._n_actions:
+            action = self._check_action(action)
         was_solved = self._solved
-        self.state, obs, solved = kernels.step_state(self.state, TABLE, self._resolve(a))
-        self._solved = solved = bool(solved)
-        self.steps += 1
-        self.moves += a < self.n_turns
+        move = self._action_moves[action]
+        if self.move_frame == "global" and action < self.n_turns:
+            move = self._global_turn(action)
+        self._solved = solved = self._kernel(self._work, move)
+        self._snapshot = None
+        self.steps = steps = self.steps + 1
+        self.moves += action < self.n_turns
         reward = 1.0 if solved and not was_solved else 0.0
-        truncated = bool(self.max_steps is not None and self.steps >= self.max_steps and not solved)
-        return obs, reward, solved, truncated, self._info()
+        truncated = self.max_steps is not None and steps >= self.max_steps and not solved
+        return self._obs_view.copy(), reward, solved, truncated, self._info()
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode == "ansi":
@@ -124,14 +199,56 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         super().close()
 
     # --- helpers ---------------------------------------------------------
+    def _bind_work_buffer(self) -> None:
+        """Name the parts of the work buffer that steps read (views, so the
+        kernel's writes show through) and the kernel that writes them."""
+        self._kernel = _compiled_step_kernel()
+        work = self._work
+        self._held = work[:N_STICKERS]
+        self._letters = work[_LETTERS:_ONEHOT]
+        if self.obs_format == "onehot":
+            self._obs_view = work[_ONEHOT:].reshape(N_STICKERS, 6)
+        else:
+            self._obs_view = work[_COLOURS:_LETTERS]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and deepcopy without the views (copied, they would stop aliasing
+        the buffer) or the compiled kernel (not picklable); loading rebinds them."""
+        state = self.__dict__.copy()
+        for name in _UNPICKLED:
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._bind_work_buffer()
+
+    @property
+    def state(self) -> np.ndarray:
+        """The held cube's 54 sticker ids (uint8).
+
+        A new array after each step or reset that the env never changes later,
+        so callers may keep it; copied out of the work buffer on first read, so
+        steps nobody inspects skip the copy.
+        """
+        if self._snapshot is None:
+            self._snapshot = self._held.copy()
+        return self._snapshot
+
+    @state.setter
+    def state(self, value: np.ndarray) -> None:
+        self._held[:] = value
+        self._solved = self._kernel(self._work, _NO_MOVE)
+        self._snapshot = None
+
     @property
     def is_solved(self) -> bool:
-        return bool(kernels.is_solved(self.state))
+        return self._solved
 
     @property
     def facelets(self) -> str:
         """Ground-truth 54-character string of the held cube (runners and tests only)."""
-        return to_facelets(self.state)
+        return self._letters.tobytes().decode("ascii")
 
     def _check_action(self, action: Any) -> int:
         """The action as an int; rejects non-integers and out-of-range values."""
@@ -143,15 +260,13 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
             raise ValueError(f"action {action!r} is not in Discrete({self.action_space.n})")
         return a
 
-    def _resolve(self, action: int) -> int:
-        """Engine move index of an action, mapping global-frame face turns to held faces."""
-        move = self._action_moves[action]
-        if self.move_frame == "global" and action < self.n_turns:
-            name = self.action_names[action]
-            home = "URFDLB".index(name[0])
-            held_face = "URFDLB"[int(np.flatnonzero(self.state[list(CENTRES)] // 9 == home)[0])]
-            move = MOVE_INDEX[held_face + name[1:]]
-        return move
+    def _global_turn(self, action: int) -> int:
+        """Engine move of a face-turn action in the global frame: the same turn of
+        the held face that now carries the named face's original centre."""
+        name = self.action_names[action]
+        home = "URFDLB".index(name[0])
+        held_face = "URFDLB"[int(np.flatnonzero(self._held[list(CENTRES)] // 9 == home)[0])]
+        return MOVE_INDEX[held_face + name[1:]]
 
     def _instance_from(self, options: dict[str, Any]) -> Instance:
         unknown = set(options) - set(_RESET_KEYS)
@@ -181,20 +296,26 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
             raise ValueError("reset(options={'instance': k}) needs a generator with shipped instance sets")
         return lookup(self.depth, self.metric, int(index))
 
-    def _obs(self) -> np.ndarray:
-        return self.state // 9
-
-    def _info(self) -> dict[str, Any]:
-        inst = self.instance
+    @staticmethod
+    def _info_template(inst: Instance | None) -> dict[str, Any]:
+        """An episode's ``info``, its per-step entries still blank: copied each step, not rebuilt."""
         return {
-            "facelets": to_facelets(self.state),
+            "facelets": "",
             "scramble": inst.scramble if inst else "",
             "depth": inst.depth if inst else -1,
             "distance": inst.distance if inst else None,
-            "steps": self.steps,
-            "moves": self.moves,
-            "is_success": self._solved,
+            "steps": 0,
+            "moves": 0,
+            "is_success": False,
         }
+
+    def _info(self) -> dict[str, Any]:
+        info = self._episode_info.copy()
+        info["facelets"] = self._letters.tobytes().decode("ascii")  # self.facelets, minus a property call
+        info["steps"] = self.steps
+        info["moves"] = self.moves
+        info["is_success"] = self._solved
+        return info
 
 
 __all__ = ["CubeEnv", "InvalidStateError"]
