@@ -393,6 +393,29 @@ def test_partial_tiers_hide_the_state_in_info(env_id: str, reward: str) -> None:
     assert info["facelets"] == debug_env.unwrapped.facelets and "scramble" in info
 
 
+@pytest.mark.parametrize("reward", ["none", "sticker"])
+def test_symbolic_default_form_comes_from_the_core(reward: str) -> None:
+    """``make_cube_env`` has the core emit the one-hot rows; that must equal converting its indices."""
+    made = cube_env.make_cube_env("symbolic", depth=8, reward=reward, generator=SCRAMBLES)
+    assert made.unwrapped.obs_format == "onehot"
+    converted = SymbolicObservation(cube_env.make_cube_env("symbolic", depth=8, reward=reward, generator=SCRAMBLES,
+                                                           obs_format="indices").env)
+    for env in (made, converted):
+        env.action_space.seed(4)
+    traces = []
+    for env in (made, converted):
+        obs, info = env.reset(seed=4)
+        trace = [(obs, info)]
+        for _ in range(30):
+            trace.append(env.step(env.action_space.sample()))
+        traces.append(trace)
+    assert str(traces[0]) == str(traces[1])
+    hot = made.unwrapped.step(0)[0]
+    assert np.array_equal(made.observation(hot), hot) and made.observation(hot) is not hot
+    with pytest.raises(ValueError, match="one-hot"):
+        SymbolicObservation(CubeEnv(obs_format="onehot"), form="text")
+
+
 def test_symbolic_tier_keeps_the_state_in_info() -> None:
     env = gym.make("CubeBench-Symbolic-v0", depth=3, generator=SCRAMBLES)
     _, info = env.reset(seed=1)

@@ -50,14 +50,21 @@ _FACE_CODES = np.frombuffer(FACES.encode("ascii"), dtype=np.uint8)
 _COLOUR_CODES = np.frombuffer(COLOUR_LETTERS.encode("ascii"), dtype=np.uint8)
 
 
-def _check_core_observation(env: gym.Env) -> None:
-    """The tier wrappers read the core env's 54 colour indices; refuse anything else."""
+_INDICES_SHAPE = (N_STICKERS,)
+_ONEHOT_SHAPE = (N_STICKERS, 6)
+
+
+def _check_core_observation(env: gym.Env, shapes: tuple[tuple[int, ...], ...] = (_INDICES_SHAPE,)) -> tuple[int, ...]:
+    """The shape of the core env's observation, which must be one of ``shapes``
+    (the 54 colour indices, or for Tier 1 also their one-hot rows); refuse anything else."""
     space = env.observation_space
-    if not (isinstance(space, spaces.Box) and space.shape == (N_STICKERS,)):
+    if not (isinstance(space, spaces.Box) and space.shape in shapes):
         raise ValueError(
-            "observation wrappers expect the core CubeEnv observation (Box of 54 colour indices), "
+            "observation wrappers expect the core CubeEnv observation (Box of 54 colour indices"
+            f"{' or their one-hot rows' if _ONEHOT_SHAPE in shapes else ''}), "
             f"got {space}; put the observation wrapper outermost"
         )
+    return space.shape
 
 
 def _check_form(form: str, allowed: tuple[str, ...]) -> str:
@@ -85,12 +92,19 @@ class SymbolicObservation(gym.ObservationWrapper):
     sticker as the face whose centre has its colour (Kociemba's ``URFDLB``
     string, accepted by a solver in any held orientation); ``"colours"``
     writes ``WRGYOB``.  ``info`` is passed on unchanged (nothing is hidden).
+
+    A core env made with ``obs_format="onehot"`` already emits the one-hot
+    form; the wrapper then passes its observations through untouched (what
+    ``make_cube_env`` builds for the default form, saving a conversion per step).
     """
 
     def __init__(self, env: gym.Env, form: str = "onehot", letters: str = "faces") -> None:
         super().__init__(env)
-        _check_core_observation(env)
+        core_shape = _check_core_observation(env, (_INDICES_SHAPE, _ONEHOT_SHAPE))
         self.form = _check_form(form, ("onehot", "text", "indices"))
+        self._pass_through = core_shape == _ONEHOT_SHAPE
+        if self._pass_through and form != "onehot":
+            raise ValueError(f"a core env with one-hot observations serves only form='onehot', not {form!r}")
         if letters not in _LETTERS:
             raise ValueError(f"letters must be 'faces' or 'colours', got {letters!r}")
         self.letters = letters
@@ -106,10 +120,22 @@ class SymbolicObservation(gym.ObservationWrapper):
     def observation(self, observation: np.ndarray) -> np.ndarray | str:
         col = np.asarray(observation, dtype=np.uint8)
         if self.form == "onehot":
-            return _ONE_HOT[col]
+            return col.copy() if col.shape == _ONEHOT_SHAPE else _ONE_HOT[col]
         if self.form == "indices":
             return col.copy()
         return self.text(col)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        if self._pass_through:
+            return self.env.reset(seed=seed, options=options)
+        return super().reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self._pass_through:
+            return self.env.step(action)
+        return super().step(action)
 
     def text(self, colours: np.ndarray) -> str:
         """The 54-character string of 54 colour indices in this wrapper's letters."""

@@ -54,6 +54,7 @@ def make_cube_env(
         raise ValueError(f"unknown tier {tier!r}; expected one of {sorted(TIERS)}")
     if reward not in REWARDS:
         raise ValueError(f"unknown reward {reward!r}; expected one of {REWARDS}")
+    onehot = tier == "symbolic" and (obs_format or "onehot") == "onehot"
     env: gym.Env = CubeEnv(
         depth=depth,
         moves=moves,
@@ -62,6 +63,7 @@ def make_cube_env(
         max_steps=max_steps,
         render_mode=render_mode,
         generator=generator,
+        obs_format="onehot" if onehot else "indices",  # the core makes Tier 1's default form itself
     )
     env = rewards.make_reward_wrapper(env, reward, **(reward_kwargs or {}))
     if tier == "symbolic":
