@@ -24,15 +24,26 @@ from cube_env.engine.moves import SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
 BYTES_PER_MOVE = 108  # read 54 + write 54 bytes: what any batched gather must move
 
 
-def best_rate(fn: Callable[[], int], repeats: int) -> float:
-    """Items per second of the fastest of ``repeats`` runs (``fn`` returns its item count)."""
-    fn()  # warm-up (compilation, caches)
-    best = 0.0
+def best_rates(fns: dict[str, Callable[[], int]], repeats: int) -> dict[str, float]:
+    """Items per second of each function's fastest of ``repeats`` runs (each returns its item count).
+
+    The functions' runs are interleaved, so a burst of load on a shared
+    machine falls on all of them alike and the ratios between them hold.
+    """
+    for fn in fns.values():
+        fn()  # warm-up (compilation, caches)
+    best = dict.fromkeys(fns, 0.0)
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        n = fn()
-        best = max(best, n / (time.perf_counter() - t0))
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            n = fn()
+            best[name] = max(best[name], n / (time.perf_counter() - t0))
     return best
+
+
+def best_rate(fn: Callable[[], int], repeats: int) -> float:
+    """Items per second of the fastest of ``repeats`` runs of ``fn``."""
+    return best_rates({"": fn}, repeats)[""]
 
 
 def bench_single(repeats: int) -> dict[str, float]:
@@ -115,22 +126,23 @@ class DoNothingEnv(gym.Env):
 
 
 def bench_env(steps: int, repeats: int) -> dict[str, float]:
+    """Steps/s of the Symbolic id and of a do-nothing env, both from ``gym.make`` with its default wrappers."""
     gym.register("Bench-DoNothing-v0", entry_point=DoNothingEnv)
     actions = np.random.default_rng(2).integers(0, 12, size=steps)
-    out: dict[str, float] = {}
-    for label, env in (
-        ("gym.make do-nothing env", gym.make("Bench-DoNothing-v0")),
-        ("gym.make CubeBench-Symbolic-v0", gym.make("CubeBench-Symbolic-v0", max_steps=None)),
-    ):
+
+    def stepper(env: gym.Env) -> Callable[[], int]:
         env.reset(seed=0)
 
         def run() -> int:
             for a in actions:
                 env.step(int(a))
             return steps
+        return run
 
-        out[label] = best_rate(run, repeats)
-    return out
+    return best_rates({
+        "gym.make do-nothing env": stepper(gym.make("Bench-DoNothing-v0")),
+        "gym.make CubeBench-Symbolic-v0": stepper(gym.make("CubeBench-Symbolic-v0", max_steps=None)),
+    }, repeats)
 
 
 def main() -> None:
