@@ -41,30 +41,42 @@ _ONEHOT = 3 * N_STICKERS
 _WORK_SIZE = _ONEHOT + 6 * N_STICKERS
 _NO_MOVE = -1
 _UNPICKLED = ("_held", "_letters", "_obs_view", "_kernel")
-_FACE_CODES = np.frombuffer(FACES.encode("ascii"), dtype=np.uint8)
 
 
-@nb.njit(cache=True)
-def _step_kernel(work, move):
-    """Apply engine move ``move`` (none if negative) to the state in ``work``,
-    rewrite the derived views from it, and return whether it is solved.
+def _make_step_kernel(table: np.ndarray, face_codes: np.ndarray) -> Callable[[np.ndarray, int], bool]:
+    """The step kernel, with the move table and face letters baked in as constants.
 
-    Allocation-free and holding the GIL: at ~50 ns of work, a heap copy or
-    a GIL release would be a measurable share of the call.
+    A closure over them, not module globals: Numba's cache hashes a closure's
+    contents but not globals from other modules, so an edited table recompiles
+    instead of loading stale code.
     """
-    if move >= 0:
-        row = TABLE[move]
+
+    @nb.njit(cache=True)
+    def step_kernel(work, move):
+        """Apply engine move ``move`` (none if negative) to the state in ``work``,
+        rewrite the derived views from it, and return whether it is solved.
+
+        Allocation-free and holding the GIL: at ~50 ns of work, a heap copy or
+        a GIL release would be a measurable share of the call.
+        """
+        if move >= 0:
+            row = table[move]
+            for i in range(N_STICKERS):
+                work[_COLOURS + i] = work[i]  # the colours are scratch until rewritten below
+            for i in range(N_STICKERS):
+                work[i] = work[_COLOURS + row[i]]
+        work[_ONEHOT:] = 0
         for i in range(N_STICKERS):
-            work[_COLOURS + i] = work[i]  # the colours are scratch until rewritten below
-        for i in range(N_STICKERS):
-            work[i] = work[_COLOURS + row[i]]
-    work[_ONEHOT:] = 0
-    for i in range(N_STICKERS):
-        c = work[i] // 9
-        work[_COLOURS + i] = c
-        work[_LETTERS + i] = _FACE_CODES[c]
-        work[_ONEHOT + 6 * i + c] = 1
-    return kernels.is_solved(work[:N_STICKERS])
+            c = work[i] // 9
+            work[_COLOURS + i] = c
+            work[_LETTERS + i] = face_codes[c]
+            work[_ONEHOT + 6 * i + c] = 1
+        return kernels.is_solved(work[:N_STICKERS])
+
+    return step_kernel
+
+
+_step_kernel = _make_step_kernel(TABLE, np.frombuffer(FACES.encode("ascii"), dtype=np.uint8))
 
 
 @functools.cache
