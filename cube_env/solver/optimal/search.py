@@ -121,7 +121,7 @@ def exact_h(tab, classidx, tw_conj, tw_move, flip_move, ss_move, moves, ss_solve
     return d
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True)  # not nogil: the objmode block takes the GIL for its one call anyway
 def _clock():
     with nb.objmode(t="float64"):
         t = time.perf_counter()
