@@ -41,10 +41,10 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ..engine.facelets import N_STICKERS, SOLVED
+from ..engine.facelets import N_STICKERS
 from ..engine.moves import FACE_ACTIONS, MOVE_INDEX, QUARTER_ACTIONS, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
 from ..engine.scramble import normalise_metric
-from ..engine import kernels
+from ..engine import simd
 from ..generators import Generator, ScrambleGenerator
 
 REWARD_KINDS = {"none": 0, "sparse": 0, "sticker": 1, "face": 2}
@@ -80,20 +80,93 @@ def _bounded(next32, addr, high):
 
 
 @nb.njit(**_OPTS)
-def _turn(row, m, dst, src, count, tmp):
-    """Apply engine move ``m`` to one state row in place (only the moved stickers; ``tmp``: scratch)."""
-    n = count[m]
-    for k in range(n):
-        tmp[k] = row[src[m, k]]
-    for k in range(n):
-        row[dst[m, k]] = tmp[k]
+def _turn_env(states, b, m, vbmi, dst, src, count, tmp):
+    """Engine move ``m`` on sub-env ``b``: one ``vpermb`` when ``vbmi`` (``simd.INDEX64``) is given.
+
+    Every helper taking ``vbmi`` is compiled twice: with ``None`` numba prunes the
+    VBMI branch before typing (so its intrinsics are never compiled), with the
+    table it runs the VBMI one on the 64-byte rows of :func:`~cube_env.engine.simd.padded_states`.
+    The portable turn moves only the stickers that move (``tmp``: 54-byte scratch).
+    """
+    if vbmi is None:
+        n = count[m]
+        for k in range(n):
+            tmp[k] = states[b, src[m, k]]
+        for k in range(n):
+            states[b, dst[m, k]] = tmp[k]
+    else:
+        row = states.ctypes.data + 64 * b
+        simd.permute64(row, row, vbmi.ctypes.data + 64 * m)
 
 
 @nb.njit(**_OPTS)
-def _scramble_row(row, next32, addr, depth, scr_moves, dst, src, count, tmp):
-    """``row`` = solved cube after :func:`~cube_env.engine.scramble.scramble` (same draws, same rules)."""
+def _centre_bits(states, b, vbmi, early):
+    """Bit ``i`` set when sticker position ``i`` of sub-env ``b`` has its face centre's colour.
+
+    :func:`~cube_env.engine.simd.centre_bits`, or its loop over the stickers,
+    which with ``early`` stops at the first mismatch (enough to tell solved).
+    """
+    if vbmi is not None:
+        return simd.centre_bits(states.ctypes.data + 64 * b)
+    bits = 0
+    for f in range(6):
+        centre = states[b, 9 * f + 4] // 9
+        for k in range(9):
+            same = states[b, 9 * f + k] // 9 == centre
+            if early and not same:
+                return bits
+            bits |= np.int64(same) << (9 * f + k)  # branch-free: random states mispredict
+    return bits
+
+
+@nb.njit(**_OPTS)
+def _phi_bits(bits, kind):
+    """Dense-reward potential from :func:`_centre_bits`, counted as ``cube_env.engine.kernels`` counts it.
+
+    Stickers in place (kind 1: the popcount), faces completed (kind 2: full
+    9-bit groups), 0 otherwise.
+    """
+    n = 0
+    if kind == 1:
+        while bits:
+            bits &= bits - 1
+            n += 1
+    elif kind == 2:
+        for f in range(6):
+            if (bits >> (9 * f)) & 0x1FF == 0x1FF:
+                n += 1
+    return float(n)
+
+
+@nb.njit(**_OPTS)
+def _status(states, b, kind, vbmi):
+    """(solved, reward potential of ``kind``) of sub-env ``b``'s state."""
+    bits = _centre_bits(states, b, vbmi, kind == 0)
+    return bits == simd.SOLVED_BITS, _phi_bits(bits, kind)
+
+
+@nb.njit(**_OPTS)
+def _write_obs(states, b, obs, onehot, vbmi):
+    """Observation of sub-env ``b`` into row ``b`` of the flat (num_envs, 324 or 54) buffer."""
+    if vbmi is None:
+        if onehot:
+            obs[b, :] = 0  # one vectorised fill, then a single store per sticker
+            for i in range(54):
+                obs[b, 6 * i + states[b, i] // 9] = 1
+        else:
+            for i in range(54):
+                obs[b, i] = states[b, i] // 9
+    elif onehot:
+        simd.onehot_row(states.ctypes.data + 64 * b, obs.ctypes.data + simd.ONEHOT_BYTES * b)
+    else:
+        simd.colour_row(states.ctypes.data + 64 * b, obs.ctypes.data + 54 * b)
+
+
+@nb.njit(**_OPTS)
+def _scramble_row(states, b, next32, addr, depth, scr_moves, vbmi, dst, src, count, tmp):
+    """Sub-env ``b`` = solved cube after :func:`~cube_env.engine.scramble.scramble` (same draws, same rules)."""
     for i in range(54):
-        row[i] = i
+        states[b, i] = i
     n_suffix = scr_moves.shape[1]
     prev = -1
     prev2 = -1
@@ -105,99 +178,69 @@ def _scramble_row(row, next32, addr, depth, scr_moves, dst, src, count, tmp):
         if prev >= 0 and f % 3 == prev % 3 and (f < prev or prev2 == f):
             continue
         s = _bounded(next32, addr, n_suffix - 1)
-        _turn(row, scr_moves[f, s], dst, src, count, tmp)
+        _turn_env(states, b, scr_moves[f, s], vbmi, dst, src, count, tmp)
         prev2 = prev
         prev = f
         k += 1
 
 
-_solved = kernels.is_solved
-
-
 @nb.njit(**_OPTS)
-def _phi(row, kind):
-    """Dense-reward potential: stickers in place (kind 1) or faces completed (kind 2); 0 otherwise."""
-    if kind == 1:
-        return float(kernels.stickers_in_place(row))
-    if kind == 2:
-        return float(kernels.faces_completed(row))
-    return 0.0
+def _advance(states, b, m, vbmi, reward_kind, dst, src, count, tmp):
+    """Turn sub-env ``b`` by engine move ``m``: (solved before, solved after, potential after).
 
-
-@nb.njit(**_OPTS)
-def _write_obs(row, obs, b, onehot):
-    """Observation of one state into row ``b`` of the flat (num_envs, 324 or 54) buffer."""
-    if onehot:
-        out = obs[b]
-        out[:] = 0  # one vectorised fill, then a single store per sticker
-        for i in range(54):
-            out[6 * i + row[i] // 9] = 1
-    else:
-        for i in range(54):
-            obs[b, i] = row[i] // 9
-
-
-@nb.njit(**_OPTS)
-def _step_one(b, states, actions, action_moves, dst, src, count, steps, moves, max_steps,
-              reward_kind, phi, rewards, terms, truncs, tmp):
-    """One action in sub-env ``b``: the same semantics as ``CubeEnv.step`` plus its reward wrapper."""
-    row = states[b]
-    was_solved = _solved(row)
-    _turn(row, action_moves[actions[b]], dst, src, count, tmp)
-    steps[b] += 1
-    moves[b] += 1
-    solved = _solved(row)
-    if reward_kind == 0:
-        rewards[b] = 1.0 if solved and not was_solved else 0.0
-    else:
-        new_phi = _phi(row, reward_kind)
-        rewards[b] = new_phi - phi[b]
-        phi[b] = new_phi
-    terms[b] = solved
-    truncs[b] = max_steps > 0 and steps[b] >= max_steps and not solved
-
-
-@nb.njit(**_OPTS)
-def _env_step(b, states, actions, action_moves, dst, src, count, steps, moves, max_steps, reward_kind,
-              phi, mode, autoreset, onehot, obs, final_obs, final_mask, rewards, terms, truncs, pending,
-              inst_depth, final_stats, final_phi, tmp):
-    """Step sub-env ``b``; an episode to start is only marked in ``pending`` (``_reset_envs`` starts it)."""
-    if mode == 0 and autoreset[b]:  # NEXT_STEP: this step only resets
-        pending[b] = True
-        rewards[b] = 0.0
-        terms[b] = False
-        truncs[b] = False
-        autoreset[b] = False
-        return
-    _step_one(b, states, actions, action_moves, dst, src, count, steps, moves, max_steps,
-              reward_kind, phi, rewards, terms, truncs, tmp)
-    done = terms[b] or truncs[b]
-    if done and mode == 1:  # SAME_STEP: keep the last observation, reset in this step
-        _write_obs(states[b], final_obs, b, onehot)
-        final_mask[b] = True
-        final_stats[b, 0] = steps[b]
-        final_stats[b, 1] = moves[b]
-        final_stats[b, 2] = inst_depth[b]
-        final_phi[b] = phi[b]
-        pending[b] = True
-        return
-    if mode == 0:
-        autoreset[b] = done
-    _write_obs(states[b], obs, b, onehot)
+    "Solved before" is only needed (and only computed) for the sparse reward.
+    """
+    was_solved = reward_kind == 0 and _status(states, b, 0, vbmi)[0]
+    _turn_env(states, b, m, vbmi, dst, src, count, tmp)
+    solved, phi = _status(states, b, reward_kind, vbmi)
+    return was_solved, solved, phi
 
 
 def _make_step_kernel(parallel: bool):
+    """The step of every sub-env: ``CubeEnv.step`` plus its reward wrapper, and the autoreset bookkeeping.
+
+    A sub-env whose episode starts now is only marked in ``pending``
+    (``_reset_envs`` starts it).  The per-env body sits in the loop itself:
+    calling a function with all these arrays per sub-env cost more than the
+    step (numba passes each array as seven words and counts references).
+    """
     @nb.njit(parallel=parallel, **_OPTS)
-    def step_all(states, actions, action_moves, dst, src, count, steps, moves, max_steps, reward_kind,
+    def step_all(states, actions, action_moves, vbmi, dst, src, count, steps, moves, max_steps, reward_kind,
                  phi, mode, autoreset, onehot, obs, final_obs, final_mask, rewards, terms, truncs, pending,
                  inst_depth, final_stats, final_phi):
         n = states.shape[0]
         for chunk in nb.prange((n + _CHUNK - 1) // _CHUNK):
-            tmp = np.empty(24, np.uint8)
+            tmp = np.empty(54, np.uint8)
             for b in range(chunk * _CHUNK, min(n, (chunk + 1) * _CHUNK)):
-                _env_step(b, states, actions, action_moves, dst, src, count, steps, moves, max_steps,
-                          reward_kind, phi, mode, autoreset, onehot, obs, final_obs, final_mask, rewards,
-                          terms, truncs, pending, inst_depth, final_stats, final_phi, tmp)
+                final_mask[b] = False
+                pending[b] = mode == 0 and autoreset[b]
+                if pending[b]:  # NEXT_STEP: the step after an episode ended only resets
+                    rewards[b] = 0.0
+                    terms[b] = truncs[b] = autoreset[b] = False
+                    continue
+                was_solved, solved, new_phi = _advance(states, b, action_moves[actions[b]], vbmi, reward_kind,
+                                                       dst, src, count, tmp)
+                steps[b] += 1
+                moves[b] += 1
+                if reward_kind == 0:
+                    rewards[b] = 1.0 if solved and not was_solved else 0.0
+                else:
+                    rewards[b] = new_phi - phi[b]
+                    phi[b] = new_phi
+                terms[b] = solved
+                truncs[b] = max_steps > 0 and steps[b] >= max_steps and not solved
+                done = terms[b] or truncs[b]
+                if done and mode == 1:  # SAME_STEP: keep the last observation, reset in this step
+                    _write_obs(states, b, final_obs, onehot, vbmi)
+                    final_mask[b] = pending[b] = True
+                    final_stats[b, 0] = steps[b]
+                    final_stats[b, 1] = moves[b]
+                    final_stats[b, 2] = inst_depth[b]
+                    final_phi[b] = phi[b]
+                    continue
+                if mode == 0:
+                    autoreset[b] = done
+                _write_obs(states, b, obs, onehot, vbmi)
 
     return step_all
 
@@ -207,28 +250,35 @@ _step_parallel = _make_step_kernel(True)
 
 
 @nb.njit(**_OPTS)
-def _reset_envs(mask, states, next32, addrs, depths, scr_moves, dst, src, count,
+def _reset_envs(mask, states, next32, addrs, depths, scr_moves, vbmi, dst, src, count,
                 steps, moves, phi, reward_kind, inst_depth, onehot, obs):
     """Start a new seeded scramble episode in every sub-env of ``mask`` and write its observation.
 
     Separate from the step kernel: calling NumPy's bit generator through a
     function argument slows whatever kernel carries it, so only resets pay.
     """
-    tmp = np.empty(24, np.uint8)
+    tmp = np.empty(54, np.uint8)
     for b in range(states.shape[0]):
         if mask[b]:
             steps[b] = 0
             moves[b] = 0
-            _scramble_row(states[b], next32, addrs[b], depths[b], scr_moves, dst, src, count, tmp)
-            phi[b] = _phi(states[b], reward_kind)
+            _scramble_row(states, b, next32, addrs[b], depths[b], scr_moves, vbmi, dst, src, count, tmp)
+            phi[b] = _status(states, b, reward_kind, vbmi)[1]
             inst_depth[b] = depths[b]
-            _write_obs(states[b], obs, b, onehot)
+            _write_obs(states, b, obs, onehot, vbmi)
 
 
 @nb.njit(**_OPTS)
-def _all_solved(states, out):
+def _all_solved(states, vbmi, out):
     for b in range(states.shape[0]):
-        out[b] = _solved(states[b])
+        out[b] = _status(states, b, 0, vbmi)[0]
+
+
+@nb.njit(**_OPTS)
+def _all_obs(states, onehot, vbmi, obs):
+    """Every sub-env's observation (after a reset, which may leave rows unwritten)."""
+    for b in range(states.shape[0]):
+        _write_obs(states, b, obs, onehot, vbmi)
 
 
 # --- the env -------------------------------------------------------------------------
@@ -249,7 +299,9 @@ class CubeVectorEnv(VectorEnv):
     mode (default ``NEXT_STEP``); ``copy=False`` returns the same observation
     buffer every step (faster; it is overwritten by the next step);
     ``parallel`` splits the step over numba's threads (default: when
-    ``num_envs >= PARALLEL_MIN_ENVS``).
+    ``num_envs >= PARALLEL_MIN_ENVS``); ``vbmi`` picks the AVX-512 VBMI step
+    kernels (default: when :data:`cube_env.engine.simd.HAS_VBMI`) or, with
+    ``False``, the portable ones (the same results, bit for bit).
 
     ``info`` holds, per sub-env with Gymnasium's ``_key`` masks: ``is_success``,
     ``depth`` (the instance's depth), ``steps``, ``moves`` and, with a dense
@@ -279,6 +331,7 @@ class CubeVectorEnv(VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         copy: bool = True,
         parallel: bool | None = None,
+        vbmi: bool | None = None,
     ) -> None:
         self._check_args(num_envs, tier, reward, obs_format, move_frame, letters, render_mode)
         self.num_envs = int(num_envs)
@@ -297,6 +350,9 @@ class CubeVectorEnv(VectorEnv):
         self.image_size = int(image_size)
         self._setup_spaces()
         self._parallel = self.num_envs >= PARALLEL_MIN_ENVS if parallel is None else bool(parallel)
+        if vbmi and not simd.HAS_VBMI:
+            raise ValueError("vbmi=True needs a CPU with AVX-512 VBMI (and CUBEBENCH_SIMD not 0)")
+        self._vbmi = simd.INDEX64 if (simd.HAS_VBMI if vbmi is None else vbmi) else None
         self._allocate(int(depth))
 
     # --- construction ------------------------------------------------------
@@ -333,7 +389,8 @@ class CubeVectorEnv(VectorEnv):
 
     def _allocate(self, depth: int) -> None:
         n = self.num_envs
-        self.states = np.tile(SOLVED, (n, 1))
+        self._states64 = simd.padded_states(n)  # what the kernels step (64-byte rows)
+        self.states = self._states64[:, :N_STICKERS]  # a view: the 54 stickers of each sub-env
         self._depths = np.full(n, depth, dtype=np.int64)
         self._inst_depth = np.full(n, depth, dtype=np.int64)
         self._steps = np.zeros(n, dtype=np.int64)
@@ -348,9 +405,8 @@ class CubeVectorEnv(VectorEnv):
         self._terms = np.zeros(n, dtype=np.bool_)
         self._truncs = np.zeros(n, dtype=np.bool_)
         shape = (n, N_STICKERS, 6) if self._form == "onehot" else (n, N_STICKERS)
-        self._obs = np.zeros(shape, dtype=np.uint8)
+        self._obs = np.zeros(shape, dtype=np.uint8)  # returned by every call with copy=False; image colours
         self._final_obs = np.zeros(shape, dtype=np.uint8)
-        self._flat_obs = self._obs.reshape(n, -1)  # a view: what the kernels write
         self._rngs: list[np.random.Generator] = []
         self._addrs = np.zeros(n, dtype=np.uint64)
         self._reward_kind = REWARD_KINDS[self.reward]
@@ -375,13 +431,15 @@ class CubeVectorEnv(VectorEnv):
         if depth is not None:
             self._depths[:] = self._check_depths(depth)
         self._pending[:] = mask
-        self._start_pending()
+        obs = self._obs_target()
+        self._start_pending(obs)
+        _all_obs(self._states64, self._form == "onehot", self._vbmi, obs.reshape(self.num_envs, -1))
         self._depths[:] = saved
         self._autoreset[mask] = False
         self._terms[mask] = False
         self._truncs[mask] = False
         self._started = True
-        return self._observation(), self._info(mask)
+        return self._observation(obs), self._info(mask)
 
     def step(
         self, actions: np.ndarray
@@ -393,21 +451,20 @@ class CubeVectorEnv(VectorEnv):
             raise ValueError(f"actions must be {self.num_envs} integers, got shape {actions.shape} {actions.dtype}")
         if actions.size and (actions.min() < 0 or actions.max() >= len(self.action_names)):
             raise ValueError(f"actions must lie in 0..{len(self.action_names) - 1}")
-        self._pending[:] = False
-        self._final_mask[:] = False
+        obs = self._obs_target()
         kernel = _step_parallel if self._parallel else _step_serial
-        kernel(self.states, actions.astype(np.int64, copy=False), self._action_moves, SPARSE_DST,
-               SPARSE_SRC, SPARSE_COUNT, self._steps, self._moves, self.max_steps or 0,
+        kernel(self._states64, actions.astype(np.int64, copy=False), self._action_moves, self._vbmi,
+               SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, self._steps, self._moves, self.max_steps or 0,
                self._reward_kind, self._phi, _MODES[self.autoreset_mode], self._autoreset,
-               self._form == "onehot", self._flat_obs, self._final_obs.reshape(self.num_envs, -1),
+               self._form == "onehot", obs.reshape(self.num_envs, -1), self._final_obs.reshape(self.num_envs, -1),
                self._final_mask, self._rewards, self._terms, self._truncs, self._pending,
                self._inst_depth, self._final_stats, self._final_phi)
         final = self._final_info() if self._final_mask.any() else None
-        self._start_pending()
-        info = self._info(np.ones(self.num_envs, dtype=np.bool_))
+        self._start_pending(obs)
+        info = self._info(None)
         if final is not None:
             info.update(final)
-        return (self._observation(), self._rewards.copy(), self._terms.copy(), self._truncs.copy(), info)
+        return (self._observation(obs), self._rewards.copy(), self._terms.copy(), self._truncs.copy(), info)
 
     def render(self) -> tuple[Any, ...] | None:
         """One frame per sub-env in ``render_mode`` (``ansi`` text or ``rgb_array`` net image)."""
@@ -436,7 +493,7 @@ class CubeVectorEnv(VectorEnv):
     def solved(self) -> np.ndarray:
         """Whether each sub-env's cube is solved now."""
         out = np.zeros(self.num_envs, dtype=np.bool_)
-        _all_solved(self.states, out)
+        _all_solved(self._states64, self._vbmi, out)
         return out
 
     def facelets(self, index: int) -> str:
@@ -479,13 +536,17 @@ class CubeVectorEnv(VectorEnv):
                     self._rngs[i] = seeding.np_random(seeds[i])[0]
         self._addrs[:] = [g.bit_generator.ctypes.state_address for g in self._rngs]
 
-    def _start_pending(self) -> None:
-        """Start new episodes where ``_pending`` is set: in Numba for scrambles, else via the generator."""
+    def _start_pending(self, obs: np.ndarray) -> None:
+        """Start new episodes where ``_pending`` is set (in Numba for scrambles, else via the generator).
+
+        Their observations go to ``obs`` (the batch this call returns).
+        """
         if self._native:
             if self._pending.any():
-                _reset_envs(self._pending, self.states, _NEXT32, self._addrs, self._depths, self._scr_moves,
-                            SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, self._steps, self._moves, self._phi,
-                            self._reward_kind, self._inst_depth, self._form == "onehot", self._flat_obs)
+                _reset_envs(self._pending, self._states64, _NEXT32, self._addrs, self._depths, self._scr_moves,
+                            self._vbmi, SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, self._steps, self._moves,
+                            self._phi, self._reward_kind, self._inst_depth, self._form == "onehot",
+                            obs.reshape(self.num_envs, -1))
             self._pending[:] = False
             return
         for i in np.flatnonzero(self._pending):  # same per-env generator, from Python
@@ -493,18 +554,27 @@ class CubeVectorEnv(VectorEnv):
             self.states[i] = inst.state
             self._inst_depth[i] = inst.depth
             self._steps[i] = self._moves[i] = 0
-            self._phi[i] = _phi(self.states[i], self._reward_kind)
-            self._obs[i] = self._encode(self.states[i])
+            self._phi[i] = _status(self._states64, i, self._reward_kind, self._vbmi)[1]
+            obs[i] = self._encode(self.states[i])
         self._pending[:] = False
 
     def _encode(self, row: np.ndarray) -> np.ndarray:
         col = row // 9
         return np.eye(6, dtype=np.uint8)[col] if self._form == "onehot" else col
 
-    def _observation(self) -> np.ndarray:
-        if self._form == "image":
-            return self._images(self._obs)
-        return self._obs.copy() if self.copy else self._obs
+    def _obs_target(self) -> np.ndarray:
+        """The buffer a reset or step writes (every row): a fresh one when returned with ``copy=True``.
+
+        Writing the returned array directly saves copying the whole batch
+        (21 MB of one-hot rows at 65,536 envs) on every step.
+        """
+        if self.copy and self._form != "image":
+            return np.empty(self._obs.shape, dtype=np.uint8)
+        return self._obs
+
+    def _observation(self, obs: np.ndarray) -> np.ndarray:
+        """What reset and step return for the batch ``obs`` written: it, or its net images."""
+        return self._images(obs) if self._form == "image" else obs
 
     def _images(self, colours: np.ndarray) -> np.ndarray:
         """The net images of a batch of colour arrays (the renderer's own recolour-a-template painter)."""
@@ -515,18 +585,23 @@ class CubeVectorEnv(VectorEnv):
             out[k] = render_net(col, self.image_size)
         return out
 
-    def _info(self, mask: np.ndarray) -> dict[str, Any]:
+    def _info(self, mask: np.ndarray | None) -> dict[str, Any]:
         values = {"depth": self._inst_depth, "steps": self._steps, "moves": self._moves,
                   "is_success": self.solved()}
         if self._reward_kind and self.tier == "symbolic":
             values["phi"] = self._phi
         return self._masked(values, mask)
 
-    def _masked(self, values: dict[str, np.ndarray], mask: np.ndarray) -> dict[str, Any]:
-        """Gymnasium's vector ``info`` layout: each key with its ``_key`` mask."""
+    def _masked(self, values: dict[str, np.ndarray], mask: np.ndarray | None) -> dict[str, Any]:
+        """Gymnasium's vector ``info`` layout: each key with its ``_key`` mask (``None``: every sub-env)."""
         info: dict[str, Any] = {}
+        if mask is None:
+            mask = np.ones(self.num_envs, dtype=np.bool_)
+            values = {key: value.copy() for key, value in values.items()}
+        else:
+            values = {key: np.where(mask, value, np.zeros_like(value)) for key, value in values.items()}
         for key, value in values.items():
-            info[key], info["_" + key] = np.where(mask, value, np.zeros_like(value)), mask.copy()
+            info[key], info["_" + key] = value, mask.copy()
         if self._reward_kind:
             info["reward_kind"] = np.where(mask, self.reward, None).astype(object)
             info["_reward_kind"] = mask.copy()
