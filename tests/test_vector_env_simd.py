@@ -7,6 +7,7 @@ kernels, so both variants are pinned to the same semantics.
 
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
@@ -103,3 +104,19 @@ def test_vbmi_request_without_vbmi_is_an_error() -> None:
         with pytest.raises(ValueError):
             CubeVectorEnv(2, vbmi=True)
     assert CubeVectorEnv(2, vbmi=False)._vbmi is None
+
+
+@pytest.mark.parametrize("helper", ["_turn_env", "_centre_bits", "_write_obs"])
+def test_portable_variant_compiles_no_vbmi_instruction(helper: str) -> None:
+    """With ``vbmi=None`` numba prunes the VBMI branch, so a CPU without VBMI never meets ``vpermb``."""
+    states, obs, tmp = simd.padded_states(2), np.zeros((2, 324), np.uint8), np.empty(54, np.uint8)
+    args = {"_turn_env": (states, 1, 3, None, ve.SPARSE_DST, ve.SPARSE_SRC, ve.SPARSE_COUNT, tmp),
+            "_centre_bits": (states, 1, None, False),
+            "_write_obs": (states, 1, obs, True, None)}[helper]
+    fresh = nb.njit(getattr(ve, helper).py_func)  # uncached, so its IR can be inspected
+    fresh(*args)
+    assert "permvar" not in "".join(fresh.inspect_llvm().values())
+    if simd.HAS_VBMI:  # the other variant does use it (the check above can fail)
+        vbmi_args = tuple(simd.INDEX64 if a is None else a for a in args)
+        fresh(*vbmi_args)
+        assert sum("permvar" in ir for ir in fresh.inspect_llvm().values()) == 1

@@ -87,8 +87,8 @@ def _store_prefix(builder, vec, d, pieces):
     for start, n in pieces:
         mask = ir.Constant(ir.VectorType(ir.IntType(32), n), list(range(start, start + n)))
         piece = builder.shuffle_vector(vec, undef, mask)
-        addr = builder.inttoptr(builder.add(d, ir.Constant(d.type, start)), ir.VectorType(ir.IntType(8), n).as_pointer())
-        builder.store(piece, addr, align=1)
+        addr = builder.add(d, ir.Constant(d.type, start))
+        builder.store(piece, builder.inttoptr(addr, piece.type.as_pointer()), align=1)
 
 
 @intrinsic
