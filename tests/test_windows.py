@@ -1,4 +1,4 @@
-"""Windows on a real X display: ``cubebench play`` with ``--window``.
+"""Windows on a real X display: ``render_mode="human"`` and ``cubebench play`` with ``--window``.
 
 A private Xvfb server stands in for the display (CI installs it; the tests skip
 where it is missing).  Each case runs in a subprocess, so the display and the
@@ -39,28 +39,51 @@ def display(tmp_path_factory: pytest.TempPathFactory):
     server.wait(5)
 
 
+PRELUDE = """
+import time, numpy as np, matplotlib.pyplot as plt
+def mapped(window):
+    deadline = time.monotonic() + 10
+    while not window.winfo_ismapped() and time.monotonic() < deadline:
+        plt.pause(0.05)  # the X server maps the window asynchronously
+    return bool(window.winfo_ismapped())
+def shown():
+    fig = plt.gcf()
+    return mapped(fig.canvas.manager.window), fig.axes[0].images[0].get_array().copy()
+"""
+
+
 def run_on(display: str, script: str) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "WAYLAND_DISPLAY")}
     env["DISPLAY"] = display
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", PRELUDE + script], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
+def test_human_render_mode_maps_a_window(display: str) -> None:
+    out = run_on(display, """
+import gymnasium as gym, cube_env
+from cube_env.render.net import render_net
+env = gym.make("CubeBench-Visual-v0", render_mode="human")
+env.reset(seed=0)  # no render() call: a human-mode env draws itself
+up, first = shown()
+env.step(0)
+_, second = shown()
+print(plt.get_backend(), up, np.array_equal(second, render_net(env.unwrapped.state // 9)),
+      not np.array_equal(first, second))
+env.close()
+""")
+    assert out.split() == ["tkagg", "True", "True", "True"]
+
+
 def test_play_shows_the_image_observation_in_a_window(display: str) -> None:
     out = run_on(display, """
-import io, time, numpy as np, matplotlib.pyplot as plt
+import io
 from agents.runner import play as p
 seen = []
-def mapped(window):
-    deadline = time.monotonic() + 10
-    while not window.winfo_ismapped() and time.monotonic() < deadline:
-        plt.pause(0.05)  # the X server maps the window asynchronously
-    return window.winfo_ismapped()
 def read(prompt):
-    fig = plt.gcf()
-    seen.append((mapped(fig.canvas.manager.window), fig.axes[0].images[0].get_array().copy()))
+    seen.append(shown())
     return ['move("U\\'")', 'move("R\\'")'][len(seen) - 1]
 out = io.StringIO()
 record = p.play("face", scramble="R U", read=read, out=out, colour=False, window=None)

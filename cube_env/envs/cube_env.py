@@ -175,6 +175,8 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         self.state = self.instance.state
         self.steps = 0
         self.moves = 0
+        if self.render_mode == "human":
+            self.render()  # Gymnasium's convention: a human-mode env draws itself on every reset and step
         return self._obs_view.copy(), self._info()
 
     def step(self, action: int) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -192,6 +194,8 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         self.moves += action < self.n_turns
         reward = 1.0 if solved and not was_solved else 0.0
         truncated = self.max_steps is not None and steps >= self.max_steps and not solved
+        if self.render_mode == "human":
+            self.render()
         return self._obs_view.copy(), reward, solved, truncated, self._info()
 
     def render(self) -> str | np.ndarray | None:
