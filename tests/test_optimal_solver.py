@@ -343,10 +343,24 @@ def test_shipped_instance_files_reverify(path):
     assert all(i.distance == depth and i.metric == path.stem.split("-")[0] for i in insts)
 
 
+def _largest_sets() -> list:
+    """The largest file of each (metric, depth): the smaller sets are its prefixes (tested below)."""
+    largest = {}
+    for p in sorted(INSTANCES.glob("*.jsonl"), key=lambda p: int(p.stem.split("-n")[1])):
+        largest[p.stem.split("-n")[0]] = p
+    return sorted(largest.values())
+
+
+def test_smaller_instance_sets_are_prefixes_of_larger_ones():
+    for small in INSTANCES.glob("*-n20.jsonl"):
+        large = small.with_name(small.name.replace("-n20", "-n100"))
+        if large.exists():
+            assert large.read_text().splitlines()[:20] == small.read_text().splitlines(), small.name
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("path", [p for p in sorted(INSTANCES.glob("*.jsonl")) if p not in _shipped(12)],
-                         ids=lambda p: p.name)
-def test_shipped_deep_and_large_instance_files_reverify(path):
+@pytest.mark.parametrize("path", _largest_sets(), ids=lambda p: p.name)
+def test_largest_instance_files_reverify(path):
     from cube_env.curriculum import verify_instance_file
 
     result = verify_instance_file(path)
