@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -15,8 +16,11 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    source = out / "source"  # a copy: building in place would leave build/ and egg-info in the checkout
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "build", "runs", "*.egg-info", "__pycache__",
+                                                                "*.nbi", "*.nbc", "venv", ".venv"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
-                    str(ROOT)], check=True, capture_output=True)
+                    str(source)], check=True, capture_output=True)
     (built,) = out.glob("cubebench-*.whl")
     return built
 

@@ -151,15 +151,3 @@ def invert_state(state):
     for i in range(54):
         out[state[i]] = i
     return out
-
-
-@nb.njit(**_OPTS)
-def step_state(state, table, move):
-    """One env step in one call: ``(new state, its colours, solved?)``."""
-    new = np.empty(54, np.uint8)
-    colours = np.empty(54, np.uint8)
-    row = table[move]
-    for i in range(54):
-        new[i] = state[row[i]]
-        colours[i] = new[i] // 9
-    return new, colours, is_solved(new)
