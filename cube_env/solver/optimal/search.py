@@ -129,25 +129,37 @@ def _clock():
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _move_child(lvl, j, k, c_m, c_cp, c_tw, c_fl, c_ss, c_hh):
-    """Compact the child list of level ``lvl``: child ``j`` takes slot ``k``."""
+def _move_child(lvl, j, k, c_m, c_cp, c_tw, c_fl, c_ss):
+    """Compact the child list of level ``lvl``: child ``j`` takes slot ``k`` (bounds are written after)."""
     c_m[lvl, k] = c_m[lvl, j]
     c_cp[lvl, k] = c_cp[lvl, j]
     for b in range(3):
         c_tw[lvl, k, b] = c_tw[lvl, j, b]
         c_fl[lvl, k, b] = c_fl[lvl, j, b]
         c_ss[lvl, k, b] = c_ss[lvl, j, b]
-        c_hh[lvl, k, b] = c_hh[lvl, j, b]
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _child_h(hp, hp3, v):
+    """A child's exact bound from its parent's ``hp`` (``hp3 = hp % 3``) and its stored value ``v``.
+
+    A move changes the distance by -1, 0 or +1, and those differ mod 3:
+    ``(v - hp3) mod 3`` is 0, 1 or 2 for 0, +1, -1.
+    """
+    d = v - hp3
+    d += 3 * (d < 0)
+    return hp + d - 3 * (d >> 1)
 
 
 @nb.njit(cache=True, nogil=True)
 def _expand(lvl, bound, tw, fl, ss, hh, cp, st, tab, classidx, tw_conj, tw_move, flip_move, ss_move,
-            cp_move, cp_dist, axis_move, moves, allowed, nxt, c_tw, c_fl, c_ss, c_hh, c_cp, c_m):
+            cp_move, cp_dist, axis_move, moves, allowed, nxt, c_tw, c_fl, c_ss, c_hh, c_cp, c_m, eidx):
     """Children of the node at ``lvl`` that survive every bound, written to ``c_*[lvl]``.
 
     Each axis is evaluated for all children in two tight loops (symmetry-class
     lookups, then table probes) so the memory accesses of different children
-    overlap instead of waiting for one another.  Returns (survivors, generated).
+    overlap instead of waiting for one another.  ``eidx`` (18 x 3) is scratch
+    for the table entries.  Returns (survivors, generated).
     """
     rem = bound - lvl - 1
     n = 0
@@ -166,7 +178,6 @@ def _expand(lvl, bound, tw, fl, ss, hh, cp, st, tab, classidx, tw_conj, tw_move,
     # Round 1: coordinates and symmetry classes of every child on every axis
     # (mostly cache hits: the grandparent prefetched them), then prefetch the
     # table bytes so the probes of round 2 overlap instead of queueing.
-    eidx = np.empty((18, 3), np.int64)
     for j in range(n):
         m = c_m[lvl, j]
         for a in range(3):
@@ -181,34 +192,32 @@ def _expand(lvl, bound, tw, fl, ss, hh, cp, st, tab, classidx, tw_conj, tw_move,
             e = (c >> 4) * ROW + tw_conj[t2, c & 15]
             eidx[j, a] = e
             prefetch(tab, e >> 2)
-    for a in range(3):
-        hp = hh[lvl, a]
-        k = 0
-        for j in range(n):
-            v = get2(tab, eidx[j, a])
-            diff = (v - hp % 3 + 3) % 3
-            hn = hp if diff == 0 else (hp + 1 if diff == 1 else hp - 1)
-            if hn > rem:
-                continue
-            if k != j:
-                _move_child(lvl, j, k, c_m, c_cp, c_tw, c_fl, c_ss, c_hh)
-                for b in range(3):
-                    eidx[k, b] = eidx[j, b]
-            c_hh[lvl, k, a] = hn
-            k += 1
-        n = k
-    if rem > 0:
-        # Every axis needing exactly ``rem`` moves would force the last move to lie
-        # on none of the three axes (a last move on an axis's own faces keeps that
-        # axis's goal, so it would not have been needed): impossible, so prune.
-        k = 0
-        for j in range(n):
-            if c_hh[lvl, j, 0] == rem and c_hh[lvl, j, 1] == rem and c_hh[lvl, j, 2] == rem:
-                continue
-            if k != j:
-                _move_child(lvl, j, k, c_m, c_cp, c_tw, c_fl, c_ss, c_hh)
-            k += 1
-        n = k
+    # Round 2: the three bounds of each child, stopping at the first that prunes it.
+    h0, h1, h2 = hh[lvl, 0], hh[lvl, 1], hh[lvl, 2]
+    r0, r1, r2 = h0 % 3, h1 % 3, h2 % 3
+    k = 0
+    for j in range(n):
+        a0 = _child_h(h0, r0, get2(tab, eidx[j, 0]))
+        if a0 > rem:
+            continue
+        a1 = _child_h(h1, r1, get2(tab, eidx[j, 1]))
+        if a1 > rem:
+            continue
+        a2 = _child_h(h2, r2, get2(tab, eidx[j, 2]))
+        if a2 > rem:
+            continue
+        if rem > 0 and a0 == rem and a1 == rem and a2 == rem:
+            # Every axis needing exactly ``rem`` moves would force the last move to lie
+            # on none of the three axes (a last move on an axis's own faces keeps that
+            # axis's goal, so it would not have been needed): impossible, so prune.
+            continue
+        if k != j:
+            _move_child(lvl, j, k, c_m, c_cp, c_tw, c_fl, c_ss)
+        c_hh[lvl, k, 0] = a0
+        c_hh[lvl, k, 1] = a1
+        c_hh[lvl, k, 2] = a2
+        k += 1
+    n = k
     if rem > 1:
         # Prefetch the class lookups of the grandchildren (the children expanded next).
         for j in range(n):
@@ -243,6 +252,7 @@ def _dfs(g0, bound, mstate0, tw0, fl0, ss0, h0, cp0, path, tab, classidx, tw_con
     c_hh = np.empty((D, 18, 3), np.int64)
     c_cp = np.empty((D, 18), np.int64)
     c_m = np.empty((D, 18), np.int64)
+    eidx = np.empty((18, 3), np.int64)
     for a in range(3):
         tw[g0, a] = tw0[a]
         fl[g0, a] = fl0[a]
@@ -255,7 +265,7 @@ def _dfs(g0, bound, mstate0, tw0, fl0, ss0, h0, cp0, path, tab, classidx, tw_con
     lvl = g0
     ncand[lvl], gen = _expand(lvl, bound, tw, fl, ss, hh, cp[lvl], ms[lvl], tab, classidx, tw_conj,
                               tw_move, flip_move, ss_move, cp_move, cp_dist, axis_move, moves,
-                              allowed, nxt, c_tw, c_fl, c_ss, c_hh, c_cp, c_m)
+                              allowed, nxt, c_tw, c_fl, c_ss, c_hh, c_cp, c_m, eidx)
     nodes += gen
     nexti[lvl] = 0
     while True:
@@ -288,7 +298,7 @@ def _dfs(g0, bound, mstate0, tw0, fl0, ss0, h0, cp0, path, tab, classidx, tw_con
         ms[nl] = nxt[ms[lvl], m]
         ncand[nl], gen = _expand(nl, bound, tw, fl, ss, hh, cp[nl], ms[nl], tab, classidx, tw_conj,
                                  tw_move, flip_move, ss_move, cp_move, cp_dist, axis_move, moves,
-                                 allowed, nxt, c_tw, c_fl, c_ss, c_hh, c_cp, c_m)
+                                 allowed, nxt, c_tw, c_fl, c_ss, c_hh, c_cp, c_m, eidx)
         nodes += gen
         nexti[nl] = 0
         lvl = nl
