@@ -8,8 +8,9 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
-import torch
 from gymnasium.vector import AutoresetMode
+
+torch = pytest.importorskip("torch", reason="the RL baselines need the rl extra: pip install -e '.[rl]'")
 
 import cube_env
 from agents.rl.evaluate import beam_search, eval_instances, policy_rollouts, rollouts
