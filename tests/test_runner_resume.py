@@ -39,7 +39,10 @@ def _stored(db: Path) -> int:
 def _start(suite: Path, db: Path) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "agents.runner", "run", "--distance-budget", "0", "--suite", str(suite), "--agent", "random",
            "--out", str(db), "--no-progress", "--quiet"]
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # A shell starts background jobs with SIGINT ignored, and Python then installs no Ctrl-C handler:
+    # restore the default so the test means the same however pytest itself was launched.
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _interrupt_after(proc: subprocess.Popen, db: Path, episodes: int, sig: int) -> int:
