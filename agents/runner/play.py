@@ -14,6 +14,7 @@ not a tool call costs no step.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from typing import Any, Callable, TextIO
@@ -29,7 +30,6 @@ from agents.react import tool_docs
 from agents.records import EpisodeRecord
 from agents.tools import Toolbox
 from cube_env.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, FACES
-
 from cube_env.render.window import Window, display_available
 
 from .instances import env_moves, shipped_starts
@@ -149,17 +149,16 @@ def play(tier: str = "symbolic", *, depth: int = 3, scramble: str | None = None,
     out = out or sys.stdout
     colour = out.isatty() if colour is None else colour
     options = start_options(depth, metric, scramble, instance)
-    shown = open_window(tier, window, out)
-    env = gym.make(cube_env.TIERS[tier], depth=depth, reward=reward, moves=env_moves(metric), max_steps=None,
-                   obs_format="image" if shown else "text")
-    agent = HumanAgent(read, out, colour, show=shown.show if shown else None)
-    try:
+    with contextlib.ExitStack() as cleanup:
+        shown = open_window(tier, window, out)
+        if shown:
+            cleanup.callback(shown.close)
+        env = gym.make(cube_env.TIERS[tier], depth=depth, reward=reward, moves=env_moves(metric), max_steps=None,
+                       obs_format="image" if shown else "text")
+        cleanup.callback(env.close)
+        agent = HumanAgent(read, out, colour, show=shown.show if shown else None)
         record = run_episode(agent, env, tool_setting=setting, seed=seed, reset_options=options,
                              max_steps=max_steps, tier=tier, distance_budget_s=None)
-    finally:
-        env.close()
-        if shown:
-            shown.close()
     verdict = "Solved!" if record.solved else "Not solved."
     print(f"\n{verdict} {record.n_steps} steps, {record.n_moves} moves, {record.n_rotations} rotations.",
           file=out)
