@@ -118,9 +118,10 @@ def certified_instances(depth: int, metric: str = "half", seed: int = 0, n: int 
     Candidate ``k`` is the ``depth``-move scramble drawn from
     ``np.random.default_rng([seed, depth, k])``; it is kept when the solver
     certifies distance ``depth`` (given the inverse scramble as a known
-    solution, it only has to rule out every shorter length) and it is not the state of an earlier
-    instance (so depth 1 has only 18 half-turn / 12 quarter-turn states).  Half-turn depths 19 and 20 use :func:`distance_20_instances`
-    instead (random scrambles do not reach them).  ``time_limit`` bounds each
+    solution, it only has to rule out every shorter length) and it is not
+    the state of an earlier instance (so depth 1 has only 18 half-turn / 12
+    quarter-turn states).  Half-turn depths 19 and 20 use
+    :func:`distance_20_instances` instead (random scrambles do not reach them).  ``time_limit`` bounds each
     solve (a candidate that times out is skipped); ``max_tries`` bounds the
     candidates drawn (default ``50 * n``).
     """

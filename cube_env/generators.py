@@ -23,8 +23,6 @@ from .engine.scramble import normalise_metric, scramble
 from .engine.state import from_facelets
 from .shipped import INSTANCES_ENV_VAR, instances_dir
 
-"""Overrides where the shipped instance sets are read from."""
-
 # Non-redundant scrambles of at most this many moves are always optimal and distinct: the numbers
 # of canonical sequences equal the numbers of positions at these distances (HTM 18, 243, 3240;
 # QTM 12, then 108 of the 114 distance-2 positions: the scrambler never turns a face twice).
