@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 INSTANCES_ENV_VAR = "CUBEBENCH_INSTANCES_DIR"
+"""Overrides where the certified instance sets are read from (a user's own files)."""
 KINDS = ("suites", "instances")
 
 _PACKAGED = Path(__file__).resolve().parent / "shipped"
