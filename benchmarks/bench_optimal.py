@@ -11,6 +11,7 @@ Examples::
     python benchmarks/bench_optimal.py                       # half-turn metric, depths 1..16
     python benchmarks/bench_optimal.py --max-depth 18 --random 5 --time-limit 600
     python benchmarks/bench_optimal.py --metric quarter --max-depth 14
+    python benchmarks/bench_optimal.py --max-depth 0 --instances benchmarks/instances/half-d16-n20.jsonl
     python benchmarks/bench_optimal.py --rebuild             # also time a from-scratch table build
 """
 
@@ -31,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cube_env.engine.cubie import CubieCube, to_state  # noqa: E402
 from cube_env.engine.kernels import apply_moves  # noqa: E402
 from cube_env.engine.moves import TABLE  # noqa: E402
-from cube_env.engine.state import SOLVED, to_facelets  # noqa: E402
+from cube_env.curriculum import load_instance_file  # noqa: E402
+from cube_env.engine.state import SOLVED, from_facelets, to_facelets  # noqa: E402
 from cube_env.solver.optimal import SolverTimeout, ensure_tables, lower_bound_batch, solve_optimal  # noqa: E402
 from cube_env.solver.optimal import store  # noqa: E402
 
@@ -123,6 +125,9 @@ def main() -> int:
     ap.add_argument("--max-depth", type=int, default=16, help="scramble lengths 1..N")
     ap.add_argument("--per-depth", type=int, default=5, help="scrambles per length")
     ap.add_argument("--random", type=int, default=0, help="uniformly random states to solve")
+    ap.add_argument("--instances", metavar="FILE", action="append", default=[],
+                    help="also solve every state of a certified instance file (e.g. benchmarks/instances/"
+                         "half-d16-n20.jsonl: states of exactly that distance), without its scramble")
     ap.add_argument("--time-limit", type=float, default=300.0, help="seconds per state")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rebuild", action="store_true", help="time a fresh table build in a temporary cache")
@@ -155,6 +160,9 @@ def main() -> int:
     print(head)
     jobs = [(f"{d} moves", [scramble(rng, d, args.metric) for _ in range(args.per_depth)])
             for d in range(1, args.max_depth + 1)]
+    for path in args.instances:
+        insts = [i for i in load_instance_file(path) if i.metric == args.metric]
+        jobs.append((Path(path).stem, [from_facelets(i.state) for i in insts]))
     if args.random:
         jobs.append(("random", [random_state(rng) for _ in range(args.random)]))
     for label, states in jobs:
