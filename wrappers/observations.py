@@ -94,17 +94,19 @@ class SymbolicObservation(gym.ObservationWrapper):
     writes ``WRGYOB``.  ``info`` is passed on unchanged (nothing is hidden).
 
     A core env made with ``obs_format="onehot"`` already emits the one-hot
-    form; the wrapper then passes its observations through untouched (what
-    ``make_cube_env`` builds for the default form, saving a conversion per step).
+    form (what ``make_cube_env`` builds for the default form), and the core's
+    own form is the indices one; for those the wrapper passes observations
+    through untouched, saving a conversion per step.
     """
 
     def __init__(self, env: gym.Env, form: str = "onehot", letters: str = "faces") -> None:
         super().__init__(env)
         core_shape = _check_core_observation(env, (_INDICES_SHAPE, _ONEHOT_SHAPE))
         self.form = _check_form(form, ("onehot", "text", "indices"))
-        self._pass_through = core_shape == _ONEHOT_SHAPE
-        if self._pass_through and form != "onehot":
+        if core_shape == _ONEHOT_SHAPE and form != "onehot":
             raise ValueError(f"a core env with one-hot observations serves only form='onehot', not {form!r}")
+        # the core already emits this form, as a fresh array each step: nothing to convert or copy
+        self._pass_through = core_shape == _ONEHOT_SHAPE or form == "indices"
         if letters not in _LETTERS:
             raise ValueError(f"letters must be 'faces' or 'colours', got {letters!r}")
         self.letters = letters
