@@ -27,6 +27,7 @@ from gymnasium.utils.env_checker import check_env
 import cube_env  # noqa: F401  (registers the ids)
 from cube_env import CubeEnv
 from cube_env.engine import COLOUR_LETTERS, COLOUR_RGB, FACES, ORIENTATION_NAMES, ORIENTATIONS, TABLE, MOVE_INDEX
+from cube_env.engine import kernels
 from cube_env.engine.facelets import sticker_geometry
 from cube_env.render.camera import FACE_SHADE, VERTEX_CAMERA
 from cube_env.render.canvas import BACKGROUND
@@ -36,6 +37,7 @@ from cube_env.render.vertex import render_vertex
 from wrappers.observations import (
     FaceViewObservation, NetObservation, SymbolicObservation, VertexViewObservation,
 )
+from wrappers.rewards import make_reward_wrapper
 
 
 def _pyrender_or_reason() -> str | None:
@@ -377,20 +379,59 @@ def test_face_view_after_y_shows_what_was_the_r_face() -> None:
 
 
 # --- hidden state, determinism, API -------------------------------------------
+@pytest.fixture
+def fake_solver(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The heuristic reward without the solver's tables: exact on even steps, the bound on odd ones."""
+    import cube_env.solver.optimal as optimal
+
+    calls = iter(range(10**6))
+
+    def distance(state: Any, metric: str, time_limit: float | None = None) -> int:
+        if next(calls) % 2:
+            raise optimal.SolverTimeout("budget spent", lower_bound=1, nodes=0, seconds=0.5)
+        return 54 - int(kernels.stickers_in_place(state))
+
+    monkeypatch.setattr(optimal, "optimal_distance", distance)
+    monkeypatch.setattr(optimal, "lower_bound", lambda state, metric: 1)
+
+
+def _infos_of(env: gym.Env, options: dict[str, Any] | None) -> list[dict[str, Any]]:
+    _, info = env.reset(seed=4, options=options)
+    return [info] + [env.step(a)[4] for a in (0, 3, 7)]
+
+
 @pytest.mark.parametrize("env_id", IDS[1:])
-@pytest.mark.parametrize("reward", ["none", "sticker"])
-def test_partial_tiers_hide_the_state_in_info(env_id: str, reward: str) -> None:
-    env = gym.make(env_id, depth=6, reward=reward, generator=SCRAMBLES)
-    _, info = env.reset(seed=4)
-    infos = [info] + [env.step(a)[4] for a in (0, 3, 7)]
-    truth = {env.unwrapped.facelets, env.unwrapped.instance.scramble}
-    for info in infos:
-        assert not {"facelets", "scramble", "distance", "phi", "phi_source"} & set(info)
-        assert set(info) <= AGENT_INFO, f"unexpected info keys {set(info) - AGENT_INFO}"
-        assert not truth & {v for v in info.values() if isinstance(v, str)}
-    debug_env = gym.make(env_id, depth=6, reward=reward, debug=True, generator=SCRAMBLES)
-    _, info = debug_env.reset(seed=4)
-    assert info["facelets"] == debug_env.unwrapped.facelets and "scramble" in info
+@pytest.mark.parametrize("reward", ["none", "sticker", "face", "heuristic"])
+@pytest.mark.parametrize("options", [None, {"depth": 3}, {"scramble": "R U F' L2"}], ids=["seeded", "depth", "scramble"])
+@pytest.mark.usefixtures("fake_solver")
+def test_partial_tiers_hide_the_state_in_info(env_id: str, reward: str, options: dict[str, Any] | None) -> None:
+    for outside in (False, True):  # the reward wrapper beneath the tier (as gym.make builds it) or on top
+
+        def build(debug: bool) -> gym.Env:
+            if outside:
+                return make_reward_wrapper(gym.make(env_id, depth=6, debug=debug, generator=SCRAMBLES), reward)
+            return gym.make(env_id, depth=6, reward=reward, debug=debug, generator=SCRAMBLES)
+
+        env = build(debug=False)
+        infos = _infos_of(env, options)
+        truth = {env.unwrapped.facelets, env.unwrapped.instance.scramble}
+        for info in infos:
+            assert not {"facelets", "scramble", "distance", "phi", "phi_source"} & set(info)
+            assert set(info) <= AGENT_INFO, f"unexpected info keys {set(info) - AGENT_INFO}"
+            assert not truth & {v for v in info.values() if isinstance(v, str)}
+        debug_env = build(debug=True)
+        info = _infos_of(debug_env, options)[-1]
+        assert info["facelets"] == debug_env.unwrapped.facelets and "scramble" in info
+        assert reward == "none" or "phi" in info
+        assert (reward == "heuristic") == ("phi_source" in info)
+
+
+def test_view_tiers_refuse_a_core_without_view_actions() -> None:
+    """Tier 3 shows part of the cube: without x y z its agent could never see the rest."""
+    for tier in (FaceViewObservation, VertexViewObservation):
+        with pytest.raises(ValueError, match="view_actions=True"):
+            tier(CubeEnv())
+        assert tier(CubeEnv(view_actions=True)).action_space.n == 12 + 6
 
 
 @pytest.mark.parametrize("reward", ["none", "sticker"])

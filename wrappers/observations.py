@@ -33,12 +33,15 @@ from cube_env.render.net import render_net
 from cube_env.render.text import face_text_grid, net_text_grid, vertex_text_grids
 from cube_env.render.vertex import render_vertex
 
-PUBLIC_INFO_KEYS = frozenset({"depth", "steps", "moves", "is_success", "reward_kind", "phi_source"})
+PUBLIC_INFO_KEYS = frozenset({"depth", "steps", "moves", "is_success", "reward_kind"})
 """``info`` keys the partial tiers pass on: episode bookkeeping and the task's
 curriculum depth, nothing computed from the current or initial state beyond
 whether it is solved (which termination reveals anyway).  The dense reward's
 potential ``phi`` is hidden too (with the heuristic reward it is minus the
-exact distance); the reward itself is the agent's to see."""
+exact distance), and so is ``phi_source`` (whether the solver answered in
+time depends on the distance); the reward itself is the agent's to see.  A
+reward wrapper put *outside* a partial tier asks :attr:`hides_state` and
+leaves these keys out as well."""
 
 _ONE_HOT = np.eye(6, dtype=np.uint8)
 
@@ -151,6 +154,9 @@ class SymbolicObservation(gym.ObservationWrapper):
 class _PartialTierObservation(gym.ObservationWrapper):
     """Shared machinery of Tiers 2-3: an image or text form, and ``info`` stripped of ground truth."""
 
+    needs_view_actions = False
+    """Tier 3 must be able to turn the cube to see the rest of it."""
+
     def __init__(
         self,
         env: gym.Env,
@@ -162,6 +168,11 @@ class _PartialTierObservation(gym.ObservationWrapper):
     ) -> None:
         super().__init__(env)
         _check_core_observation(env)
+        if self.needs_view_actions and not getattr(env.unwrapped, "view_actions", False):
+            raise ValueError(
+                f"{type(self).__name__} shows part of the cube, so its agent needs the view actions "
+                "x x' y y' z z': build the core env with CubeEnv(view_actions=True) (make_cube_env does)"
+            )
         self.form = _check_form(form, ("image", "text"))
         self.size = int(size)
         self.debug = bool(debug)
@@ -174,6 +185,11 @@ class _PartialTierObservation(gym.ObservationWrapper):
     def observation(self, observation: np.ndarray) -> np.ndarray | str:
         col = np.asarray(observation, dtype=np.uint8)
         return self._image(col, self.size) if self.form == "image" else self._text(col)
+
+    @property
+    def hides_state(self) -> bool:
+        """Whether ``info`` is stripped to :data:`PUBLIC_INFO_KEYS` (everything but ``debug``)."""
+        return not self.debug
 
     def public_info(self, info: dict[str, Any]) -> dict[str, Any]:
         """``info`` as the agent may see it: :data:`PUBLIC_INFO_KEYS` only, unless ``debug``."""
@@ -205,8 +221,12 @@ class FaceViewObservation(_PartialTierObservation):
 
     The renderers are given the nine F-face colours and nothing else, so no
     other sticker can reach the observation; view actions (``x y z``) bring
-    other faces to the front.
+    other faces to the front.  The core env must offer them
+    (``CubeEnv(view_actions=True)``, as ``gym.make`` builds it): a rotation
+    changes the held state that the core steps, so they live there.
     """
+
+    needs_view_actions = True
 
     def __init__(self, env: gym.Env, form: str = "image", size: int = 224, debug: bool = False) -> None:
         super().__init__(
@@ -224,8 +244,11 @@ class VertexViewObservation(_PartialTierObservation):
     meshes with OpenGL (offscreen, EGL; needs the ``render3d`` extra, see
     :mod:`cube_env.render.vertex_gl` for the environment variables).  Both
     use the same camera and give the same sticker colours at the same pixels.
-    ``form="text"`` gives three titled 3x3 grids instead.
+    ``form="text"`` gives three titled 3x3 grids instead.  Like the Face View
+    it needs a core env with the view actions.
     """
+
+    needs_view_actions = True
 
     RENDERERS = ("painter", "pyrender")
 

@@ -27,6 +27,7 @@ class PotentialReward(gym.Wrapper, ABC):
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
         self._last_phi = 0.0
+        self._report_phi = not _hides_state(env)
 
     @abstractmethod
     def phi(self, state: np.ndarray) -> float:
@@ -34,7 +35,8 @@ class PotentialReward(gym.Wrapper, ABC):
 
     def _potential(self, info: dict[str, Any]) -> float:
         value = float(self.phi(self.env.unwrapped.state))
-        info["phi"] = value
+        if self._report_phi:
+            info["phi"] = value
         info["reward_kind"] = self.name
         return value
 
@@ -48,6 +50,14 @@ class PotentialReward(gym.Wrapper, ABC):
         value = self._potential(info)
         reward, self._last_phi = value - self._last_phi, value
         return obs, float(reward), terminated, truncated, info
+
+
+def _hides_state(env: gym.Env) -> bool:
+    """Whether a wrapper beneath strips ``info`` of the state (a partial tier without ``debug``)."""
+    try:
+        return bool(env.get_wrapper_attr("hides_state"))
+    except AttributeError:
+        return False
 
 
 class StickerReward(PotentialReward):
@@ -72,7 +82,8 @@ class HeuristicReward(PotentialReward):
     """phi = -distance to solved: exact where the optimal solver answers in
     ``time_budget`` seconds, otherwise minus its admissible lower bound.
 
-    ``info["phi_source"]`` says which (``"exact"`` or ``"lower_bound"``).
+    ``info["phi_source"]`` says which (``"exact"`` or ``"lower_bound"``),
+    wherever ``phi`` itself is reported.
     """
 
     name = "heuristic"
@@ -96,7 +107,8 @@ class HeuristicReward(PotentialReward):
 
     def _potential(self, info: dict[str, Any]) -> float:
         value = super()._potential(info)
-        info["phi_source"] = self._source
+        if self._report_phi:
+            info["phi_source"] = self._source
         return value
 
 
