@@ -67,6 +67,13 @@ class Turn:
     cost_usd: float = 0.0
     model_log: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    """A failure of the agent, its model client or the infrastructure (an API call that failed
+    after its retries, an exception in agent code, a sandbox that cannot start): shown to the
+    model next step; ``max_consecutive_errors`` of them in a row end the episode as ``error``."""
+    parse_error: str | None = None
+    """The model's reply was malformed (no parsable action, no code block, an unknown tool or bad
+    arguments): the model's own failure.  It is shown to the model next step and the step counts
+    like any other; it never counts toward the ``error`` status."""
     stop: bool = False
     """The agent cannot go on (e.g. its token budget is spent): the episode ends as an error."""
     feedback: str | None = None

@@ -76,7 +76,10 @@ class ChatAgent(ABC):
         self.client.close()
 
     def _content(self, observation: Observation) -> Any:
-        text = f"Observation: {observation.text}\n({observation.steps_left} steps left)"
+        text = f"Observation: {observation.text}"
+        if observation.reward is not None:  # dense rewards are on: the reward the last step earned
+            text += f"\nReward: {observation.reward:+g}"
+        text += f"\n({observation.steps_left} steps left)"
         if observation.image is None or not self.send_images:
             return text
         return [text_part(text), image_part(png_bytes(observation.image))]

@@ -56,7 +56,7 @@ class CodeActAgent(ChatAgent):
     def handle(self, reply: str, turn: Turn, tools: Toolbox) -> None:
         code = extract_code(reply)
         if code is None:
-            turn.error = "no code block found: write your code in a ```python ... ``` block"
+            turn.parse_error = "no code block found: write your code in a ```python ... ``` block"
             return
         self._tools = tools
         assert self.sandbox is not None
@@ -70,10 +70,10 @@ class CodeActAgent(ChatAgent):
 
     def _tool_functions(self, names: tuple[str, ...]) -> dict[str, Callable[..., Any]]:
         def bind(name: str) -> Callable[..., str]:
-            def tool(*args: Any) -> str:
+            def tool(*args: Any, **kwargs: Any) -> str:
                 if self._tools is None:
                     raise RuntimeError("no episode is running")
-                return self._tools.invoke(name, list(args))
+                return self._tools.invoke(name, list(args), kwargs)
 
             tool.__doc__ = name
             return tool

@@ -1,9 +1,13 @@
 """``run_episode``: the one loop every agent kind is evaluated with.
 
-It never dies half-written: an agent or model failure becomes an error in
-the step record (and ends the episode as ``status="error"`` after
-``max_consecutive_errors`` in a row); only ``KeyboardInterrupt`` propagates,
-after the ``on_step`` callback has seen every finished step.
+It never dies half-written: a failure of the agent, its model client or the
+infrastructure becomes an ``error`` in the step record (and ends the episode
+as ``status="error"`` after ``max_consecutive_errors`` in a row); only
+``KeyboardInterrupt`` propagates, after the ``on_step`` callback has seen
+every finished step.  A malformed model reply (no parsable action, no code
+block, an unknown tool, bad arguments) is the model's own failure, not an
+error: it is recorded as the step's ``parse_error``, shown to the model as
+the next observation and counts as a step like any other.
 """
 
 from __future__ import annotations
@@ -49,14 +53,58 @@ def describe_task(tier: str, setting: str, tools: tuple[str, ...], max_steps: in
     )
 
 
-def _observation_view(obs: Any) -> tuple[str, np.ndarray | None]:
-    """Text and image parts of an env observation, as a model would be shown them."""
+def _observation_view(obs: Any, tier: str, letters: Callable[[np.ndarray], str]) -> tuple[str, np.ndarray | None]:
+    """Text and image parts of an env observation, as a model would be shown them.
+
+    Text is shown as it is, an RGB image is attached; a Symbolic tier's array
+    (one-hot rows or colour indices of the held cube) is shown as its 54-letter
+    text form, written by ``letters`` from the observation itself.  Anything
+    else is refused: a model must never be shown nothing, nor a state array on
+    a tier whose observation hides the state.
+    """
     if isinstance(obs, str):
         return obs, None
     arr = np.asarray(obs)
     if arr.ndim == 3 and arr.shape[2] == 3:
         return "[the current view is attached as an image]", arr
-    return "", None
+    if tier == "symbolic":
+        colours = _symbolic_colours(arr)
+        if colours is not None:
+            return letters(colours), None
+    raise ValueError(
+        f"run_episode cannot show a {tier} observation of type {type(obs).__name__}"
+        f"{f' and shape {arr.shape}' if arr.ndim else ''} to an agent: expected text, an RGB image "
+        "(H, W, 3) or, on the symbolic tier, the (54, 6) one-hot or (54,) colour-index array")
+
+
+def _symbolic_colours(arr: np.ndarray) -> np.ndarray | None:
+    """The 54 colour indices of a Symbolic one-hot or indices observation, else ``None``."""
+    if arr.shape == (54, 6) and np.all(arr.sum(axis=1) == 1) and np.all((arr == 0) | (arr == 1)):
+        return arr.argmax(axis=1).astype(np.uint8)
+    if arr.shape == (54,) and np.issubdtype(arr.dtype, np.integer) and arr.min() >= 0 and arr.max() <= 5:
+        return arr.astype(np.uint8)
+    return None
+
+
+def _symbolic_letters(env: gym.Env) -> Callable[[np.ndarray], str]:
+    """How ``env`` writes 54 colour indices as text: its own ``SymbolicObservation.text``
+    (face letters ``URFDLB`` or colour letters, as the env was made), else face letters."""
+    from wrappers.observations import SymbolicObservation
+
+    layer: Any = env
+    while isinstance(layer, gym.Wrapper):
+        if isinstance(layer, SymbolicObservation):
+            return layer.text
+        layer = layer.env
+    return _face_letters
+
+
+def _face_letters(colours: np.ndarray) -> str:
+    """Each sticker written as the face whose centre shows its colour (Kociemba's URFDLB string)."""
+    from cube_env.engine.facelets import CENTRES, FACES
+
+    face_of_colour = {int(colours[c]): FACES[i] for i, c in enumerate(CENTRES)}
+    return "".join(face_of_colour.get(int(c), "?") for c in colours)
 
 
 def _distance(state: np.ndarray, metric: str, budget_s: float | None) -> int | None:
@@ -95,7 +143,9 @@ def run_episode(
     (``None`` skips it).
     """
     tier = tier or _env_kwarg(env, "tier", "symbolic")
+    letters = _symbolic_letters(env)
     obs, info = env.reset(seed=seed, options=reset_options)
+    _observation_view(obs, tier, letters)  # an observation no model can be shown fails here, before any step
     core = env.unwrapped
     toolbox = Toolbox(env, tier, tool_setting, obs, info)
     task = Task(
@@ -122,12 +172,12 @@ def run_episode(
         return _finish(record, toolbox, started, errored=True)
     feedback, last_reward, errors_in_row, failed = "Initial observation.", None, 0, False
     for step in range(max_steps):
-        text, image = _observation_view(toolbox.obs)
+        text, image = _observation_view(toolbox.obs, tier, letters)
         observation = Observation(step=step, steps_left=max_steps - step, text=f"{feedback}\n{text}".strip(),
                                   image=image, raw=toolbox.obs, reward=last_reward)
         turn, latency = _act(agent, observation, toolbox)
         calls = toolbox.take_calls()
-        errors_in_row = errors_in_row + 1 if turn.error else 0
+        errors_in_row = errors_in_row + 1 if turn.error else 0  # a parse_error is the model's failure: not counted
         step_reward = sum(c.reward for c in calls)
         digest, png = observation_digest(observation.text, image, store_images)
         rec = StepRecord(
@@ -136,6 +186,7 @@ def run_episode(
             reward=step_reward, input_tokens=turn.input_tokens, output_tokens=turn.output_tokens,
             cost_usd=turn.cost_usd, latency_s=latency, error=turn.error, model_log=turn.model_log,
             distance=0 if toolbox.terminated else _distance(core.state, core.metric, distance_budget_s),
+            parse_error=turn.parse_error,
         )
         record.steps.append(rec)
         if on_step is not None:
@@ -164,9 +215,10 @@ def _act(agent: Agent, observation: Observation, toolbox: Toolbox) -> tuple[Turn
 
 def _feedback(calls: list, turn: Turn) -> str:
     lines = [turn.feedback] if turn.feedback is not None else [c.result for c in calls if c.result]
-    if turn.error:
-        lines.append(f"Error: {turn.error}")
-    if not calls and not turn.error:
+    for problem in (turn.parse_error, turn.error):
+        if problem and f"Error: {problem}" not in lines:  # a refused tool call already shows its error
+            lines.append(f"Error: {problem}")
+    if not calls and not turn.error and not turn.parse_error:
         lines.append("No tool was called in that step.")
     return "\n".join(lines)
 
@@ -182,6 +234,7 @@ def _finish(record: EpisodeRecord, toolbox: Toolbox, started: float, errored: bo
     record.output_tokens = sum(s.output_tokens for s in record.steps)
     record.cost_usd = sum(s.cost_usd for s in record.steps)
     record.errors = sum(1 for s in record.steps if s.error)
+    record.parse_errors = sum(1 for s in record.steps if s.parse_error)
     record.end_facelets = core.facelets
     record.distance_end = record.steps[-1].distance if record.steps else record.distance_start
     record.wall_s = time.perf_counter() - started

@@ -13,7 +13,7 @@ from .actions import ActionParseError, parse_action
 from .base import Task, Turn
 from .chat import PROMPTS, ChatAgent
 from .llm import ModelClient, react_grammar
-from .tools import Toolbox
+from .tools import ToolCallError, Toolbox, ToolError
 
 TOOL_DOCS = {
     "move": 'move(seq: str) - apply face turns in Singmaster notation, e.g. move("R U R\' U\'")',
@@ -58,7 +58,12 @@ class ReActAgent(ChatAgent):
         try:
             name, args = parse_action(reply)
         except ActionParseError as err:
-            turn.error = str(err)
+            turn.parse_error = str(err)
             return
         turn.action = f"{name}({', '.join(repr(a) for a in args)})"
-        tools.call(name, args)
+        try:
+            tools.invoke(name, args)
+        except ToolCallError as err:  # unknown tool or bad arguments: the reply was malformed
+            turn.parse_error = str(err)
+        except ToolError:  # a well-formed call the tool refused (e.g. bad notation): its result says why
+            pass

@@ -42,6 +42,9 @@ class StepRecord:
     error: str | None
     model_log: list[dict[str, Any]] = field(default_factory=list)
     distance: int | None = None
+    parse_error: str | None = None
+    """The model's reply was malformed (see :attr:`agents.base.Turn.parse_error`); ``error`` is
+    kept for failures of the agent, its model client or the infrastructure."""
 
 
 @dataclass
@@ -49,8 +52,11 @@ class EpisodeRecord:
     """A whole episode, with its configuration, its steps and its outcome.
 
     ``status`` is ``solved``, ``failed`` (budget used or done() without
-    solving) or ``error`` (the agent or its model kept failing; the steps
-    recorded up to then are kept).
+    solving; malformed replies included: they are the model's failures) or
+    ``error`` (the agent, its model client or the infrastructure kept
+    failing, or a budget was spent; the steps recorded up to then are kept).
+    ``errors`` counts steps with such a failure, ``parse_errors`` steps whose
+    reply was malformed.
     """
 
     agent: str
@@ -71,6 +77,7 @@ class EpisodeRecord:
     distance_start: int | None = None
     distance_end: int | None = None
     errors: int = 0
+    parse_errors: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-serialisable form."""

@@ -18,6 +18,7 @@ what happened.  Which tools exist depends on the tool setting:
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -45,6 +46,14 @@ _ROTATIONS = ("x", "x'", "x2", "y", "y'", "y2", "z", "z'", "z2")
 
 class ToolError(Exception):
     """A tool was called with bad arguments, or is not available; the message is for the agent."""
+
+
+class ToolCallError(ToolError):
+    """The call itself was malformed: an unknown tool or arguments the tool does not take.
+
+    A :class:`ToolError`, so code catching those catches it too; agents that read calls out
+    of a model's reply (ReAct) record it as the reply's parse error.
+    """
 
 
 @dataclass
@@ -99,18 +108,23 @@ class Toolbox:
         except ToolError as err:
             return f"Error: {err}"
 
-    def invoke(self, name: str, args: list[Any]) -> str:
-        """Run a tool by name and record it; raises :class:`ToolError` on bad calls."""
-        record = ToolCall(name=name, args=list(args))
+    def invoke(self, name: str, args: list[Any], kwargs: dict[str, Any] | None = None) -> str:
+        """Run a tool by name and record it; raises :class:`ToolError` on bad calls.
+
+        ``kwargs`` may name the documented parameters (``move(seq="R U")``, as code does).
+        """
+        record = ToolCall(name=name, args=list(args) + ([dict(kwargs)] if kwargs else []))
         self.calls.append(record)
         try:
             if name not in self.names:
-                raise ToolError(f"unknown tool {name!r}; available tools: {', '.join(self.names)}")
+                raise ToolCallError(f"unknown tool {name!r}; available tools: {', '.join(self.names)}")
             fn: Callable[..., str] = getattr(self, "_tool_" + name)
             try:
-                record.result = fn(record, *args)
-            except TypeError as err:
-                raise ToolError(f"bad arguments for {name}: {err}") from None
+                bound = inspect.signature(fn).bind(record, *args, **(kwargs or {}))
+            except TypeError:  # only a call that does not fit the signature; a TypeError inside is a bug
+                raise ToolCallError(f"bad arguments for {name}: {_usage(name, fn, args, kwargs)}") from None
+            record.args = list(bound.args[1:])
+            record.result = fn(*bound.args)
         except ToolError as err:
             record.error, record.result = True, f"Error: {err}"
             raise
@@ -231,6 +245,15 @@ class Toolbox:
     def _visible(self) -> set[int]:
         state = self.core.state
         return {int(state[CENTRES[FACES.index(f)]]) // 9 for f in VISIBLE_FACES[self.tier]}
+
+
+def _usage(name: str, fn: Callable[..., str], args: list[Any], kwargs: dict[str, Any] | None) -> str:
+    """What a tool takes, in the model's terms (not the Python method's ``TypeError``)."""
+    params = [p for p in inspect.signature(fn).parameters.values() if p.name != "record"]
+    wanted = ", ".join(f"{p.name}: str" for p in params)
+    taken = f"{len(params)} argument{'s' if len(params) != 1 else ''}" if params else "no arguments"
+    given = f"{len(args)}" + (f" and keyword(s) {', '.join(sorted(kwargs))}" if kwargs else "")
+    return f"{name}({wanted}) takes {taken}, got {given}"
 
 
 def parse_inverse_or_double(base: str, suffix: str) -> list[str]:

@@ -180,6 +180,84 @@ def test_no_ground_truth_reaches_partial_tier_observations() -> None:
             assert not any(f in step.observation_text for f in facelets)
 
 
+class Recorder:
+    """Shows what run_episode shows an agent; turns U each step."""
+
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self.seen = []
+
+    def reset(self, task) -> None:
+        self.task = task
+
+    def act(self, observation, tools) -> Turn:
+        self.seen.append(observation)
+        tools.call("move", ["U"])
+        return Turn(action='move("U")')
+
+
+@pytest.mark.parametrize("obs_format", [None, "onehot", "indices"])
+def test_symbolic_arrays_are_shown_as_their_facelet_text(obs_format) -> None:
+    env = gym.make(cube_env.TIERS["symbolic"], max_steps=None, **({"obs_format": obs_format} if obs_format else {}))
+    agent = Recorder()
+    record = run_episode(agent, env, reset_options={"scramble": "R F"}, max_steps=2, distance_budget_s=None)
+    first, second = agent.seen
+    assert first.text.endswith(to_facelets(apply("R F")))  # what the observation holds: the state, as text
+    assert second.text.endswith(to_facelets(apply("R F U")))  # the observation after the step, not a stale one
+    assert np.asarray(first.raw).shape == ((54,) if obs_format == "indices" else (54, 6))  # RL policies read raw
+    assert record.steps[0].observation_text == first.text
+
+
+def test_symbolic_arrays_use_the_envs_own_letters() -> None:
+    env = gym.make(cube_env.TIERS["symbolic"], max_steps=None, obs_format="indices", letters="colours")
+    agent = Recorder()
+    run_episode(agent, env, reset_options={"scramble": "R"}, max_steps=1, distance_budget_s=None)
+    shown = agent.seen[0].text.splitlines()[-1]
+    assert len(shown) == 54 and set(shown) == set("WRGYOB") and shown[4] == "W"
+
+
+def test_an_observation_no_model_can_be_shown_is_refused() -> None:
+    onehot = gym.make(cube_env.TIERS["symbolic"], max_steps=None)
+    with pytest.raises(ValueError, match="cannot show a face observation"):  # a state array is no face view
+        run_episode(Recorder(), onehot, tier="face", reset_options={"scramble": "R"}, distance_budget_s=None)
+    odd = gym.wrappers.TransformObservation(gym.make(cube_env.TIERS["symbolic"], max_steps=None),
+                                            lambda o: np.zeros(3, dtype=np.float32),
+                                            gym.spaces.Box(0, 1, (3,), np.float32))
+    with pytest.raises(ValueError, match=r"symbolic observation .* shape \(3,\)"):
+        run_episode(Recorder(), odd, reset_options={"scramble": "R"}, distance_budget_s=None)
+
+
+class Babbling:
+    """A model that never writes a usable action: every step a malformed reply."""
+
+    name = "babbling"
+
+    def reset(self, task) -> None:
+        pass
+
+    def act(self, observation, tools) -> Turn:
+        return Turn(reply="la la la", parse_error="no 'Action:' line found in your reply")
+
+
+def test_malformed_replies_count_as_steps_not_as_errors() -> None:
+    record = run_episode(Babbling(), make("symbolic"), reset_options={"scramble": "R"}, distance_budget_s=None)
+    assert record.n_steps == 20 and record.status == "failed"
+    assert record.errors == 0 and record.parse_errors == 20
+    assert all(s.reply == "la la la" and s.error is None for s in record.steps)
+    assert all(s.observation_text.startswith("Error: no 'Action:' line") for s in record.steps[1:])
+    assert EpisodeRecord.from_dict(record.to_dict()) == record
+
+
+@pytest.mark.parametrize("tier", list(cube_env.TIERS))
+def test_greedy_agent_plays_every_tier(tier: str) -> None:
+    for seed in range(3):
+        record = run_episode(GreedyAgent(seed=seed), make(tier), seed=seed, reset_options={"depth": 2},
+                             distance_budget_s=None)
+        assert record.status == "solved" and record.n_rotations == 0, (tier, seed)
+        assert all(s.action.startswith("move(") for s in record.steps)
+
+
 def test_scripted_agents_follow_the_protocol() -> None:
     for cls in (RandomAgent, GreedyAgent, SolverAgent):
         assert isinstance(cls(), Agent)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import gymnasium as gym
 import pytest
 
@@ -10,13 +12,16 @@ from agents.codeact import CodeActAgent, extract_code
 from agents.episode import run_episode
 from agents.llm import OpenAIChatClient, RetryPolicy, ScriptedServer
 from agents.sandbox import SandboxLimits
+from cube_env.engine import SOLVED, to_facelets
 
 FAST = RetryPolicy(max_attempts=2, base_delay_s=0.001, max_delay_s=0.01)
 
 
-def play(script: list[str], setting: str = "basic", scramble: str = "R U", tier: str = "symbolic", **kw):
-    env = gym.make(cube_env.TIERS[tier], max_steps=None, **({"obs_format": "text"} if tier == "symbolic" else {}))
-    with ScriptedServer(script, default="```python\ndone()\n```") as srv:
+def play(script: list[str], setting: str = "basic", scramble: str = "R U", tier: str = "symbolic",
+         default: str = "```python\ndone()\n```", env_kw: dict | None = None, **kw):
+    env_kw = {**({"obs_format": "text"} if tier == "symbolic" else {}), **(env_kw or {})}
+    env = gym.make(cube_env.TIERS[tier], max_steps=None, **env_kw)
+    with ScriptedServer(script, default=default) as srv:
         client = OpenAIChatClient("scripted", base_url=srv.base_url, api_key="x", retry=FAST)
         agent = CodeActAgent(client, limits=SandboxLimits(wall_seconds=3, cpu_seconds=2))
         try:
@@ -84,10 +89,97 @@ def test_misbehaving_code_is_stopped_and_the_episode_goes_on() -> None:
     assert record.status == "solved" and record.n_steps == 4
     assert "limit" in requests[1].body["messages"][-1]["content"].lower()
     assert "NameError" in requests[2].body["messages"][-1]["content"]
-    assert "no code block found" in record.steps[2].error
+    assert "no code block found" in record.steps[2].parse_error
+    assert record.errors == 0 and record.parse_errors == 1
 
 
 def test_tool_errors_raise_inside_the_sandbox() -> None:
     record, requests = play([code("try:\n    move('R Q')\nexcept Exception as e:\n    print('caught', e)")])
     assert "caught unknown move 'Q' at position 2" in requests[1].body["messages"][-1]["content"]
     assert record.steps[0].tool_calls[0].error
+
+
+def test_replies_without_code_are_the_models_failure_not_an_error_episode() -> None:
+    prose = "Let me think about which face to turn first."
+    record, requests = play([], default=prose)
+    assert record.n_steps == 20 and record.status == "failed"  # the budget ran out; no `error` status
+    assert record.errors == 0 and record.parse_errors == 20
+    assert all(s.reply == prose and "no code block found" in s.parse_error for s in record.steps)
+    assert all("Error: no code block found" in r.body["messages"][-1]["content"] for r in requests[1:])
+
+
+@pytest.mark.parametrize("reward", ["sticker", "none"])
+def test_dense_rewards_are_shown_to_the_model(reward: str) -> None:
+    record, requests = play([code("move(\"U'\")"), code("print('hi')")], env_kw={"reward": reward})
+    prompts = [r.body["messages"][-1]["content"] for r in requests]
+    assert record.n_steps == 3 and len(prompts) == 3
+    if reward == "none":
+        assert not any("Reward" in p for p in prompts)
+        return
+    assert record.steps[0].reward > 0 and "Reward:" not in prompts[0]
+    # CodeAct's observation is the code's output, so the reward is shown on its own line
+    assert f"Reward: {record.steps[0].reward:+g}\n" in prompts[1] and "Reward: +0\n" in prompts[2]
+
+
+SOLVED_FACELETS = to_facelets(SOLVED)
+FACELETS = re.compile(r"\b[URFDLB]{54}\b")
+
+
+def matrix_model(tier: str, setting: str):
+    """One code block that uses every tool of the setting, then done() (the default reply)."""
+
+    def reply(req) -> str:
+        if len(req.body["messages"]) > 2:
+            return code("done()")
+        first = req.body["messages"][-1]["content"]
+        text = first if isinstance(first, str) else " ".join(p.get("text", "") for p in first if p["type"] == "text")
+        lines = ["print(observe())"]
+        if tier in ("face", "vertex"):
+            lines.append("print(rotate('y'))")
+        if setting == "standard":  # the symbolic tier shows the state; elsewhere any valid string proves the tool
+            state = FACELETS.search(text)
+            lines.append(f"print(move(solve('{state.group(0)}')))" if state else f"print(solve('{SOLVED_FACELETS}'))")
+        if setting == "ideal":
+            lines.append("try:\n    print(move(solve_current()))\nexcept Exception as e:\n    print('refused:', e)")
+        return code("\n".join(lines))
+
+    return reply
+
+
+@pytest.mark.parametrize("setting", ["basic", "standard", "ideal"])
+@pytest.mark.parametrize("tier", list(cube_env.TIERS))
+def test_codeact_plays_every_tier_and_tool_setting(tier: str, setting: str) -> None:
+    env = gym.make(cube_env.TIERS[tier], max_steps=None)  # default observations: one-hot symbolic, images
+    with ScriptedServer(matrix_model(tier, setting)) as srv:
+        client = OpenAIChatClient("scripted", base_url=srv.base_url, api_key="x", retry=FAST)
+        agent = CodeActAgent(client, limits=SandboxLimits(wall_seconds=5, cpu_seconds=3))
+        try:
+            record = run_episode(agent, env, tool_setting=setting, reset_options={"scramble": "R U"},
+                                 max_steps=3, distance_budget_s=None)
+        finally:
+            agent.close()
+        requests = srv.requests
+    system, first = requests[0].body["messages"][0]["content"], requests[0].body["messages"][-1]["content"]
+    assert ("rotate(views: str)" in system) == (tier in ("face", "vertex"))
+    assert ("solve(facelets: str)" in system) == (setting == "standard")
+    assert ("solve_current()" in system) == (setting == "ideal")
+    if tier == "symbolic":  # the one-hot observation is shown as its 54-letter text
+        assert isinstance(first, str) and record.start_facelets in first
+    else:
+        assert [p["type"] for p in first] == ["text", "image_url"]
+        assert first[1]["image_url"]["url"].startswith("data:image/png;base64,")
+        assert not FACELETS.search(first[0]["text"])
+        assert record.steps[0].observation_png_b64
+    names = [c.name for c in record.steps[0].tool_calls]
+    expected = ["observe"] + (["rotate"] if tier in ("face", "vertex") else []) + \
+               {"basic": [], "standard": ["solve"], "ideal": ["solve_current"]}[setting]
+    assert names[:len(expected)] == expected and not any(c.error for c in record.steps[0].tool_calls[:-1])
+    assert record.n_rotations == (1 if tier in ("face", "vertex") else 0)
+    solvable = (setting == "standard" and tier == "symbolic") or (setting == "ideal" and tier in ("symbolic", "visual"))
+    assert record.solved == solvable and record.status == ("solved" if solvable else "failed")
+    assert record.n_steps == len(requests) == (1 if solvable else 2)
+    assert record.errors == 0 and record.parse_errors == 0
+    if not solvable:  # the block's output is the next observation
+        assert record.steps[1].observation_text.startswith("Here is the current observation.")
+    if setting == "ideal" and tier in ("face", "vertex"):
+        assert "still unseen" in record.steps[0].tool_calls[-1].result  # one rotation does not show every face

@@ -123,3 +123,48 @@ def _alive(pid: int) -> bool:
             return fh.read().split(")")[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+
+def test_react_agent_plays_a_short_episode_on_the_local_model() -> None:
+    """Three grammar-constrained ReAct steps of the real model through ``run_episode``.
+
+    SmolLM2-135M answers ``done()`` at once on every start tried, so the grammar here leaves
+    ``done`` out (the prompt still lists it): the episode then runs its three steps, and the
+    conversation, the observations fed back and the record are exercised on the real model.
+    """
+    import gymnasium as gym
+
+    import cube_env
+    from agents.episode import run_episode
+    from agents.llm import OpenAIChatClient, RetryPolicy, react_grammar, react_pattern
+    from agents.react import ReActAgent
+
+    class KeepsPlaying(ReActAgent):
+        def system_prompt(self, task):  # type: ignore[no-untyped-def]
+            text = super().system_prompt(task)
+            self.extra = {"grammar": react_grammar([t for t in task.tools if t != "done"])}
+            return text
+
+    env = gym.make(cube_env.TIERS["symbolic"], max_steps=None, reward="sticker")  # default one-hot observation
+    with LocalModelServer() as server:
+        client = OpenAIChatClient(server.model_name, base_url=server.base_url, api_key="local",
+                                  temperature=0.0, seed=1, timeout_s=240, retry=RetryPolicy(max_attempts=1))
+        agent = KeepsPlaying(client, grammar=True, max_tokens=160)
+        try:
+            record = run_episode(agent, env, reset_options={"scramble": "R U"}, max_steps=3, distance_budget_s=None)
+        finally:
+            agent.close()
+    tools = ("move", "observe")
+    assert record.n_steps == 3 or record.solved
+    assert record.status in ("solved", "failed") and record.errors == 0 and record.parse_errors == 0
+    assert record.steps[0].observation_text.endswith(record.start_facelets)  # the one-hot state, shown as text
+    for step in record.steps:
+        assert react_pattern(tools).fullmatch(step.reply), step.reply
+        assert step.action.split("(")[0] in tools and len(step.tool_calls) == 1
+        assert step.input_tokens > 0 and step.output_tokens > 0
+        assert step.model_log[0]["log"][0]["request"]["grammar"] == react_grammar(tools)
+    for before, after in zip(record.steps, record.steps[1:]):  # each step's result is the next observation
+        assert before.tool_calls[0].result in after.observation_text
+    assert record.input_tokens == sum(s.input_tokens for s in record.steps)
+    assert record.steps[-1].input_tokens > record.steps[0].input_tokens  # the conversation grows

@@ -49,8 +49,40 @@ def test_unparseable_reply_becomes_an_observation_and_counts_as_a_step() -> None
         record = run_episode(openai_agent(srv), env(), reset_options={"scramble": "R"}, distance_budget_s=None)
         second_prompt = srv.requests[1].body["messages"][-1]["content"]
     assert record.status == "solved" and record.n_steps == 2
-    assert "no 'Action:' line" in record.steps[0].error
+    assert "no 'Action:' line" in record.steps[0].parse_error and record.steps[0].error is None
     assert "no 'Action:' line" in second_prompt
+    assert record.parse_errors == 1 and record.errors == 0
+
+
+def test_garbage_replies_are_the_models_failure_not_an_error_episode() -> None:
+    garbage = "I would rather talk about the weather."
+    with ScriptedServer([], default=garbage) as srv:
+        record = run_episode(openai_agent(srv), env(), reset_options={"scramble": "R U"}, distance_budget_s=None)
+        prompts = [r.body["messages"][-1]["content"] for r in srv.requests]
+    # every garbage reply is a step the model spent: the whole budget, an ordinary unsolved episode
+    assert record.n_steps == 20 and record.status == "failed" and not record.solved
+    assert record.errors == 0 and record.parse_errors == 20
+    assert all(s.reply == garbage and s.error is None and "no 'Action:' line" in s.parse_error
+               and s.model_log for s in record.steps)
+    # the model is told what was wrong, in the next observation (and the record holds that text)
+    assert all("Error: no 'Action:' line" in s.observation_text for s in record.steps[1:])
+    assert all("Error: no 'Action:' line" in p for p in prompts[1:]) and len(prompts) == 20
+
+
+def test_unknown_tools_and_bad_arguments_are_parse_errors_shown_once() -> None:
+    script = ["Thought: a\nAction: spin()", "Thought: b\nAction: move()", "Thought: c\nAction: observe(\"x\")",
+              "Thought: d\nAction: move(\"R Q\")", "Thought: e\nAction: move(\"U' R'\")"]
+    with ScriptedServer(script) as srv:
+        record = run_episode(openai_agent(srv), env(), reset_options={"scramble": "R U"}, distance_budget_s=None)
+        prompts = [r.body["messages"][-1]["content"] for r in srv.requests]
+    assert record.status == "solved" and record.n_steps == 5 and record.errors == 0
+    assert "unknown tool 'spin'" in record.steps[0].parse_error
+    assert record.steps[1].parse_error == "bad arguments for move: move(seq: str) takes 1 argument, got 0"
+    assert "observe() takes no arguments, got 1" in record.steps[2].parse_error
+    # bad notation is a well-formed call the tool refused: its result says why, no parse error
+    assert record.steps[3].parse_error is None and record.steps[3].tool_calls[0].error
+    assert record.parse_errors == 3
+    assert prompts[1].count("unknown tool 'spin'") == 1 and prompts[2].count("bad arguments") == 1
 
 
 def test_faults_are_retried_and_no_step_is_lost() -> None:
@@ -75,6 +107,7 @@ def test_persistent_model_errors_end_the_episode_as_error_with_all_steps() -> No
         record = run_episode(openai_agent(srv), env(), reset_options={"scramble": "R"}, distance_budget_s=None)
     assert record.status == "error" and record.n_steps == 3
     assert all("model error" in s.error and s.model_log for s in record.steps)
+    assert record.errors == 3 and record.parse_errors == 0
 
 
 def test_token_budget_stops_the_episode() -> None:
@@ -117,3 +150,20 @@ def test_solver_tools_are_offered_only_in_their_setting(setting: str, tool: str)
     assert f"- {tool}(" in system
     other = "solve_current" if tool == "solve" else "solve(facelets"
     assert other not in system
+
+
+@pytest.mark.parametrize("reward", ["sticker", "none"])
+def test_dense_rewards_are_shown_to_the_model(reward: str) -> None:
+    script = ["Thought: undo U\nAction: move(\"U'\")", "Thought: look\nAction: observe()", "Thought: x\nAction: done()"]
+    with ScriptedServer(script) as srv:
+        record = run_episode(openai_agent(srv), env(reward=reward), reset_options={"scramble": "R U"},
+                             distance_budget_s=None)
+        prompts = [r.body["messages"][-1]["content"] for r in srv.requests]
+    assert record.n_steps == 3
+    if reward == "none":
+        assert not any("Reward" in p for p in prompts)
+        return
+    assert record.steps[0].reward > 0
+    assert "Reward:" not in prompts[0]  # no step has been taken yet
+    assert f"Reward: {record.steps[0].reward:+g}\n" in prompts[1]
+    assert "Reward: +0\n" in prompts[2]  # observe() earns nothing

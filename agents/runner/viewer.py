@@ -75,6 +75,7 @@ function show(){
     <tr><td>reward</td><td>${s.reward}</td></tr>
     <tr><td>true distance after</td><td>${s.distance === null ? 'not computed' : s.distance}</td></tr>
     <tr><td>tokens</td><td>${s.tokens}</td></tr>
+    ${s.parse_error ? `<tr><td>malformed reply</td><td class="failed">${esc(s.parse_error)}</td></tr>` : ''}
     ${s.error ? `<tr><td>error</td><td class="error">${esc(s.error)}</td></tr>` : ''}
     </table><h3>reply</h3><pre>${esc(s.reply) || '(no model reply: scripted agent)'}</pre>
     <h3>tool calls</h3><pre>${calls || '(none)'}</pre>`;
@@ -101,6 +102,7 @@ def episode_view(key: str, record: EpisodeRecord) -> dict[str, Any]:
         "steps": [{
             "text": s.observation_text, "png": s.observation_png_b64, "reply": s.reply, "action": s.action,
             "reward": s.reward, "distance": s.distance, "error": s.error,
+            "parse_error": s.parse_error,
             "tokens": s.input_tokens + s.output_tokens,
             "calls": [{"name": c.name, "args": c.args, "result": c.result} for c in s.tool_calls],
         } for s in record.steps],

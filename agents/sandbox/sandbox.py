@@ -528,7 +528,8 @@ class Sandbox:
             value = fn(*call.args, **call.kwargs)
         except Exception as exc:  # the tool's own error, shown to the model as ToolError
             # a tool's ToolError is already the message for the model; other errors say their type
-            call.error = str(exc) if type(exc).__name__ == "ToolError" else f"{type(exc).__name__}: {exc}"
+            is_tool_error = any(c.__name__ == "ToolError" for c in type(exc).__mro__)  # ToolCallError too
+            call.error = str(exc) if is_tool_error else f"{type(exc).__name__}: {exc}"
             return {"ok": False, "error": call.error}
         try:
             json.dumps(value)
