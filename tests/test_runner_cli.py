@@ -151,6 +151,60 @@ def test_error_episodes_stay_on_resume_and_replay_with_retry_errors(tmp_path: Pa
         assert store.retired_count() == 2
 
 
+def _tiny_suite(tmp_path: Path, **extra) -> Path:
+    suite = tmp_path / "tiny1.json"
+    suite.write_text(json.dumps({"name": "tiny1", "tiers": ["symbolic"], "depths": [1], "instances": 1,
+                                 "rewards": ["none"], "tool_settings": ["basic"], **extra}))
+    return suite
+
+
+def test_malformed_replies_end_as_failed_and_are_not_retried(tmp_path: Path) -> None:
+    run = tmp_path / "g.sqlite"
+    with ScriptedServer([], default="I refuse to use the format.") as srv:
+        spec = f"openai-compatible:{srv.base_url}:scripted"
+        assert cubebench("run", "--distance-budget", "0", "--suite", str(_tiny_suite(tmp_path, max_steps=5)),
+                         "--agent", spec, "--out", str(run), "--no-progress", "--quiet") == 0
+        assert cubebench("run", "--resume", str(run), "--retry-errors", "--no-progress", "--quiet") == 0
+        n_requests = len(srv.requests)
+    with open_run(run) as store:
+        (key, record), = store.records()
+        assert record.status == "failed" and record.n_steps == 5 and record.parse_errors == 5 and record.errors == 0
+        assert store.retired_count() == 0 and n_requests == 5  # nothing to replay: the model's failure stands
+
+
+@pytest.mark.parametrize("style", ["react", "codeact"])
+def test_system_prompt_and_examples_files_reach_the_model(tmp_path: Path, style: str) -> None:
+    prompt, examples = tmp_path / "system.txt", tmp_path / "examples.txt"
+    prompt.write_text("MY PROMPT {{literal}}\nTASK: {task}\nTOOLS:\n{tool_docs}\n")
+    examples.write_text("MY EXAMPLE: done()\n")
+    run = tmp_path / "p.sqlite"
+    with ScriptedServer([], default="Thought: t\nAction: done()\n```python\ndone()\n```") as srv:
+        spec = f"openai-compatible:{srv.base_url}:scripted"
+        assert cubebench("run", "--distance-budget", "0", "--suite", str(_tiny_suite(tmp_path)), "--agent", spec,
+                         "--style", style, "--system-prompt", str(prompt), "--examples", str(examples),
+                         "--out", str(run), "--no-progress", "--quiet") == 0
+        system = srv.requests[0].body["messages"][0]["content"]
+    assert system.startswith("MY PROMPT {literal}\nTASK: You are solving a 3x3 Rubik's cube")
+    assert "- move(seq: str)" in system and system.endswith("\n\nMY EXAMPLE: done()")
+    with open_run(run) as store:  # the texts are stored with the run: a resume needs no file
+        assert store.get_meta("config")["agent"]["examples"] == "MY EXAMPLE: done()\n"
+
+
+def test_prompt_options_are_checked_before_the_run(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("Solve it: {task} {state}")
+    base = ("run", "--distance-budget", "0", "--suite", "smoke", "--out", str(tmp_path / "x.sqlite"))
+    assert cubebench(*base, "--agent", "openai-compatible:http://127.0.0.1:9/v1:m", "--system-prompt", str(bad)) == 2
+    assert "only the placeholders {task} and {tool_docs}" in capsys.readouterr().err
+    assert cubebench(*base, "--agent", "solver", "--examples", str(bad)) == 2
+    assert "model agents only" in capsys.readouterr().err
+    assert cubebench(*base, "--agent", "solver", "--system-prompt", str(tmp_path / "missing.txt")) == 2
+    assert "--system-prompt: cannot read" in capsys.readouterr().err
+    assert not (tmp_path / "x.sqlite").exists()
+    assert cubebench("run", "--resume", str(tmp_path / "x.sqlite"), "--examples", str(bad)) == 2
+    assert "drop --examples" in capsys.readouterr().err
+
+
 def test_play_takes_typed_tool_calls(capsys) -> None:
     from agents.runner.play import play
 

@@ -97,9 +97,9 @@ def _run(args: argparse.Namespace) -> int:
 def _resume(args: argparse.Namespace) -> Any:
     from .run import resume_run
 
-    for flag in ("suite", "agent", "out", "tiers", "depths"):
+    for flag in ("suite", "agent", "out", "tiers", "depths", "system_prompt", "examples"):
         if getattr(args, flag):
-            raise _UserError(f"--resume continues a run as it was configured; drop --{flag}")
+            raise _UserError(f"--resume continues a run as it was configured; drop --{flag.replace('_', '-')}")
     return resume_run(Path(args.resume), retry_errors=args.retry_errors, limit=args.limit,
                       concurrency=args.concurrency, progress=args.progress, argv=sys.argv[:])
 
@@ -115,7 +115,8 @@ def _start(args: argparse.Namespace) -> Any:
     suite = restrict(load_suite(args.suite), args.tiers, args.depths)
     agent = AgentSpec(spec=args.agent, style=args.style, temperature=args.temperature,
                       episode_max_tokens=args.episode_max_tokens, episode_max_cost_usd=args.episode_max_cost,
-                      max_attempts=args.model_attempts)
+                      max_attempts=args.model_attempts, system_prompt=_read_text(args.system_prompt, "--system-prompt"),
+                      examples=_read_text(args.examples, "--examples"))
     config = RunConfig(
         agent=agent,
         play=PlaySettings(obs_format=args.obs_format or agent.default_obs_format, store_images=not args.no_images,
@@ -126,6 +127,16 @@ def _start(args: argparse.Namespace) -> Any:
     path = Path(args.out) if args.out else default_run_path(suite, args.agent)
     print(f"cubebench: run {path} (suite {suite.name}, agent {args.agent})", file=sys.stderr)
     return start_run(suite, config, path, limit=args.limit, progress=args.progress, argv=sys.argv[:])
+
+
+def _read_text(path: str | None, flag: str) -> str | None:
+    """The text of a file named on the command line (stored in the run, so a resume needs no file)."""
+    if path is None:
+        return None
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise _UserError(f"{flag}: cannot read {path}: {err}") from None
 
 
 def _add_run(sub: argparse._SubParsersAction) -> None:
@@ -157,6 +168,12 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
                    help="optimal-solver seconds per step for the true distance (0: off; auto: on only when "
                         "the solver's tables are already built)")
     p.add_argument("--no-images", action="store_true", help="do not store observation images in the run")
+    p.add_argument("--system-prompt", metavar="FILE", default=None,
+                   help="model agents: the system prompt template ({task} and {tool_docs} are filled in; "
+                        "default: agents/prompts/<style>_system.txt)")
+    p.add_argument("--examples", metavar="FILE", default=None,
+                   help="model agents: few-shot examples appended to the system prompt (an empty file: none; "
+                        "default: agents/prompts/<style>_examples.txt)")
     p.add_argument("--temperature", type=float, default=None, help="model sampling temperature")
     p.add_argument("--episode-max-tokens", type=int, default=None, help="token budget per episode")
     p.add_argument("--episode-max-cost", type=float, default=None, help="USD budget per episode")

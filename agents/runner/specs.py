@@ -45,6 +45,11 @@ class AgentSpec:
     max_attempts: int | None = None
     """Attempts per model call (transient failures are retried); ``None``: the client's default."""
     client_options: dict[str, Any] = field(default_factory=dict)
+    system_prompt: str | None = None
+    """The model agent's system prompt template (the text itself, with ``{task}`` and ``{tool_docs}``
+    placeholders); ``None``: the style's shipped one in ``agents/prompts/``.  Stored with the run."""
+    examples: str | None = None
+    """Few-shot examples appended to the system prompt (the text; ``""``: none); ``None``: the shipped ones."""
 
     @property
     def kind(self) -> str:
@@ -94,6 +99,7 @@ class AgentFactory:
             raise AgentSpecError(f"unknown style {spec.style!r}; expected one of {STYLES}")
         self.spec = spec
         self.kind = spec.kind
+        self._check_prompts()
         self._shared: Any = None
         if self.kind == "rl":
             self._rl_builder = _rl_builder()
@@ -135,6 +141,20 @@ class AgentFactory:
             raise AgentSpecError(f"cannot load the mlp policy ({checkpoint or 'shipped checkpoint'}): "
                                  f"{type(err).__name__}: {err}") from None
 
+    def _check_prompts(self) -> None:
+        """Custom prompts are for model agents, and the template must format (before the run starts)."""
+        if self.spec.system_prompt is None and self.spec.examples is None:
+            return
+        if self.kind != "model":
+            raise AgentSpecError(f"a system prompt or examples apply to model agents only, not {self.spec.spec!r}")
+        if self.spec.system_prompt is not None:
+            try:
+                self.spec.system_prompt.format(task="", tool_docs="")
+            except (KeyError, IndexError, ValueError) as err:
+                raise AgentSpecError(
+                    f"the system prompt template does not format ({type(err).__name__}: {err}): it may use "
+                    "only the placeholders {task} and {tool_docs}; write other braces doubled, {{ and }}") from None
+
     # --- model agents ---------------------------------------------------------
     def _check_model(self) -> None:
         """Fail now, not in every episode, when a client cannot be built (missing key or extra)."""
@@ -172,13 +192,18 @@ class AgentFactory:
             raise AgentSpecError(str(err)) from None
 
     def _chat_agent(self, client: Any) -> Agent:
+        prompts: dict[str, Any] = {}
+        if self.spec.system_prompt is not None:
+            prompts["system_prompt"] = self.spec.system_prompt
+        if self.spec.examples is not None:
+            prompts["examples"] = self.spec.examples
         if self.spec.style == "codeact":
             from agents.codeact import CodeActAgent
 
-            return CodeActAgent(client, send_images=self.spec.send_images)
+            return CodeActAgent(client, send_images=self.spec.send_images, **prompts)
         from agents.react import ReActAgent
 
-        return ReActAgent(client, grammar=self.spec.is_local_model, send_images=self.spec.send_images)
+        return ReActAgent(client, grammar=self.spec.is_local_model, send_images=self.spec.send_images, **prompts)
 
 
 def _rl_builder() -> Any:
