@@ -19,7 +19,11 @@ from agents.tools import Toolbox
 
 
 class SexyMoveAgent:
-    """Repeats the "sexy move" R U R' U' — a real, if hopeless, strategy."""
+    """Repeats the "sexy move" R U R' U' every step.
+
+    It undoes this example's scramble (``U R U' R'``, the move's inverse) in its first step;
+    on other scrambles it only cycles (six repetitions return any cube to where it started).
+    """
 
     name = "sexy-move"
 
