@@ -89,22 +89,14 @@ def _symbolic_colours(arr: np.ndarray) -> np.ndarray | None:
 def _symbolic_letters(env: gym.Env) -> Callable[[np.ndarray], str]:
     """How ``env`` writes 54 colour indices as text: its own ``SymbolicObservation.text``
     (face letters ``URFDLB`` or colour letters, as the env was made), else face letters."""
-    from wrappers.observations import SymbolicObservation
+    from wrappers.observations import SymbolicObservation, colour_text
 
     layer: Any = env
     while isinstance(layer, gym.Wrapper):
         if isinstance(layer, SymbolicObservation):
             return layer.text
         layer = layer.env
-    return _face_letters
-
-
-def _face_letters(colours: np.ndarray) -> str:
-    """Each sticker written as the face whose centre shows its colour (Kociemba's URFDLB string)."""
-    from cube_env.engine.facelets import CENTRES, FACES
-
-    face_of_colour = {int(colours[c]): FACES[i] for i, c in enumerate(CENTRES)}
-    return "".join(face_of_colour.get(int(c), "?") for c in colours)
+    return colour_text
 
 
 def _distance(state: np.ndarray, metric: str, budget_s: float | None) -> int | None:

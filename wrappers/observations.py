@@ -144,11 +144,20 @@ class SymbolicObservation(gym.ObservationWrapper):
 
     def text(self, colours: np.ndarray) -> str:
         """The 54-character string of 54 colour indices in this wrapper's letters."""
-        if self.letters == "colours":
-            return _COLOUR_CODES[colours].tobytes().decode("ascii")
-        face_of_colour = np.empty(6, dtype=np.uint8)
-        face_of_colour[colours[list(CENTRES)]] = np.arange(6)
-        return _FACE_CODES[face_of_colour[colours]].tobytes().decode("ascii")
+        return colour_text(colours, self.letters)
+
+
+def colour_text(colours: np.ndarray, letters: str = "faces") -> str:
+    """54 colour indices of a held cube as its 54-character string.
+
+    ``letters="faces"`` names each sticker by the face whose centre has its
+    colour (Kociemba's ``URFDLB`` string); ``"colours"`` writes ``WRGYOB``.
+    """
+    if letters == "colours":
+        return _COLOUR_CODES[colours].tobytes().decode("ascii")
+    face_of_colour = np.empty(6, dtype=np.uint8)
+    face_of_colour[colours[list(CENTRES)]] = np.arange(6)
+    return _FACE_CODES[face_of_colour[colours]].tobytes().decode("ascii")
 
 
 class _PartialTierObservation(gym.ObservationWrapper):
@@ -278,5 +287,5 @@ def _vertex_renderer(name: str) -> Callable[[np.ndarray, int], np.ndarray]:
 
 __all__ = [
     "SymbolicObservation", "NetObservation", "FaceViewObservation", "VertexViewObservation",
-    "PUBLIC_INFO_KEYS",
+    "PUBLIC_INFO_KEYS", "colour_text",
 ]
