@@ -40,10 +40,17 @@ _MOVES = {
 }
 
 SUPERFLIP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"
+DISTANCE_20_SOLUTIONS: dict[str, str] = {
+    "superflip": format_moves(invert_moves(parse_array(SUPERFLIP))),
+    # The optimal solution that RubikOptimal's README quotes for the cube20.org position below.
+    "cube20-hard": "U R' L' F2 U B' R2 D R2 U F2 U F L' F2 B D' R' U2 F",
+}
+"""Published 20-move solutions of the known distance-20 positions.  Only a
+solution in hand: certifying a position still means ruling out every shorter
+length (``solve_optimal(..., known=...)``), which is the whole cost."""
 DISTANCE_20_SEEDS: dict[str, str] = {
     "superflip": to_facelets(apply_moves(SOLVED, TABLE, parse_array(SUPERFLIP))),
-    # One of the distance-20 positions listed on cube20.org (as quoted in
-    # RubikOptimal's README together with its optimal 20-move solution).
+    # One of the distance-20 positions listed on cube20.org (as quoted in RubikOptimal's README).
     "cube20-hard": "RBFLURBFLBUUFRBBDDRUURFLRDDBFLLDRRBFFUUBLFFDDLUULBRLDD",
 }
 """Known half-turn distance-20 positions (54-letter URFDLB strings)."""
@@ -195,16 +202,20 @@ def distance_20_candidates() -> list[tuple[str, np.ndarray]]:
 def distance_20_instances(n: int = 20, *, time_limit: float | None = None) -> list[Instance]:
     """Up to ``n`` certified half-turn distance-20 instances from :func:`distance_20_candidates`.
 
-    Each certification is a complete depth-19 search (hours per position on
-    two cores, see docs/solver.md); candidates that exceed ``time_limit`` are
-    skipped, so fewer than ``n`` may come back.
+    Each certification is a complete depth-19 search (about an hour per
+    position on two cores, see docs/solver.md); a seed itself is searched
+    with its published solution (:data:`DISTANCE_20_SOLUTIONS`) in hand, so
+    the depth-20 iteration is skipped.  Candidates that exceed ``time_limit``
+    are skipped, so fewer than ``n`` may come back.
     """
     out: list[Instance] = []
     for k, (name, state) in enumerate(distance_20_candidates()):
         if len(out) == n:
             break
+        is_seed = to_facelets(state) == DISTANCE_20_SEEDS[name]
         try:
-            sol = solve_optimal(state, "half", time_limit=time_limit)
+            sol = solve_optimal(state, "half", time_limit=time_limit,
+                                known=DISTANCE_20_SOLUTIONS[name] if is_seed else None)
         except SolverTimeout:
             continue
         if sol.distance != 20:
@@ -212,7 +223,8 @@ def distance_20_instances(n: int = 20, *, time_limit: float | None = None) -> li
         undo = [int(INVERSE[MOVE_INDEX[m]]) for m in reversed(sol.moves)]
         out.append(Instance(index=len(out), seed=k, scramble=format_moves(undo), state=to_facelets(state),
                             distance=20, metric="half", solver_version=SOLVER_VERSION,
-                            source=f"{name} symmetry/inverse image"))
+                            source=f"{name} (certified: {sol.nodes:.3g} nodes, {sol.seconds:.0f} s)" if is_seed
+                            else f"{name} symmetry/inverse image"))
     return out
 
 

@@ -228,14 +228,25 @@ def test_random_depth_12_scrambles_are_within_scramble_length():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not __import__("os").environ.get("CUBEBENCH_SUPERFLIP"),
-                    reason="a complete depth-19 search: ~65 min on 2 quiet cores (set CUBEBENCH_SUPERFLIP=1 to run)")
+@pytest.mark.skipif(not __import__("os").environ.get("CUBEBENCH_DEPTH20"),
+                    reason="a complete depth-19 search: ~65 min on 2 cores (set CUBEBENCH_DEPTH20=1 to run)")
 def test_superflip_is_twenty():
+    """Every length below 20 ruled out (the known 20-move solution spares the depth-20 iteration)."""
     s = scrambled(SUPERFLIP)
     assert to_facelets(s) == "UBULURUFURURFRBRDRFUFLFRFDFDFDLDRDBDLULBLFLDLBUBRBLBDB"
-    sol = solve_optimal(s)
+    sol = solve_optimal(s, known=SUPERFLIP)  # the superflip is its own inverse
     assert sol.distance == 20
     check_solution(s, sol)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not __import__("os").environ.get("CUBEBENCH_DEPTH20"),
+                    reason="two complete depth-19 searches: ~90 min on 2 cores (set CUBEBENCH_DEPTH20=1 to run)")
+def test_half_turn_depth_20_file_reverifies():
+    from cube_env.curriculum import verify_instance_file
+
+    result = verify_instance_file(INSTANCES / "half-d20-n2.jsonl")
+    assert result.ok and result.checked == 2, result.failures
 
 
 @pytest.mark.slow
@@ -326,6 +337,16 @@ def test_distance_20_candidates_are_distinct_up_to_rotation():
     assert lower_bound(flip) <= 20
 
 
+def test_published_distance_20_solutions_solve_their_seeds_in_20_moves():
+    from cube_env.curriculum import DISTANCE_20_SEEDS, DISTANCE_20_SOLUTIONS
+
+    assert DISTANCE_20_SOLUTIONS.keys() == DISTANCE_20_SEEDS.keys()
+    for name, solution in DISTANCE_20_SOLUTIONS.items():
+        moves = parse_array(solution)
+        assert len(moves) == 20 and all(m < 18 for m in moves), name
+        assert is_solved(apply_moves(from_facelets(DISTANCE_20_SEEDS[name]), TABLE, moves)), name
+
+
 def _shipped(max_depth: int) -> list:
     return sorted(p for p in INSTANCES.glob("*-n20.jsonl") if int(p.stem.split("-d")[1][:2]) <= max_depth)
 
@@ -346,7 +367,8 @@ def test_shipped_instance_files_reverify(path):
 def _largest_sets() -> list:
     """The largest file of each (metric, depth): the smaller sets are its prefixes (tested below).
 
-    Half-turn depth 20 is left to the gated superflip test: re-certifying it is a ~65-minute search.
+    Half-turn depth 20 is left to a gated test: re-certifying its two positions takes about 90
+    minutes on two cores.
     """
     largest = {}
     for p in sorted(INSTANCES.glob("*.jsonl"), key=lambda p: int(p.stem.split("-n")[1])):
@@ -354,12 +376,16 @@ def _largest_sets() -> list:
     return sorted(p for key, p in largest.items() if key != "half-d20")
 
 
-def test_shipped_half_turn_depth_20_set_is_the_superflip():
-    from cube_env.curriculum import load_instance_file
+def test_shipped_half_turn_depth_20_set_is_the_two_known_positions():
+    from cube_env.curriculum import DISTANCE_20_SEEDS, DISTANCE_20_SOLUTIONS, load_instance_file
 
-    (inst,) = load_instance_file(INSTANCES / "half-d20-n1.jsonl")
-    assert inst.state == to_facelets(scrambled(SUPERFLIP)) == to_facelets(scrambled(inst.scramble))
-    assert (inst.distance, inst.metric) == (20, "half")
+    insts = load_instance_file(INSTANCES / "half-d20-n2.jsonl")
+    assert [i.state for i in insts] == [DISTANCE_20_SEEDS["superflip"], DISTANCE_20_SEEDS["cube20-hard"]]
+    assert insts[0].state == to_facelets(scrambled(SUPERFLIP))
+    for inst, name in zip(insts, ("superflip", "cube20-hard")):
+        assert to_facelets(scrambled(inst.scramble)) == inst.state
+        assert is_solved(apply_moves(scrambled(inst.scramble), TABLE, parse_array(DISTANCE_20_SOLUTIONS[name])))
+        assert (inst.distance, inst.metric) == (20, "half")
 
 
 def test_smaller_instance_sets_are_prefixes_of_larger_ones():
