@@ -29,6 +29,9 @@ class ChatAgent(ABC):
     """
 
     stop: list[str] | None = None
+    reward_line = True
+    """Show a dense reward as a ``Reward: +x`` line under the observation; off where the
+    observation (a tool's own result) already reports it."""
 
     def __init__(self, client: ModelClient, *, name: str, system_prompt: str | Path,
                  examples: str | Path | None, max_tokens: int, send_images: bool = True) -> None:
@@ -77,7 +80,7 @@ class ChatAgent(ABC):
 
     def _content(self, observation: Observation) -> Any:
         text = f"Observation: {observation.text}"
-        if observation.reward is not None:  # dense rewards are on: the reward the last step earned
+        if observation.reward is not None and self.reward_line:  # dense rewards: what the last step earned
             text += f"\nReward: {observation.reward:+g}"
         text += f"\n({observation.steps_left} steps left)"
         if observation.image is None or not self.send_images:

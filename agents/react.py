@@ -40,6 +40,7 @@ class ReActAgent(ChatAgent):
     """
 
     stop = ["Observation:"]
+    reward_line = False  # the observation is the tool's result, and a move's result reports its reward
 
     def __init__(self, client: ModelClient, *, name: str | None = None,
                  system_prompt: str | Path = PROMPTS / "react_system.txt",

@@ -135,10 +135,6 @@ class Toolbox:
         calls, self.calls = self.calls, []
         return calls
 
-    def as_functions(self) -> dict[str, Callable[..., str]]:
-        """The tools as plain functions (for a CodeAct sandbox); errors raise ToolError."""
-        return {name: (lambda *a, _n=name: self.invoke(_n, list(a))) for name in self.names}
-
     @property
     def over(self) -> bool:
         """True once the episode can take no more actions."""

@@ -93,6 +93,16 @@ def test_misbehaving_code_is_stopped_and_the_episode_goes_on() -> None:
     assert record.errors == 0 and record.parse_errors == 1
 
 
+def test_tools_take_their_documented_parameter_names() -> None:
+    record, _ = play([code("print(move(seq=\"U'\"))\ntry:\n    move(sequence='R')\nexcept Exception as e:\n"
+                                  "    print('caught', e)\nmove(seq=\"R'\")")])
+    assert record.status == "solved"
+    calls = record.steps[0].tool_calls
+    assert [c.args for c in calls if not c.error] == [["U'"], ["R'"]]
+    (bad,) = [c for c in calls if c.error]
+    assert "move(seq: str)" in bad.result and "sequence" in bad.result
+
+
 def test_tool_errors_raise_inside_the_sandbox() -> None:
     record, requests = play([code("try:\n    move('R Q')\nexcept Exception as e:\n    print('caught', e)")])
     assert "caught unknown move 'Q' at position 2" in requests[1].body["messages"][-1]["content"]

@@ -125,7 +125,6 @@ def _alive(pid: int) -> bool:
         return False
 
 
-
 def test_react_agent_plays_a_short_episode_on_the_local_model() -> None:
     """Three grammar-constrained ReAct steps of the real model through ``run_episode``.
 

@@ -194,8 +194,10 @@ def test_prompt_options_are_checked_before_the_run(tmp_path: Path, capsys) -> No
     bad = tmp_path / "bad.txt"
     bad.write_text("Solve it: {task} {state}")
     base = ("run", "--distance-budget", "0", "--suite", "smoke", "--out", str(tmp_path / "x.sqlite"))
-    assert cubebench(*base, "--agent", "openai-compatible:http://127.0.0.1:9/v1:m", "--system-prompt", str(bad)) == 2
-    assert "only the placeholders {task} and {tool_docs}" in capsys.readouterr().err
+    for text in ("Solve it: {task} {state}", "{task.foo}", "{0}", "{task"):  # key, attribute, index, syntax
+        bad.write_text(text)
+        assert cubebench(*base, "--agent", "openai-compatible:http://127.0.0.1:9/v1:m", "--system-prompt", str(bad)) == 2
+        assert "only the placeholders {task} and {tool_docs}" in capsys.readouterr().err
     assert cubebench(*base, "--agent", "solver", "--examples", str(bad)) == 2
     assert "model agents only" in capsys.readouterr().err
     assert cubebench(*base, "--agent", "solver", "--system-prompt", str(tmp_path / "missing.txt")) == 2

@@ -150,7 +150,7 @@ class AgentFactory:
         if self.spec.system_prompt is not None:
             try:
                 self.spec.system_prompt.format(task="", tool_docs="")
-            except (KeyError, IndexError, ValueError) as err:
+            except (KeyError, IndexError, ValueError, AttributeError) as err:
                 raise AgentSpecError(
                     f"the system prompt template does not format ({type(err).__name__}: {err}): it may use "
                     "only the placeholders {task} and {tool_docs}; write other braces doubled, {{ and }}") from None
