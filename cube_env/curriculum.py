@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterator
 
+import numba
 import numpy as np
 
 from .engine.errors import CubeInputError
@@ -223,7 +224,8 @@ def distance_20_instances(n: int = 20, *, time_limit: float | None = None) -> li
         undo = [int(INVERSE[MOVE_INDEX[m]]) for m in reversed(sol.moves)]
         out.append(Instance(index=len(out), seed=k, scramble=format_moves(undo), state=to_facelets(state),
                             distance=20, metric="half", solver_version=SOLVER_VERSION,
-                            source=f"{name} (certified: {sol.nodes:.3g} nodes, {sol.seconds:.0f} s)" if is_seed
+                            source=f"{name} (certified: {sol.nodes:.3g} nodes, {sol.seconds:.0f} s on "
+                                   f"{numba.get_num_threads()} threads)" if is_seed
                             else f"{name} symmetry/inverse image"))
     return out
 

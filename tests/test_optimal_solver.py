@@ -229,20 +229,10 @@ def test_random_depth_12_scrambles_are_within_scramble_length():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not __import__("os").environ.get("CUBEBENCH_DEPTH20"),
-                    reason="a complete depth-19 search: ~65 min on 2 cores (set CUBEBENCH_DEPTH20=1 to run)")
-def test_superflip_is_twenty():
-    """Every length below 20 ruled out (the known 20-move solution spares the depth-20 iteration)."""
-    s = scrambled(SUPERFLIP)
-    assert to_facelets(s) == "UBULURUFURURFRBRDRFUFLFRFDFDFDLDRDBDLULBLFLDLBUBRBLBDB"
-    sol = solve_optimal(s, known=SUPERFLIP)  # the superflip is its own inverse
-    assert sol.distance == 20
-    check_solution(s, sol)
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not __import__("os").environ.get("CUBEBENCH_DEPTH20"),
                     reason="two complete depth-19 searches: ~90 min on 2 cores (set CUBEBENCH_DEPTH20=1 to run)")
-def test_half_turn_depth_20_file_reverifies():
+def test_superflip_and_the_cube20_position_are_twenty():
+    """Re-certify ``half-d20-n2.jsonl`` (line 0 is the superflip, tested below): every length
+    below 20 ruled out, the published 20-move solutions sparing the depth-20 iterations."""
     from cube_env.curriculum import verify_instance_file
 
     result = verify_instance_file(INSTANCES / "half-d20-n2.jsonl")

@@ -12,6 +12,7 @@ and compared with the engine's state.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import os
 import subprocess
 import sys
@@ -384,7 +385,7 @@ def fake_solver(monkeypatch: pytest.MonkeyPatch) -> None:
     """The heuristic reward without the solver's tables: exact on even steps, the bound on odd ones."""
     import cube_env.solver.optimal as optimal
 
-    calls = iter(range(10**6))
+    calls = itertools.count()
 
     def distance(state: Any, metric: str, time_limit: float | None = None) -> int:
         if next(calls) % 2:

@@ -153,6 +153,8 @@ def colour_text(colours: np.ndarray, letters: str = "faces") -> str:
     ``letters="faces"`` names each sticker by the face whose centre has its
     colour (Kociemba's ``URFDLB`` string); ``"colours"`` writes ``WRGYOB``.
     """
+    if letters not in _LETTERS:
+        raise ValueError(f"letters must be 'faces' or 'colours', got {letters!r}")
     if letters == "colours":
         return _COLOUR_CODES[colours].tobytes().decode("ascii")
     face_of_colour = np.empty(6, dtype=np.uint8)

@@ -5,7 +5,8 @@ A dense reward is a potential difference ``R_t = phi(s_{t+1}) - phi(s_t)``
 at the solved state), so the rewards of an episode telescope to
 ``phi(end) - phi(start)``.  View rotations never change ``phi``: every
 potential here reads the cube relative to its own centres.  Each wrapper
-reports ``phi`` in ``info["phi"]``.
+reports ``phi`` in ``info["phi"]`` unless a partial tier beneath it hides the
+state (:attr:`~wrappers.observations.NetObservation.hides_state`).
 """
 
 from __future__ import annotations
