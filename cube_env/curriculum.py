@@ -29,8 +29,8 @@ import numpy as np
 from .engine.errors import CubeInputError
 from .engine.facelets import SOLVED, sticker_geometry
 from .engine.kernels import apply_moves
-from .engine.moves import INVERSE, MOVE_INDEX, ORIENTATIONS, TABLE
-from .engine.notation import format_moves, invert_moves, parse_array
+from .engine.moves import ORIENTATIONS, TABLE
+from .engine.notation import format_moves, invert_moves, invert_sequence, parse_array
 from .engine.state import canonical, from_facelets, to_facelets
 from .solver.optimal import SOLVER_VERSION, SolverTimeout, solve_optimal
 
@@ -42,7 +42,7 @@ _MOVES = {
 
 SUPERFLIP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"
 DISTANCE_20_SOLUTIONS: dict[str, str] = {
-    "superflip": format_moves(invert_moves(parse_array(SUPERFLIP))),
+    "superflip": invert_sequence(SUPERFLIP),
     # The optimal solution that RubikOptimal's README quotes for the cube20.org position below.
     "cube20-hard": "U R' L' F2 U B' R2 D R2 U F2 U F L' F2 B D' R' U2 F",
 }
@@ -221,8 +221,8 @@ def distance_20_instances(n: int = 20, *, time_limit: float | None = None) -> li
             continue
         if sol.distance != 20:
             continue
-        undo = [int(INVERSE[MOVE_INDEX[m]]) for m in reversed(sol.moves)]
-        out.append(Instance(index=len(out), seed=k, scramble=format_moves(undo), state=to_facelets(state),
+        out.append(Instance(index=len(out), seed=k, scramble=invert_sequence(" ".join(sol.moves)),
+                            state=to_facelets(state),
                             distance=20, metric="half", solver_version=SOLVER_VERSION,
                             source=f"{name} (certified: {sol.nodes:.3g} nodes, {sol.seconds:.0f} s on "
                                    f"{numba.get_num_threads()} threads)" if is_seed
@@ -278,7 +278,7 @@ def verify_instance_file(path: str | Path, *, time_limit: float | None = None) -
                 failures.append(f"{where}: the scramble does not produce the recorded state")
                 continue
             sol = solve_optimal(state, inst.metric, time_limit=time_limit,
-                                known=format_moves(invert_moves(parse_array(inst.scramble))))
+                                known=invert_sequence(inst.scramble))
         except SolverTimeout as exc:
             failures.append(f"{where}: not re-certified within {time_limit} s (distance >= {exc.lower_bound})")
             continue

@@ -18,7 +18,7 @@ import numpy as np
 from .engine import kernels
 from .engine.facelets import SOLVED
 from .engine.moves import TABLE
-from .engine.notation import format_moves, invert_moves, parse
+from .engine.notation import format_moves, invert_sequence
 from .engine.scramble import normalise_metric, scramble
 from .engine.state import from_facelets
 from .shipped import INSTANCES_ENV_VAR, instances_dir
@@ -104,7 +104,7 @@ class CertifiedGenerator:
             return candidate.depth
         from .solver.optimal import solve_optimal
 
-        undo = format_moves(invert_moves(parse(candidate.scramble)))  # spares the search its costliest iteration
+        undo = invert_sequence(candidate.scramble)  # spares the search its costliest iteration
         return solve_optimal(candidate.state, metric, time_limit=self.time_limit, known=undo).distance
 
 

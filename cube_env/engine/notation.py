@@ -63,3 +63,8 @@ def format_moves(moves: Iterable[int]) -> str:
 def invert_moves(moves: Iterable[int]) -> list[int]:
     """The sequence that undoes ``moves``."""
     return [int(INVERSE[int(m)]) for m in reversed(list(moves))]
+
+
+def invert_sequence(text: str) -> str:
+    """The notation of the sequence that undoes the sequence ``text`` (e.g. a scramble's solution)."""
+    return format_moves(invert_moves(parse(text)))
