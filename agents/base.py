@@ -2,21 +2,20 @@
 
 An episode is a loop of *interaction steps*.  At each step the runner shows
 the agent an :class:`Observation`; the agent acts by calling tools on the
-:class:`~agents.tools.Toolbox` it is given (moves, rotations, solvers, done)
+:class:`~cubebench.agents.tools.Toolbox` it is given (moves, rotations, solvers, done)
 and returns a :class:`Turn` describing what it did (its raw reply, the action
 text it parsed, token use).  The runner records both; see
-:func:`agents.episode.run_episode`.
+:func:`cubebench.agents.episode.run_episode`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .tools import Toolbox
+from .tools import Toolbox
 
 TOOL_SETTINGS = ("basic", "standard", "ideal")
 """CubeBench's three diagnostic settings: no solver, a solver fed by the agent, a solver that reads the state."""

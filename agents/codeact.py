@@ -2,7 +2,7 @@
 
 One code block is one interaction step; every tool call that moves the cube
 is one or more env steps toward the move count.  The interpreter is the
-:class:`~agents.sandbox.Sandbox`: a separate, isolated process that reaches
+:class:`~cubebench.agents.sandbox.Sandbox`: a separate, isolated process that reaches
 the cube only through the tools of the episode's setting (no solver library
 can be imported there; see docs/sandbox.md).
 """
@@ -16,9 +16,8 @@ from typing import Any, Callable
 from .base import Task, Turn
 from .chat import PROMPTS, ChatAgent
 from .llm import ModelClient
-from .react import tool_docs
 from .sandbox import FAIRNESS_LAYERS, Sandbox, SandboxLimits
-from .tools import Toolbox
+from .tools import Toolbox, tool_docs
 
 _BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 _OPEN_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*)$", re.DOTALL | re.IGNORECASE)

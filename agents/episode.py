@@ -19,6 +19,8 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
+from cubebench.wrappers.observations import SymbolicObservation, colour_text
+
 from .base import Agent, Observation, Task, Turn
 from .records import EpisodeRecord, StepRecord, observation_digest
 from .tools import Toolbox, tools_for
@@ -89,8 +91,6 @@ def _symbolic_colours(arr: np.ndarray) -> np.ndarray | None:
 def _symbolic_letters(env: gym.Env) -> Callable[[np.ndarray], str]:
     """How ``env`` writes 54 colour indices as text: its own ``SymbolicObservation.text``
     (face letters ``URFDLB`` or colour letters, as the env was made), else face letters."""
-    from wrappers.observations import SymbolicObservation, colour_text
-
     layer: Any = env
     while isinstance(layer, gym.Wrapper):
         if isinstance(layer, SymbolicObservation):
@@ -104,7 +104,7 @@ def _distance(state: np.ndarray, metric: str, budget_s: float | None) -> int | N
     if budget_s is None:
         return None
     try:
-        from cube_env.solver.optimal import SolverTimeout, optimal_distance
+        from cubebench.solver.optimal import SolverTimeout, optimal_distance
     except ImportError:
         return None
     try:

@@ -1,6 +1,6 @@
 """A complete example of plugging your own agent into CubeBench.
 
-Run it:  python -m agents.example_agent
+Run it:  python -m cubebench.agents.example_agent
 
 An agent is any object with a ``name``, a ``reset(task)`` and an
 ``act(observation, tools) -> Turn``.  It acts only through the tools
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-import cube_env  # noqa: F401  (registers the ids)
-from agents.base import Observation, Task, Turn
-from agents.episode import run_episode
-from agents.tools import Toolbox
+import cubebench  # noqa: F401  (registers the ids)
+from cubebench.agents.base import Observation, Task, Turn
+from cubebench.agents.episode import run_episode
+from cubebench.agents.tools import Toolbox
 
 
 class SexyMoveAgent:

@@ -13,23 +13,7 @@ from .actions import ActionParseError, parse_action
 from .base import Task, Turn
 from .chat import PROMPTS, ChatAgent
 from .llm import ModelClient, react_grammar
-from .tools import ToolCallError, Toolbox, ToolError
-
-TOOL_DOCS = {
-    "move": 'move(seq: str) - apply face turns in Singmaster notation, e.g. move("R U R\' U\'")',
-    "rotate": 'rotate(views: str) - turn the whole cube to change your view: x, x\', y, y\', z, z\' (e.g. rotate("y"))',
-    "observe": "observe() - look at the cube again",
-    "done": "done() - end the episode (when you believe the cube is solved)",
-    "solve": "solve(facelets: str) -> str - a solver: give it the cube as 54 letters in URFDLB facelet order, "
-             "it returns a solution",
-    "solve_current": "solve_current() -> str - a solver that reads the cube itself (every face must have been "
-                     "seen since your last face turn) and returns a solution",
-}
-"""Exact documented names and signatures shown to models."""
-
-
-def tool_docs(tools: tuple[str, ...]) -> str:
-    return "\n".join(f"- {TOOL_DOCS[t]}" for t in tools)
+from .tools import ToolCallError, Toolbox, ToolError, tool_docs
 
 
 class ReActAgent(ChatAgent):

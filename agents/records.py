@@ -43,7 +43,7 @@ class StepRecord:
     model_log: list[dict[str, Any]] = field(default_factory=list)
     distance: int | None = None
     parse_error: str | None = None
-    """The model's reply was malformed (see :attr:`agents.base.Turn.parse_error`); ``error`` is
+    """The model's reply was malformed (see :attr:`cubebench.agents.base.Turn.parse_error`); ``error`` is
     kept for failures of the agent, its model client or the infrastructure."""
 
 

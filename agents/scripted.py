@@ -1,6 +1,6 @@
 """Scripted baselines: random, greedy one-step lookahead, and the solver agent.
 
-They act through the same :class:`~agents.tools.Toolbox` as every agent.  The
+They act through the same :class:`~cubebench.agents.tools.Toolbox` as every agent.  The
 greedy and solver agents are *privileged calibration baselines*: they read
 the true state from ``tools.core`` as a perfect perceiver would (a model never
 can), so their pass rates bound what the tools allow:
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from cube_env.engine import ORIENTATION_NAMES, ORIENTATIONS, TABLE, kernels
-from cube_env.engine.facelets import CENTRES
-from cube_env.engine.moves import MOVE_INDEX
-from cube_env.solver.twophase import solve_twophase
+from cubebench.engine import ORIENTATION_NAMES, ORIENTATIONS, TABLE, kernels
+from cubebench.engine.facelets import CENTRES
+from cubebench.engine.moves import MOVE_INDEX
+from cubebench.solver.twophase import solve_twophase
 
 from .base import Task, Turn
 from .tools import Toolbox

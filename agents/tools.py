@@ -25,11 +25,11 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
-from cube_env.engine import CubeInputError
-from cube_env.engine.facelets import CENTRES, FACES
-from cube_env.engine.moves import MOVE_NAMES
-from cube_env.engine.notation import parse
-from cube_env.solver.twophase import solve_twophase
+from cubebench.engine import CubeInputError
+from cubebench.engine.facelets import CENTRES, FACES
+from cubebench.engine.moves import MOVE_NAMES
+from cubebench.engine.notation import parse
+from cubebench.solver.twophase import solve_twophase
 
 VISIBLE_FACES = {"symbolic": "URFDLB", "visual": "URFDLB", "face": "F", "vertex": "UFR"}
 """Positions (faces of the held cube) each tier shows."""
@@ -79,6 +79,24 @@ def tools_for(tier: str, setting: str) -> tuple[str, ...]:
     elif setting != "basic":
         raise ValueError(f"unknown tool setting {setting!r}; expected basic, standard or ideal")
     return tuple(names)
+
+
+TOOL_DOCS = {
+    "move": 'move(seq: str) - apply face turns in Singmaster notation, e.g. move("R U R\' U\'")',
+    "rotate": 'rotate(views: str) - turn the whole cube to change your view: x, x\', y, y\', z, z\' (e.g. rotate("y"))',
+    "observe": "observe() - look at the cube again",
+    "done": "done() - end the episode (when you believe the cube is solved)",
+    "solve": "solve(facelets: str) -> str - a solver: give it the cube as 54 letters in URFDLB facelet order, "
+             "it returns a solution",
+    "solve_current": "solve_current() -> str - a solver that reads the cube itself (every face must have been "
+                     "seen since your last face turn) and returns a solution",
+}
+"""Exact documented names and signatures shown to models (both agents' prompts and the play view)."""
+
+
+def tool_docs(tools: tuple[str, ...]) -> str:
+    """The prompt's list of ``tools``, one documented signature a line."""
+    return "\n".join(f"- {TOOL_DOCS[t]}" for t in tools)
 
 
 class Toolbox:

@@ -15,11 +15,11 @@ import gymnasium as gym
 import numba
 import numpy as np
 
-import cube_env  # noqa: F401  (registers the ids)
-from cube_env.engine import SOLVED, TABLE, kernels
-from cube_env.engine import simd
-from cube_env.engine.apply import apply_batch
-from cube_env.engine.moves import SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
+import cubebench  # noqa: F401  (registers the ids)
+from cubebench.engine import SOLVED, TABLE, kernels
+from cubebench.engine import simd
+from cubebench.engine.apply import apply_batch
+from cubebench.engine.moves import SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
 
 BYTES_PER_MOVE = 108  # read 54 + write 54 bytes: what any batched gather must move
 

@@ -1,4 +1,4 @@
-"""Benchmark of the exact optimal solver (cube_env.solver.optimal).
+"""Benchmark of the exact optimal solver (cubebench.solver.optimal).
 
 Prints a table: table build time and size, solve time by distance (scrambles
 of 1..N moves, grouped by their certified distance), random states, nodes per
@@ -29,13 +29,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cube_env.engine.cubie import CubieCube, to_state  # noqa: E402
-from cube_env.engine.kernels import apply_moves  # noqa: E402
-from cube_env.engine.moves import TABLE  # noqa: E402
-from cube_env.curriculum import load_instance_file  # noqa: E402
-from cube_env.engine.state import SOLVED, from_facelets, to_facelets  # noqa: E402
-from cube_env.solver.optimal import SolverTimeout, ensure_tables, lower_bound_batch, solve_optimal  # noqa: E402
-from cube_env.solver.optimal import store  # noqa: E402
+from cubebench.engine.cubie import CubieCube, to_state  # noqa: E402
+from cubebench.engine.kernels import apply_moves  # noqa: E402
+from cubebench.engine.moves import TABLE  # noqa: E402
+from cubebench.curriculum import load_instance_file  # noqa: E402
+from cubebench.engine.state import SOLVED, from_facelets, to_facelets  # noqa: E402
+from cubebench.solver.optimal import SolverTimeout, ensure_tables, lower_bound_batch, solve_optimal  # noqa: E402
+from cubebench.solver.optimal import store  # noqa: E402
 
 
 def load() -> str:
@@ -80,7 +80,7 @@ def time_build(metric: str) -> None:
     with tempfile.TemporaryDirectory(prefix="cubebench-bench-") as tmp:
         old = os.environ.get(store.ENV_VAR)
         os.environ[store.ENV_VAR] = tmp
-        from cube_env.solver.optimal import tables as T
+        from cubebench.solver.optimal import tables as T
 
         T.forget()
         t0, c0 = time.perf_counter(), time.process_time()

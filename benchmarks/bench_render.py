@@ -26,13 +26,13 @@ from typing import Callable
 import gymnasium as gym
 import numpy as np
 
-import cube_env  # noqa: F401  (registers the ids)
-from cube_env import CubeEnv
-from cube_env.engine import SOLVED, TABLE, kernels
-from cube_env.render.face import render_face
-from cube_env.render.net import render_net
-from cube_env.render.text import face_text_grid, net_text_grid, vertex_text_grids
-from cube_env.render.vertex import render_vertex
+import cubebench  # noqa: F401  (registers the ids)
+from cubebench import CubeEnv
+from cubebench.engine import SOLVED, TABLE, kernels
+from cubebench.render.face import render_face
+from cubebench.render.net import render_net
+from cubebench.render.text import face_text_grid, net_text_grid, vertex_text_grids
+from cubebench.render.vertex import render_vertex
 
 
 def best_rate(fn: Callable[[], int], repeats: int) -> float:
@@ -78,7 +78,7 @@ def renderers(size: int, with_gl: bool) -> dict[str, Callable[[np.ndarray], obje
         "vertex image, painter": lambda c: render_vertex(c, size),
     }
     if with_gl:
-        from cube_env.render.vertex_gl import render_vertex_gl
+        from cubebench.render.vertex_gl import render_vertex_gl
 
         out["vertex image, pyrender"] = lambda c: render_vertex_gl(c, size)
     out["net text"] = net_text_grid

@@ -53,7 +53,7 @@ def actions(n_envs: int, n_actions: int, k: int = 8) -> np.ndarray:
 
 def bench_native(n_envs: int, parallel: bool, copy: bool, min_time: float, vbmi: bool | None = None) -> float:
     """``CubeVectorEnv`` steps (``vbmi=False``: the portable kernels, as on a CPU without AVX-512 VBMI)."""
-    from cube_env.envs.vector_env import CubeVectorEnv
+    from cubebench.envs.vector_env import CubeVectorEnv
 
     env = CubeVectorEnv(n_envs, depth=DEPTH, parallel=parallel, copy=copy, vbmi=vbmi)
     env.reset(seed=0)
@@ -64,11 +64,11 @@ def bench_native(n_envs: int, parallel: bool, copy: bool, min_time: float, vbmi:
 def bench_sync(n_envs: int, min_time: float) -> float:
     from gymnasium.vector import SyncVectorEnv
 
-    import cube_env
-    from cube_env.generators import ScrambleGenerator
+    import cubebench
+    from cubebench.generators import ScrambleGenerator
 
     # the same uncertified scrambles as the native env's default, so both sides do the same work
-    env = SyncVectorEnv([lambda: cube_env.make_cube_env("symbolic", depth=DEPTH, generator=ScrambleGenerator())
+    env = SyncVectorEnv([lambda: cubebench.make_cube_env("symbolic", depth=DEPTH, generator=ScrambleGenerator())
                          for _ in range(n_envs)])
     env.reset(seed=0)
     acts = actions(n_envs, 12)
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = p.parse_args(argv)
     if args.jax_path:
         sys.path.append(args.jax_path)
-    from cube_env.engine import simd
+    from cubebench.engine import simd
 
     results: dict[str, Any] = {"load_before": load(), "vbmi": simd.HAS_VBMI}
     print(results["load_before"], "| AVX-512 VBMI kernels:", simd.HAS_VBMI)

@@ -1,19 +1,22 @@
-"""The ``cubebench`` command line."""
+"""The engine's ``cubebench`` subcommands: ``scramble``, ``show``, ``solve``, ``instances verify``.
+
+The ``cubebench`` command itself is :mod:`cubebench.runner.cli`, which adds these
+beside the runner's own (the core never imports the layers above it).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable, Sequence
 
 import numpy as np
 
-from . import __version__
 from .engine import SOLVED, TABLE, CubeInputError, from_facelets, kernels, to_facelets
 from .engine.facelets import COLOUR_LETTERS, FACES
 from .engine.notation import format_moves, parse_array
 from .engine.scramble import scramble
 from .render.ansi import net_text
+from .solver.twophase import solve_twophase
 
 
 def _cube_from_arg(text: str) -> np.ndarray:
@@ -49,8 +52,6 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         print(" ".join(sol.moves))
         print(f"# optimal: {sol.distance} moves ({sol.metric}-turn metric), {sol.seconds:.2f} s", file=sys.stderr)
     else:
-        from .solver.twophase import solve_twophase
-
         print(solve_twophase(state))
     return 0
 
@@ -68,7 +69,8 @@ def _cmd_instances_verify(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _add_common(sub: argparse._SubParsersAction) -> None:
+def add_subcommands(sub: argparse._SubParsersAction) -> None:
+    """Add ``scramble``, ``show``, ``solve`` and ``instances verify`` to the ``cubebench`` parser."""
     p = sub.add_parser("scramble", help="print a seeded scramble and its facelet string")
     p.add_argument("--depth", type=int, default=20, help="number of moves (default 20)")
     p.add_argument("--seed", type=int, default=None)
@@ -94,43 +96,3 @@ def _add_common(sub: argparse._SubParsersAction) -> None:
     v.add_argument("files", nargs="+", help="JSONL instance files (benchmarks/instances/*.jsonl)")
     v.add_argument("--time-limit", type=float, default=None, help="seconds per instance (default: none)")
     v.set_defaults(func=_cmd_instances_verify)
-
-
-def _add_runner(sub: argparse._SubParsersAction) -> None:
-    """The benchmark runner's subcommands (run, report, view, play, export), when installed."""
-    try:
-        from agents.runner.cli import add_subcommands
-    except ModuleNotFoundError as err:
-        if err.name in ("agents", "agents.runner", "agents.runner.cli"):
-            return  # installed without the agents package: engine commands only
-        raise
-    add_subcommands(sub)
-
-
-SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_common, _add_runner]
-"""Functions that add subcommands."""
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cubebench", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"cubebench {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for add in SUBCOMMANDS:
-        add(sub)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except CubeInputError as err:
-        print(f"cubebench: error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("cubebench: interrupted", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -4,7 +4,7 @@ CubeBench measures difficulty by the *optimal* solution length ``d`` in a
 named metric (half-turn: any face turn counts one; quarter-turn: a half turn
 counts two).  A scramble of ``d`` moves can be shorter to undo, so every
 candidate here is certified by the exact optimal solver
-(:mod:`cube_env.solver.optimal`) and rejected unless its distance is exactly
+(:mod:`cubebench.solver.optimal`) and rejected unless its distance is exactly
 ``d``.  Generation is deterministic in ``(seed, depth, metric)``; each
 instance records the scramble, the 54-letter state, the certified distance,
 the metric and the solver version, so a file can be re-certified later with

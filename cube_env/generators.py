@@ -31,6 +31,11 @@ MAX_SCRAMBLE_DEPTH = {"half": 18, "quarter": 22}
 """Deepest depth certified from random scrambles (deeper ones almost never are: use shipped sets)."""
 
 
+class NoInstanceSetError(ValueError):
+    """A certified instance set was asked for and none is behind the request: the generator has no
+    shipped sets, or no set exists for that metric and depth."""
+
+
 @dataclass(frozen=True)
 class Instance:
     """A start state with its provenance.
@@ -115,7 +120,7 @@ def shipped_instances(metric: str, depth: int) -> tuple[dict, ...]:
 
     files = sorted(instances_dir().glob(f"{metric}-d{depth:02d}-n*.jsonl"), key=lambda p: int(p.stem.split("-n")[-1]))
     if not files:
-        raise ValueError(
+        raise NoInstanceSetError(
             f"no shipped {metric}-turn instance set for depth {depth} in {instances_dir()} "
             f"(set {INSTANCES_ENV_VAR} to a directory of certified instance files)"
         )

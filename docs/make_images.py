@@ -17,7 +17,7 @@ import gymnasium as gym
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-import cube_env  # noqa: F401  (registers the ids)
+import cubebench  # noqa: F401  (registers the ids)
 
 SCRAMBLE = "R U2 F' L D B2 R' U"
 """The cube every picture shows."""
@@ -65,7 +65,7 @@ def save(img: Image.Image | np.ndarray, name: str) -> None:
 def onehot_picture(onehot: np.ndarray, row_px: int = 4, col_px: int = 20) -> np.ndarray:
     """The Tier 1 one-hot array (54, 6) drawn as it is: one row per sticker position, one column
     per colour, a 1 drawn in that column's colour, a 0 in dark grey."""
-    from cube_env.engine import COLOUR_RGB
+    from cubebench.engine import COLOUR_RGB
 
     cells = np.where(onehot[:, :, None] == 1, COLOUR_RGB[None, :, :], np.uint8(40))
     img = np.repeat(np.repeat(cells, row_px, axis=0), col_px, axis=1)
@@ -102,9 +102,9 @@ def axis_rotation(axis: int, degrees: float) -> np.ndarray:
 def check_rotation_against_engine(name: str, axis: int) -> None:
     """Fail unless a quarter of :func:`axis_rotation` moves every sticker where the engine's
     ``name`` rotation moves it, so the drawn arrows are the engine's, not a guess."""
-    from cube_env.engine import MOVE_INDEX
-    from cube_env.engine.facelets import sticker_geometry
-    from cube_env.engine.moves import TABLE
+    from cubebench.engine import MOVE_INDEX
+    from cubebench.engine.facelets import sticker_geometry
+    from cubebench.engine.moves import TABLE
 
     pos, nrm = sticker_geometry()
     rot = np.rint(axis_rotation(axis, 90)).astype(np.int64)
@@ -118,7 +118,7 @@ def view_axes_picture(cube: np.ndarray, supersample: int = 4) -> Image.Image:
     """The vertex-view observation ``cube`` with the three view-action axes drawn on it through
     the same camera: a straight arrow along each positive axis out of its face's centre, a curved
     arrow round it for the unprimed rotation (checked against the engine), and a legend."""
-    from cube_env.render.camera import VERTEX_CAMERA
+    from cubebench.render.camera import VERTEX_CAMERA
 
     size = cube.shape[0]
     stem, ring_at, ring_r = (1.5, 3.4), 2.8, 0.72

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cube_env.engine import SOLVED, TABLE, kernels
-from cube_env.engine.notation import parse_array
-from cube_env.generators import ScrambleGenerator
+from cubebench.engine import SOLVED, TABLE, kernels
+from cubebench.engine.notation import parse_array
+from cubebench.generators import ScrambleGenerator
 
 SCRAMBLES = ScrambleGenerator()
 """Uncertified seeded scrambles: for tests that need a scrambled cube but not a certified

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from conftest import SCRAMBLES, apply
 
-import cube_env
-from agents.base import Agent, Turn
-from agents.episode import run_episode
-from agents.records import EpisodeRecord
-from agents.scripted import GreedyAgent, RandomAgent, SolverAgent
-from agents.tools import Toolbox, ToolError, tools_for
-from cube_env.engine import SOLVED, to_facelets
+import cubebench
+from cubebench.agents.base import Agent, Turn
+from cubebench.agents.episode import run_episode
+from cubebench.agents.records import EpisodeRecord
+from cubebench.agents.scripted import GreedyAgent, RandomAgent, SolverAgent
+from cubebench.agents.tools import Toolbox, ToolError, tools_for
+from cubebench.engine import SOLVED, to_facelets
 
 
 def make(tier: str, **kw) -> gym.Env:
@@ -21,7 +21,7 @@ def make(tier: str, **kw) -> gym.Env:
     kw.setdefault("generator", SCRAMBLES)
     if tier == "symbolic":
         kw.setdefault("obs_format", "text")
-    return gym.make(cube_env.TIERS[tier], **kw)
+    return gym.make(cubebench.TIERS[tier], **kw)
 
 
 def toolbox(tier: str = "symbolic", setting: str = "basic", scramble: str = "R U", **kw) -> Toolbox:
@@ -31,7 +31,7 @@ def toolbox(tier: str = "symbolic", setting: str = "basic", scramble: str = "R U
 
 
 def test_tool_sets_keep_solvers_out_of_basic() -> None:
-    for tier in cube_env.TIERS:
+    for tier in cubebench.TIERS:
         basic = tools_for(tier, "basic")
         assert "solve" not in basic and "solve_current" not in basic
         assert ("rotate" in basic) == (tier in ("face", "vertex"))
@@ -152,7 +152,7 @@ def test_keyboard_interrupt_propagates_after_finished_steps_are_seen() -> None:
     assert [s.index for s in seen] == [0, 1]
 
 
-@pytest.mark.parametrize("tier", list(cube_env.TIERS))
+@pytest.mark.parametrize("tier", list(cubebench.TIERS))
 @pytest.mark.parametrize("setting", ["basic", "standard", "ideal"])
 def test_solver_agent_solves_every_tier_and_setting(tier: str, setting: str) -> None:
     for seed in range(3):
@@ -199,7 +199,7 @@ class Recorder:
 
 @pytest.mark.parametrize("obs_format", [None, "onehot", "indices"])
 def test_symbolic_arrays_are_shown_as_their_facelet_text(obs_format) -> None:
-    env = gym.make(cube_env.TIERS["symbolic"], max_steps=None, **({"obs_format": obs_format} if obs_format else {}))
+    env = gym.make(cubebench.TIERS["symbolic"], max_steps=None, **({"obs_format": obs_format} if obs_format else {}))
     agent = Recorder()
     record = run_episode(agent, env, reset_options={"scramble": "R F"}, max_steps=2, distance_budget_s=None)
     first, second = agent.seen
@@ -210,7 +210,7 @@ def test_symbolic_arrays_are_shown_as_their_facelet_text(obs_format) -> None:
 
 
 def test_symbolic_arrays_use_the_envs_own_letters() -> None:
-    env = gym.make(cube_env.TIERS["symbolic"], max_steps=None, obs_format="indices", letters="colours")
+    env = gym.make(cubebench.TIERS["symbolic"], max_steps=None, obs_format="indices", letters="colours")
     agent = Recorder()
     run_episode(agent, env, reset_options={"scramble": "R"}, max_steps=1, distance_budget_s=None)
     shown = agent.seen[0].text.splitlines()[-1]
@@ -218,10 +218,10 @@ def test_symbolic_arrays_use_the_envs_own_letters() -> None:
 
 
 def test_an_observation_no_model_can_be_shown_is_refused() -> None:
-    onehot = gym.make(cube_env.TIERS["symbolic"], max_steps=None)
+    onehot = gym.make(cubebench.TIERS["symbolic"], max_steps=None)
     with pytest.raises(ValueError, match="cannot show a face observation"):  # a state array is no face view
         run_episode(Recorder(), onehot, tier="face", reset_options={"scramble": "R"}, distance_budget_s=None)
-    odd = gym.wrappers.TransformObservation(gym.make(cube_env.TIERS["symbolic"], max_steps=None),
+    odd = gym.wrappers.TransformObservation(gym.make(cubebench.TIERS["symbolic"], max_steps=None),
                                             lambda o: np.zeros(3, dtype=np.float32),
                                             gym.spaces.Box(0, 1, (3,), np.float32))
     with pytest.raises(ValueError, match=r"symbolic observation .* shape \(3,\)"):
@@ -249,7 +249,7 @@ def test_malformed_replies_count_as_steps_not_as_errors() -> None:
     assert EpisodeRecord.from_dict(record.to_dict()) == record
 
 
-@pytest.mark.parametrize("tier", list(cube_env.TIERS))
+@pytest.mark.parametrize("tier", list(cubebench.TIERS))
 def test_greedy_agent_plays_every_tier(tier: str) -> None:
     for seed in range(3):
         record = run_episode(GreedyAgent(seed=seed), make(tier), seed=seed, reset_options={"depth": 2},

@@ -5,15 +5,15 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 
-import cube_env
-from cube_env.engine import from_facelets, kernels
-from cube_env.generators import CertifiedGenerator, shipped_instances
+import cubebench
+from cubebench.engine import from_facelets, kernels
+from cubebench.generators import CertifiedGenerator, shipped_instances
 
 
-@pytest.mark.parametrize("tier", list(cube_env.TIERS))
+@pytest.mark.parametrize("tier", list(cubebench.TIERS))
 @pytest.mark.parametrize("moves,depth", [("quarter", 1), ("quarter", 2), ("face", 3)])
 def test_shallow_depths_are_certified_without_the_solver(tier: str, moves: str, depth: int) -> None:
-    env = gym.make(cube_env.TIERS[tier], moves=moves, debug=tier != "symbolic")
+    env = gym.make(cubebench.TIERS[tier], moves=moves, debug=tier != "symbolic")
     _, info = env.reset(seed=depth, options={"depth": depth})
     assert info["distance"] == depth and len(info["scramble"].split()) == depth
 
@@ -36,7 +36,7 @@ def test_unreachable_depth_fails_fast() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("metric,depth", [("quarter", 4), ("quarter", 12), ("half", 4), ("half", 12)])
 def test_depth_resets_are_certified_by_the_optimal_solver(metric: str, depth: int) -> None:
-    from cube_env.solver.optimal import optimal_distance
+    from cubebench.solver.optimal import optimal_distance
 
     gen = CertifiedGenerator()
     env = gym.make("CubeBench-Symbolic-v0", moves="face" if metric == "half" else "quarter")
@@ -52,7 +52,7 @@ def test_depth_resets_are_certified_by_the_optimal_solver(metric: str, depth: in
 
 @pytest.mark.slow
 def test_heuristic_reward_matches_the_exact_distance() -> None:
-    from cube_env.solver.optimal import optimal_distance
+    from cubebench.solver.optimal import optimal_distance
 
     env = gym.make("CubeBench-Symbolic-v0", reward="heuristic", depth=12)
     _, info = env.reset(seed=0)

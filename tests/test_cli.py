@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from cube_env import __version__
-from cube_env.cli import main
-from cube_env.engine import SOLVED_FACELETS, from_facelets, kernels, to_facelets
-from cube_env.engine.notation import parse_array
-from cube_env.engine.moves import TABLE
+from cubebench import __version__
+from cubebench.runner.cli import main
+from cubebench.engine import SOLVED_FACELETS, from_facelets, kernels, to_facelets
+from cubebench.engine.notation import parse_array
+from cubebench.engine.moves import TABLE
 
 
 def test_version_via_console_script() -> None:
-    out = subprocess.run([sys.executable, "-m", "cube_env.cli", "--version"], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "cubebench.runner", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == f"cubebench {__version__}"
 
 

@@ -7,12 +7,13 @@ import re
 import gymnasium as gym
 import pytest
 
-import cube_env
-from agents.codeact import CodeActAgent, extract_code
-from agents.episode import run_episode
-from agents.llm import OpenAIChatClient, RetryPolicy, ScriptedServer
-from agents.sandbox import SandboxLimits
-from cube_env.engine import SOLVED, to_facelets
+import cubebench
+from cubebench.agents.codeact import CodeActAgent, extract_code
+from cubebench.agents.episode import run_episode
+from cubebench.agents.llm import OpenAIChatClient, RetryPolicy
+from cubebench.agents.llm.testing import ScriptedServer
+from cubebench.agents.sandbox import SandboxLimits
+from cubebench.engine import SOLVED, to_facelets
 
 FAST = RetryPolicy(max_attempts=2, base_delay_s=0.001, max_delay_s=0.01)
 
@@ -20,7 +21,7 @@ FAST = RetryPolicy(max_attempts=2, base_delay_s=0.001, max_delay_s=0.01)
 def play(script: list[str], setting: str = "basic", scramble: str = "R U", tier: str = "symbolic",
          default: str = "```python\ndone()\n```", env_kw: dict | None = None, **kw):
     env_kw = {**({"obs_format": "text"} if tier == "symbolic" else {}), **(env_kw or {})}
-    env = gym.make(cube_env.TIERS[tier], max_steps=None, **env_kw)
+    env = gym.make(cubebench.TIERS[tier], max_steps=None, **env_kw)
     with ScriptedServer(script, default=default) as srv:
         client = OpenAIChatClient("scripted", base_url=srv.base_url, api_key="x", retry=FAST)
         agent = CodeActAgent(client, limits=SandboxLimits(wall_seconds=3, cpu_seconds=2))
@@ -54,7 +55,7 @@ def test_code_moves_the_cube_and_output_comes_back() -> None:
 def test_basic_setting_reaches_no_solver() -> None:
     probe = (
         "out = []\n"
-        "for mod in ('kociemba', 'cube_env', 'numba', 'numpy'):\n"
+        "for mod in ('kociemba', 'cubebench', 'numba', 'numpy'):\n"
         "    try:\n"
         "        __import__(mod); out.append(mod + ' imported')\n"
         "    except ImportError as e:\n"
@@ -71,7 +72,7 @@ def test_basic_setting_reaches_no_solver() -> None:
     )
     record, requests = play([code(probe)])
     shown = requests[1].body["messages"][-1]["content"]
-    for mod in ("kociemba", "cube_env", "numba", "numpy"):
+    for mod in ("kociemba", "cubebench", "numba", "numpy"):
         assert f"{mod} blocked" in shown
     assert "no solve'" in shown and "no solve_current" in shown
 
@@ -157,9 +158,9 @@ def matrix_model(tier: str, setting: str):
 
 
 @pytest.mark.parametrize("setting", ["basic", "standard", "ideal"])
-@pytest.mark.parametrize("tier", list(cube_env.TIERS))
+@pytest.mark.parametrize("tier", list(cubebench.TIERS))
 def test_codeact_plays_every_tier_and_tool_setting(tier: str, setting: str) -> None:
-    env = gym.make(cube_env.TIERS[tier], max_steps=None)  # default observations: one-hot symbolic, images
+    env = gym.make(cubebench.TIERS[tier], max_steps=None)  # default observations: one-hot symbolic, images
     with ScriptedServer(matrix_model(tier, setting)) as srv:
         client = OpenAIChatClient("scripted", base_url=srv.base_url, api_key="x", retry=FAST)
         agent = CodeActAgent(client, limits=SandboxLimits(wall_seconds=5, cpu_seconds=3))

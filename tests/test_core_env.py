@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import cube_env
-from cube_env import CubeEnv
-from cube_env.engine import SOLVED, InvalidStateError, NotationError, to_facelets
+import cubebench
+from cubebench import CubeEnv
+from cubebench.engine import SOLVED, InvalidStateError, NotationError, to_facelets
 from conftest import SCRAMBLES, apply
 
 
@@ -136,11 +136,11 @@ def test_renders() -> None:
 
 
 def test_gym_make_by_module_prefix() -> None:
-    env = gym.make("cube_env:CubeBench-Symbolic-v0", depth=2)
+    env = gym.make("cubebench:CubeBench-Symbolic-v0", depth=2)
     obs, info = env.reset(seed=0)
     assert env.observation_space.contains(obs)
-    assert gym.spec("CubeBench-Symbolic-v0").entry_point == "cube_env.envs.registration:make_cube_env"
-    assert cube_env.__version__
+    assert gym.spec("CubeBench-Symbolic-v0").entry_point == "cubebench.wrappers.tiers:make_cube_env"
+    assert cubebench.__version__
 
 
 def test_human_mode_needs_a_display(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,16 +6,16 @@ import numpy as np
 import pytest
 from conftest import apply
 
-from cube_env.engine import (
+from cubebench.engine import (
     MOVE_INDEX, MOVE_NAMES, ORIENTATIONS, SOLVED, TABLE, from_colour_string, from_facelets,
     kernels, orientation_of, to_colour_string, to_cubie, to_facelets,
 )
-from cube_env.engine import simd
-from cube_env.engine.apply import apply_batch, apply_sequence
-from cube_env.engine.cubie import to_state
-from cube_env.engine.moves import INVERSE, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
-from cube_env.engine.notation import format_moves, invert_moves, parse, parse_array
-from cube_env.engine.scramble import scramble
+from cubebench.engine import simd
+from cubebench.engine.apply import apply_batch, apply_sequence
+from cubebench.engine.cubie import to_state
+from cubebench.engine.moves import INVERSE, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
+from cubebench.engine.notation import format_moves, invert_moves, parse, parse_array
+from cubebench.engine.scramble import scramble
 
 SUPERFLIP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"
 SUPERFLIP_FACELETS = "UBULURUFURURFRBRDRFUFLFRFDFDFDLDRDBDLULBLFLDLBUBRBLBDB"

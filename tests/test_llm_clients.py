@@ -16,11 +16,12 @@ import pytest
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")
 
-from agents.llm import (AnthropicClient, Budget, BudgetExceeded, ModelError, OpenAIChatClient,  # noqa: E402
-                        RetryPolicy, ScriptedServer, Step, image_part, make_client, price_for,
+from cubebench.agents.llm import (AnthropicClient, Budget, BudgetExceeded, ModelError, OpenAIChatClient,  # noqa: E402
+                        RetryPolicy, image_part, make_client, price_for,
                         react_grammar, react_pattern, text_part)
-from agents.llm.messages import validate_messages  # noqa: E402
-from agents.llm.retry import parse_retry_after  # noqa: E402
+from cubebench.agents.llm.messages import validate_messages  # noqa: E402
+from cubebench.agents.llm.retry import parse_retry_after  # noqa: E402
+from cubebench.agents.llm.testing import ScriptedServer, Step  # noqa: E402
 
 PROVIDERS = ("openai", "anthropic")
 API_KEY = "sk-test-secret-0123456789"
@@ -379,7 +380,7 @@ def test_react_grammar_and_pattern_agree_on_tools() -> None:
 
 def test_local_model_without_the_extra_names_the_install_command(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from agents.llm import local
+    from cubebench.agents.llm import local
 
     monkeypatch.setattr(local, "_SERVER_MODULES", ("llama_cpp_is_not_installed_here",))
     with pytest.raises(local.LocalModelUnavailable) as info:

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from agents.llm.local import LocalModelServer, local_model_available
+from cubebench.agents.llm.local import LocalModelServer, local_model_available
 
 _AVAILABLE, _WHY = local_model_available()
 
@@ -33,14 +33,14 @@ PROMPT = [
 def test_grammar_compiles_in_llama_cpp() -> None:
     from llama_cpp import LlamaGrammar
 
-    from agents.llm.grammar import TOOLS as ALL_TOOLS, react_grammar
+    from cubebench.agents.llm.grammar import TOOLS as ALL_TOOLS, react_grammar
 
     for tools in (TOOLS, ALL_TOOLS, ["done"]):
         assert LlamaGrammar.from_string(react_grammar(tools), verbose=False) is not None
 
 
 def test_local_server_gives_a_grammar_constrained_react_reply() -> None:
-    from agents.llm import OpenAIChatClient, RetryPolicy, react_grammar, react_pattern
+    from cubebench.agents.llm import OpenAIChatClient, RetryPolicy, react_grammar, react_pattern
 
     with LocalModelServer() as server:
         url = server.base_url
@@ -61,14 +61,14 @@ def test_local_server_gives_a_grammar_constrained_react_reply() -> None:
 
 
 def test_missing_model_file_is_a_clear_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from agents.llm.local import LocalModelUnavailable
+    from cubebench.agents.llm.local import LocalModelUnavailable
 
     with pytest.raises(LocalModelUnavailable, match="model file not found"):
         LocalModelServer(tmp_path / "nothing.gguf").start()
 
 
 def test_make_client_local_owns_and_stops_its_server() -> None:
-    from agents.llm import LocalModelClient, make_client, react_grammar, react_pattern
+    from cubebench.agents.llm import LocalModelClient, make_client, react_grammar, react_pattern
 
     client = make_client("local", grammar=react_grammar(["observe", "done"]), temperature=0.0,
                          seed=2, max_tokens=120, timeout_s=240)
@@ -85,7 +85,7 @@ def test_make_client_local_owns_and_stops_its_server() -> None:
 def test_launcher_turns_weight_repacking_off(monkeypatch: pytest.MonkeyPatch) -> None:
     from llama_cpp import llama_cpp as lib
 
-    from agents.llm.llama_server_main import disable_repack
+    from cubebench.agents.llm.llama_server_main import disable_repack
 
     # restored after the test, so the patch does not leak into this process's other tests
     monkeypatch.setattr(lib, "llama_model_default_params", lib.llama_model_default_params)
@@ -102,7 +102,7 @@ def test_server_exits_when_its_parent_is_killed() -> None:
     import sys
     import time
 
-    script = ("import time; from agents.llm.local import LocalModelServer; "
+    script = ("import time; from cubebench.agents.llm.local import LocalModelServer; "
               "s = LocalModelServer().start(); print(s._proc.pid, flush=True); time.sleep(600)")
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     server_pid = int(parent.stdout.readline())
@@ -134,10 +134,10 @@ def test_react_agent_plays_a_short_episode_on_the_local_model() -> None:
     """
     import gymnasium as gym
 
-    import cube_env
-    from agents.episode import run_episode
-    from agents.llm import OpenAIChatClient, RetryPolicy, react_grammar, react_pattern
-    from agents.react import ReActAgent
+    import cubebench
+    from cubebench.agents.episode import run_episode
+    from cubebench.agents.llm import OpenAIChatClient, RetryPolicy, react_grammar, react_pattern
+    from cubebench.agents.react import ReActAgent
 
     class KeepsPlaying(ReActAgent):
         def system_prompt(self, task):  # type: ignore[no-untyped-def]
@@ -145,7 +145,7 @@ def test_react_agent_plays_a_short_episode_on_the_local_model() -> None:
             self.extra = {"grammar": react_grammar([t for t in task.tools if t != "done"])}
             return text
 
-    env = gym.make(cube_env.TIERS["symbolic"], max_steps=None, reward="sticker")  # default one-hot observation
+    env = gym.make(cubebench.TIERS["symbolic"], max_steps=None, reward="sticker")  # default one-hot observation
     with LocalModelServer() as server:
         client = OpenAIChatClient(server.model_name, base_url=server.base_url, api_key="local",
                                   temperature=0.0, seed=1, timeout_s=240, retry=RetryPolicy(max_attempts=1))

@@ -1,4 +1,4 @@
-"""Tests of the exact optimal solver (cube_env.solver.optimal).
+"""Tests of the exact optimal solver (cubebench.solver.optimal).
 
 The big pruning tables are built on first use (a few minutes from a fresh
 cache, see docs/solver.md); every later run loads them from the cache.
@@ -11,17 +11,17 @@ import json
 import numpy as np
 import pytest
 
-from cube_env.engine.errors import InvalidStateError
-from cube_env.engine.kernels import apply_moves, is_solved
-from cube_env.engine.moves import MOVE_INDEX, ORIENTATIONS, TABLE
-from cube_env.engine.notation import parse_array
-from cube_env.engine.state import SOLVED, from_facelets, to_facelets
-from cube_env.solver.optimal import (
+from cubebench.engine.errors import InvalidStateError
+from cubebench.engine.kernels import apply_moves, is_solved
+from cubebench.engine.moves import MOVE_INDEX, ORIENTATIONS, TABLE
+from cubebench.engine.notation import parse_array
+from cubebench.engine.state import SOLVED, from_facelets, to_facelets
+from cubebench.solver.optimal import (
     OptimalSolution, SolverTimeout, lower_bound, lower_bound_batch, optimal_distance, solve_optimal,
 )
-from cube_env.solver.optimal import coords as C
-from cube_env.solver.optimal import store
-from cube_env.solver.optimal import tables as T
+from cubebench.solver.optimal import coords as C
+from cubebench.solver.optimal import store
+from cubebench.solver.optimal import tables as T
 
 NEEDS_TABLES = pytest.mark.slow
 """Tests that load the big pruning tables (1.7 GB, minutes to build on a fresh machine): kept out of the
@@ -233,7 +233,7 @@ def test_random_depth_12_scrambles_are_within_scramble_length():
 def test_superflip_and_the_cube20_position_are_twenty():
     """Re-certify ``half-d20-n2.jsonl`` (line 0 is the superflip, tested below): every length
     below 20 ruled out, the published 20-move solutions sparing the depth-20 iterations."""
-    from cube_env.curriculum import verify_instance_file
+    from cubebench.curriculum import verify_instance_file
 
     result = verify_instance_file(INSTANCES / "half-d20-n2.jsonl")
     assert result.ok and result.checked == 2, result.failures
@@ -247,7 +247,7 @@ def test_depth_16_positions(metric):
     The scramble bounds the distance from above; the solver must prove no
     15-move (or, in the quarter-turn metric, 14-move) solution exists.
     """
-    from cube_env.curriculum import load_instance_file
+    from cubebench.curriculum import load_instance_file
 
     for inst in load_instance_file(INSTANCES / f"{metric}-d16-n20.jsonl")[:2]:
         s = scrambled(inst.scramble)
@@ -304,7 +304,7 @@ def test_corrupt_or_partial_table_is_rebuilt(tmp_path, monkeypatch):
 @NEEDS_TABLES
 @pytest.mark.parametrize("metric", ["half", "quarter"])
 def test_certified_instances_have_exact_distance(metric):
-    from cube_env.curriculum import certified_instances
+    from cubebench.curriculum import certified_instances
 
     a = certified_instances(6, metric, seed=3, n=5)
     assert a == certified_instances(6, metric, seed=3, n=5)  # deterministic in the seed
@@ -317,7 +317,7 @@ def test_certified_instances_have_exact_distance(metric):
 
 @NEEDS_TABLES
 def test_distance_20_candidates_are_distinct_up_to_rotation():
-    from cube_env.curriculum import DISTANCE_20_SEEDS, _rotation_class_key, distance_20_candidates
+    from cubebench.curriculum import DISTANCE_20_SEEDS, _rotation_class_key, distance_20_candidates
 
     cands = distance_20_candidates()
     keys = {_rotation_class_key(s) for _, s in cands}
@@ -328,7 +328,7 @@ def test_distance_20_candidates_are_distinct_up_to_rotation():
 
 
 def test_published_distance_20_solutions_solve_their_seeds_in_20_moves():
-    from cube_env.curriculum import DISTANCE_20_SEEDS, DISTANCE_20_SOLUTIONS
+    from cubebench.curriculum import DISTANCE_20_SEEDS, DISTANCE_20_SOLUTIONS
 
     assert DISTANCE_20_SOLUTIONS.keys() == DISTANCE_20_SEEDS.keys()
     for name, solution in DISTANCE_20_SOLUTIONS.items():
@@ -344,7 +344,7 @@ def _shipped(max_depth: int) -> list:
 @NEEDS_TABLES
 @pytest.mark.parametrize("path", _shipped(12), ids=lambda p: p.name)
 def test_shipped_instance_files_reverify(path):
-    from cube_env.curriculum import load_instance_file, verify_instance_file
+    from cubebench.curriculum import load_instance_file, verify_instance_file
 
     result = verify_instance_file(path)
     assert result.ok, result.failures
@@ -367,7 +367,7 @@ def _largest_sets() -> list:
 
 
 def test_shipped_half_turn_depth_20_set_is_the_two_known_positions():
-    from cube_env.curriculum import DISTANCE_20_SEEDS, DISTANCE_20_SOLUTIONS, load_instance_file
+    from cubebench.curriculum import DISTANCE_20_SEEDS, DISTANCE_20_SOLUTIONS, load_instance_file
 
     insts = load_instance_file(INSTANCES / "half-d20-n2.jsonl")
     assert [i.state for i in insts] == [DISTANCE_20_SEEDS["superflip"], DISTANCE_20_SEEDS["cube20-hard"]]
@@ -388,7 +388,7 @@ def test_smaller_instance_sets_are_prefixes_of_larger_ones():
 @pytest.mark.slow
 @pytest.mark.parametrize("path", _largest_sets(), ids=lambda p: p.name)
 def test_largest_instance_files_reverify(path):
-    from cube_env.curriculum import verify_instance_file
+    from cubebench.curriculum import verify_instance_file
 
     result = verify_instance_file(path)
     assert result.ok, result.failures
@@ -396,7 +396,7 @@ def test_largest_instance_files_reverify(path):
 
 @NEEDS_TABLES
 def test_tampered_instance_file_fails_verification(tmp_path):
-    from cube_env.curriculum import certified_instances, verify_instance_file, write_instance_file
+    from cubebench.curriculum import certified_instances, verify_instance_file, write_instance_file
 
     insts = certified_instances(4, "half", n=3)
     bad = [insts[0], insts[1].__class__(**{**insts[1].__dict__, "distance": 3}),

@@ -5,10 +5,11 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 
-import cube_env
-from agents.episode import run_episode
-from agents.llm import AnthropicClient, Budget, OpenAIChatClient, RetryPolicy, ScriptedServer, Step
-from agents.react import ReActAgent
+import cubebench
+from cubebench.agents.episode import run_episode
+from cubebench.agents.llm import AnthropicClient, Budget, OpenAIChatClient, RetryPolicy
+from cubebench.agents.llm.testing import ScriptedServer, Step
+from cubebench.agents.react import ReActAgent
 
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.001, max_delay_s=0.01, max_retry_after_s=0.01)
 
@@ -16,7 +17,7 @@ FAST = RetryPolicy(max_attempts=3, base_delay_s=0.001, max_delay_s=0.01, max_ret
 def env(tier: str = "symbolic", **kw) -> gym.Env:
     if tier == "symbolic":
         kw.setdefault("obs_format", "text")
-    return gym.make(cube_env.TIERS[tier], max_steps=None, **kw)
+    return gym.make(cubebench.TIERS[tier], max_steps=None, **kw)
 
 
 def openai_agent(srv: ScriptedServer, **kw) -> ReActAgent:

@@ -6,19 +6,19 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import cube_env
+import cubebench
 from conftest import SCRAMBLES
-from cube_env import CubeEnv
-from cube_env.engine import ORIENTATIONS, SOLVED, kernels
-from wrappers.rewards import FaceReward, StickerReward, make_reward_wrapper
+from cubebench import CubeEnv
+from cubebench.engine import ORIENTATIONS, SOLVED, kernels
+from cubebench.wrappers.rewards import FaceReward, StickerReward, make_reward_wrapper
 
 
 @pytest.mark.parametrize("reward", ["sticker", "face"])
-@pytest.mark.parametrize("tier", list(cube_env.TIERS))
+@pytest.mark.parametrize("tier", list(cubebench.TIERS))
 def test_rewards_telescope_on_every_id(reward: str, tier: str) -> None:
     # phi is ground truth: the partial tiers show it only with debug=True
     kwargs = {} if tier == "symbolic" else {"debug": True}
-    env = gym.make(cube_env.TIERS[tier], reward=reward, max_steps=40, generator=SCRAMBLES, **kwargs)
+    env = gym.make(cubebench.TIERS[tier], reward=reward, max_steps=40, generator=SCRAMBLES, **kwargs)
     _, info = env.reset(seed=7, options={"depth": 6})
     start, total = info["phi"], 0.0
     env.action_space.seed(7)
@@ -33,7 +33,7 @@ def test_rewards_telescope_on_every_id(reward: str, tier: str) -> None:
 
 @pytest.mark.parametrize("tier", ["visual", "face", "vertex"])
 def test_partial_tiers_hide_phi_but_not_the_reward(tier: str) -> None:
-    env = gym.make(cube_env.TIERS[tier], reward="sticker")
+    env = gym.make(cubebench.TIERS[tier], reward="sticker")
     _, info = env.reset(options={"scramble": "R"})
     assert "phi" not in info and info["reward_kind"] == "sticker"
     _, r, _, _, info = env.step(env.unwrapped.action_names.index("R'"))

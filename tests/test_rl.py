@@ -12,12 +12,12 @@ from gymnasium.vector import AutoresetMode
 
 torch = pytest.importorskip("torch", reason="the RL baselines need the rl extra: pip install -e '.[rl]'")
 
-import cube_env
-from agents.rl.evaluate import beam_search, eval_instances, policy_rollouts, rollouts
-from agents.rl.policy import SHIPPED_CHECKPOINT, MLPPolicy, inverse_actions, load_checkpoint, save_checkpoint
-from agents.rl.schedule import DepthCurriculum
-from agents.rl.train import main as train_main
-from cube_env.envs.vector_env import CubeVectorEnv
+import cubebench
+from cubebench.agents.rl.evaluate import beam_search, eval_instances, policy_rollouts, rollouts
+from cubebench.agents.rl.policy import SHIPPED_CHECKPOINT, MLPPolicy, inverse_actions, load_checkpoint, save_checkpoint
+from cubebench.agents.rl.schedule import DepthCurriculum
+from cubebench.agents.rl.train import main as train_main
+from cubebench.envs.vector_env import CubeVectorEnv
 
 torch.set_num_threads(1)
 
@@ -68,8 +68,8 @@ def test_inverse_masking_and_checkpoint_round_trip(tmp_path):
 def test_beam_search_returns_a_real_solution():
     policy = MLPPolicy(12, (32,))
     states, _ = eval_instances(2)
-    from cube_env.engine import kernels
-    from cube_env.engine.moves import MOVE_INDEX, QUARTER_ACTIONS, TABLE
+    from cubebench.engine import kernels
+    from cubebench.engine.moves import MOVE_INDEX, QUARTER_ACTIONS, TABLE
 
     for state in states[:3]:
         plan = beam_search(policy, state, width=144, budget=2)
@@ -103,8 +103,8 @@ def test_shipped_checkpoint_reaches_its_documented_depth1_pass_rate():
 
 
 def test_shipped_checkpoint_plays_as_an_agent_through_run_episode():
-    from agents.episode import run_episode
-    from agents.rl import make_policy_agent
+    from cubebench.agents.episode import run_episode
+    from cubebench.agents.rl import make_policy_agent
 
     env = gym.make("CubeBench-Symbolic-v0", depth=1)
     for beam in (0, 8):
@@ -114,7 +114,7 @@ def test_shipped_checkpoint_plays_as_an_agent_through_run_episode():
 
 
 # --- Stable-Baselines3 ---------------------------------------------------------------
-@pytest.mark.parametrize("env_id", sorted(cube_env.TIERS.values()))
+@pytest.mark.parametrize("env_id", sorted(cubebench.TIERS.values()))
 def test_sb3_check_env_passes_on_every_id(env_id):
     from stable_baselines3.common.env_checker import check_env
 
@@ -126,7 +126,7 @@ def test_sb3_check_env_passes_on_every_id(env_id):
 def test_sb3_vecenv_adapter_follows_sb3_conventions():
     from stable_baselines3.common.vec_env.util import obs_space_info  # noqa: F401  (SB3 importable)
 
-    from agents.rl.sb3 import SB3VecEnv
+    from cubebench.agents.rl.sb3 import SB3VecEnv
 
     venv = CubeVectorEnv(4, depth=1, max_steps=3, autoreset_mode=AutoresetMode.SAME_STEP)
     env = SB3VecEnv(venv)
@@ -146,7 +146,7 @@ def test_sb3_vecenv_adapter_follows_sb3_conventions():
 
 @pytest.mark.parametrize("algo", ["ppo", "a2c", "dqn"])
 def test_sb3_trains_on_the_native_env(algo, tmp_path):
-    from agents.rl.sb3 import main as sb3_main
+    from cubebench.agents.rl.sb3 import main as sb3_main
 
     result = sb3_main(["--algo", algo, "--timesteps", "2048", "--num-envs", "64", "--out", str(tmp_path)])
     assert set(result) >= {"pass/d1", "pass/d4", "frontier"}
@@ -155,7 +155,7 @@ def test_sb3_trains_on_the_native_env(algo, tmp_path):
 
 @pytest.mark.slow
 def test_sb3_ppo_learns_depth_one(tmp_path):
-    from agents.rl.sb3 import main as sb3_main
+    from cubebench.agents.rl.sb3 import main as sb3_main
 
     result = sb3_main(["--algo", "ppo", "--timesteps", "150000", "--num-envs", "128", "--max-depth", "1",
                        "--out", str(tmp_path)])

@@ -1,4 +1,4 @@
-"""The runner end to end through ``cubebench`` (``cube_env.cli.main``): smoke suite with the solver
+"""The runner end to end through ``cubebench`` (``cubebench.runner.cli.main``): smoke suite with the solver
 agent and with a scripted model server, reports, export, limits, resume, retry of error episodes, play."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.llm import RecordedRequest, ScriptedServer, Step
-from agents.runner.attribution import attribute
-from agents.runner.store import open_run
-from cube_env.cli import main
+from cubebench.agents.llm.testing import RecordedRequest, ScriptedServer, Step
+from cubebench.runner.attribution import attribute
+from cubebench.runner.store import open_run
+from cubebench.runner.cli import main
 
 FACELETS = re.compile(r"\b[URFDLB]{54}\b")
 
@@ -208,7 +208,7 @@ def test_prompt_options_are_checked_before_the_run(tmp_path: Path, capsys) -> No
 
 
 def test_play_takes_typed_tool_calls(capsys) -> None:
-    from agents.runner.play import play
+    from cubebench.runner.play import play
 
     typed = iter(["hello", "spin()", 'move("U\'")', "observe()", 'move("R\'")'])
     out = io.StringIO()
@@ -219,8 +219,8 @@ def test_play_takes_typed_tool_calls(capsys) -> None:
 
 
 def test_play_starts_from_a_certified_instance() -> None:
-    from agents.runner.instances import shipped_starts
-    from agents.runner.play import play
+    from cubebench.runner.instances import shipped_starts
+    from cubebench.runner.play import play
 
     starts = shipped_starts(8, "quarter")
     if len(starts) < 4:
@@ -243,7 +243,7 @@ def test_play_window_refusals_are_one_clear_line(monkeypatch, capsys, argv, why)
 
 
 def test_play_colours_sticker_letters() -> None:
-    from agents.runner.play import colourise
+    from cubebench.runner.play import colourise
 
     painted = colourise("Front face:\nW R G\nY O B\nLeft   Front\nO O O  G G G")
     assert painted.splitlines()[0] == "Front face:" and painted.splitlines()[3] == "Left   Front"
@@ -267,8 +267,8 @@ def test_process_backend_matches_the_inline_run(tmp_path: Path) -> None:
 
 
 def test_an_agent_limited_to_some_tiers_needs_a_restricted_suite(tmp_path: Path, capsys, monkeypatch) -> None:
-    from agents.runner import specs
-    from agents.scripted import RandomAgent
+    from cubebench.runner import specs
+    from cubebench.agents.scripted import RandomAgent
 
     monkeypatch.setattr(specs, "_rl_builder", lambda: lambda checkpoint=None, *, seed=None: RandomAgent(seed))
     run = tmp_path / "mlp.sqlite"
@@ -282,7 +282,7 @@ def test_an_agent_limited_to_some_tiers_needs_a_restricted_suite(tmp_path: Path,
 
 
 def test_a_policy_that_cannot_load_fails_before_the_run(tmp_path: Path, capsys, monkeypatch) -> None:
-    from agents.runner import specs
+    from cubebench.runner import specs
 
     def broken(checkpoint=None, *, seed=None):
         raise FileNotFoundError("no checkpoint")
@@ -294,10 +294,10 @@ def test_a_policy_that_cannot_load_fails_before_the_run(tmp_path: Path, capsys, 
 
 
 def test_true_distances_are_recorded_with_a_budget(tmp_path: Path) -> None:
-    from agents.runner.run import optimal_tables_ready
+    from cubebench.runner.run import optimal_tables_ready
 
     if not optimal_tables_ready("quarter"):
-        pytest.skip("the exact solver's quarter-turn tables are not built (python -m cube_env.solver.optimal)")
+        pytest.skip("the exact solver's quarter-turn tables are not built (python -m cubebench.solver.optimal)")
     suite = tmp_path / "d2.json"
     suite.write_text(json.dumps({"name": "d2", "tiers": ["symbolic"], "depths": [2], "instances": 1,
                                  "rewards": ["none"], "tool_settings": ["basic"]}))

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.runner.store import open_run
-from cube_env.cli import main
+from cubebench.runner.store import open_run
+from cubebench.runner.cli import main
 
 pytestmark = [
     pytest.mark.slow,

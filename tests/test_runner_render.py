@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from cube_env.cli import main
-from cube_env.engine.facelets import COLOUR_RGB
+from cubebench.runner.cli import main
+from cubebench.engine.facelets import COLOUR_RGB
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agents.runner.html_report import report_html
-from agents.runner.plots import PlotsUnavailable, write_plots
-from agents.runner.report import build_report, text_report
-from agents.runner.store import open_run
-from agents.runner.tables import render_text
-from cube_env.cli import main
+from cubebench.runner.html_report import report_html
+from cubebench.runner.plots import PlotsUnavailable, write_plots
+from cubebench.runner.report import build_report, text_report
+from cubebench.runner.store import open_run
+from cubebench.runner.tables import render_text
+from cubebench.runner.cli import main
 
 SUITE = {"name": "rep", "tiers": ["symbolic", "vertex"], "depths": [1, 8], "instances": 2,
          "rewards": ["none", "face"], "tool_settings": ["basic"]}

@@ -1,6 +1,6 @@
 """Interrupting a run (kill -9, Ctrl-C, kill) and resuming it gives exactly the episodes of an uninterrupted run.
 
-The run plays in a subprocess (``python -m agents.runner``, the ``cubebench`` CLI); the test watches its
+The run plays in a subprocess (``python -m cubebench.runner``, the ``cubebench`` CLI); the test watches its
 SQLite file and kills it once a few episodes are stored, resumes it, and compares every record (keys,
 statuses, actions) with a run that was never interrupted.  The random agent is seeded per episode, so
 its actions do not depend on scheduling or on which invocation played the episode.
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.runner.store import open_run
-from cube_env.cli import main
+from cubebench.runner.store import open_run
+from cubebench.runner.cli import main
 
 SUITE = {"name": "resume", "tiers": ["symbolic", "face"], "depths": [1, 2, 3, 8], "instances": 3,
          "rewards": ["none"], "tool_settings": ["basic", "standard", "ideal"]}
@@ -37,7 +37,7 @@ def _stored(db: Path) -> int:
 
 
 def _start(suite: Path, db: Path) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "agents.runner", "run", "--distance-budget", "0", "--suite", str(suite), "--agent", "random",
+    cmd = [sys.executable, "-m", "cubebench.runner", "run", "--distance-budget", "0", "--suite", str(suite), "--agent", "random",
            "--out", str(db), "--no-progress", "--quiet"]
     # A shell starts background jobs with SIGINT ignored, and Python then installs no Ctrl-C handler:
     # restore the default so the test means the same however pytest itself was launched.

@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from agents.runner.aggregate import cell_of, group
-from agents.runner.attribution import Gap, _gap
-from agents.runner.stats import Rate, wilson_interval
-from agents.runner.store import EpisodeRow
-from agents.runner.tables import compact
+from cubebench.runner.aggregate import cell_of, group
+from cubebench.runner.attribution import Gap, _gap
+from cubebench.runner.stats import Rate, wilson_interval
+from cubebench.runner.store import EpisodeRow
+from cubebench.runner.tables import compact
 
 
 @pytest.mark.parametrize("k, n, lo, hi", [

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.records import EpisodeRecord
-from agents.runner.plan import plan_episodes
-from agents.runner.store import RunStore, StoreError, decode_record, encode_record, open_run
-from agents.runner.suites import suite_from_dict
+from cubebench.agents.records import EpisodeRecord
+from cubebench.runner.plan import plan_episodes
+from cubebench.runner.store import RunStore, StoreError, decode_record, encode_record, open_run
+from cubebench.runner.suites import suite_from_dict
 
 SUITE = suite_from_dict({"name": "t", "tiers": ["symbolic"], "depths": [1, 2], "instances": 2,
                          "rewards": ["none"], "tool_settings": ["basic"]})

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.runner import instances
-from agents.runner.instances import instance_seed, resolve_source
-from agents.runner.plan import episode_key, plan_episodes
-from agents.runner.suites import SuiteError, available_suites, load_suite, suite_from_dict
+from cubebench.runner import instances
+from cubebench.runner.instances import instance_seed, resolve_source
+from cubebench.runner.plan import episode_key, plan_episodes
+from cubebench.runner.suites import SuiteError, available_suites, load_suite, suite_from_dict
 
 GRID = {"tiers": ["symbolic", "visual", "face", "vertex"], "depths": [1, 2, 3, 4, 8, 12, 16, 20]}
 
@@ -104,8 +104,8 @@ def test_missing_certified_depths_fail_clearly(monkeypatch) -> None:
 
 
 def test_shipped_sets_are_read_and_complete_small_depths_are_used_whole(tmp_path: Path) -> None:
-    from cube_env.engine import SOLVED, TABLE, kernels, to_facelets
-    from cube_env.engine.moves import MOVE_INDEX
+    from cubebench.engine import SOLVED, TABLE, kernels, to_facelets
+    from cubebench.engine.moves import MOVE_INDEX
 
     starts = instances.shipped_starts(1, "quarter")
     if not starts:
@@ -129,7 +129,7 @@ def test_a_shipped_file_with_wrong_distances_is_refused(tmp_path: Path) -> None:
 
 
 def test_every_cell_of_an_instance_starts_from_the_same_state() -> None:
-    from agents.runner.execute import PlaySettings, make_env
+    from cubebench.runner.execute import PlaySettings, make_env
 
     suite = load_suite("smoke")
     plan = plan_episodes(suite, resolve_source(suite, warn=False))
@@ -146,7 +146,7 @@ def test_every_cell_of_an_instance_starts_from_the_same_state() -> None:
 
 
 def test_restrict_keeps_the_chosen_tiers_and_depths_in_suite_order() -> None:
-    from agents.runner.suites import restrict
+    from cubebench.runner.suites import restrict
 
     part = restrict(load_suite("exp1"), ["face", "symbolic"], [8, 1])
     assert part.tiers == ("symbolic", "face") and part.depths == (1, 8) and part.name == "exp1[symbolic-face,1-8]"

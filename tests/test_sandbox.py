@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from agents.sandbox import (ALL_LAYERS, FAIRNESS_LAYERS, ExecResult, Sandbox, SandboxError,
+from cubebench.agents.sandbox import (ALL_LAYERS, FAIRNESS_LAYERS, ExecResult, Sandbox, SandboxError,
                             SandboxLimits, SandboxUnavailable)
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
@@ -414,7 +414,7 @@ def test_secrets_in_the_host_environment_are_invisible(box: ToolBox, monkeypatch
         goes_on(sandbox, box)
 
 
-@pytest.mark.parametrize("module", ["cube_env", "kociemba", "numba", "numpy", "wrappers", "agents"])
+@pytest.mark.parametrize("module", ["cubebench", "cube_env", "kociemba", "numba", "numpy", "wrappers", "agents"])
 def test_project_and_solver_libraries_cannot_be_imported(episode: tuple[Sandbox, ToolBox], module: str) -> None:
     sb, box = episode
     assert_error(sb.run(f"import {module}"), "ModuleNotFoundError", module)
@@ -424,8 +424,9 @@ def test_project_and_solver_libraries_cannot_be_imported(episode: tuple[Sandbox,
 def test_adding_the_project_to_sys_path_does_not_help(episode: tuple[Sandbox, ToolBox]) -> None:
     sb, box = episode
     venv_site = [p for p in sys.path if p.endswith("site-packages")]
-    r = sb.run(f"import sys\nsys.path[:0] = {[str(PROJECT), *venv_site]!r}\nimport cube_env")
-    assert_error(r, "ModuleNotFoundError")
+    for name in ("cube_env", "agents", "cubebench"):  # the folders on the added path, and the package
+        r = sb.run(f"import sys\nsys.path[:0] = {[str(PROJECT), *venv_site]!r}\nimport {name}")
+        assert_error(r, "ModuleNotFoundError")
     r = sb.run("import importlib.util\n"
                f"spec = importlib.util.spec_from_file_location('k', {str(PROJECT / 'cube_env' / '__init__.py')!r})\n"
                "spec.loader.exec_module(importlib.util.module_from_spec(spec))")

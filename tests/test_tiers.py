@@ -25,20 +25,20 @@ import pytest
 from conftest import SCRAMBLES
 from gymnasium.utils.env_checker import check_env
 
-import cube_env  # noqa: F401  (registers the ids)
-from cube_env import CubeEnv
-from cube_env.engine import COLOUR_LETTERS, COLOUR_RGB, FACES, ORIENTATION_NAMES, ORIENTATIONS, TABLE, MOVE_INDEX
-from cube_env.engine import kernels
-from cube_env.engine.facelets import sticker_geometry
-from cube_env.render.camera import FACE_SHADE, VERTEX_CAMERA
-from cube_env.render.canvas import BACKGROUND
-from cube_env.render.face import render_face
-from cube_env.render.net import render_net
-from cube_env.render.vertex import render_vertex
-from wrappers.observations import (
+import cubebench  # noqa: F401  (registers the ids)
+from cubebench import CubeEnv
+from cubebench.engine import COLOUR_LETTERS, COLOUR_RGB, FACES, ORIENTATION_NAMES, ORIENTATIONS, TABLE, MOVE_INDEX
+from cubebench.engine import kernels
+from cubebench.engine.facelets import sticker_geometry
+from cubebench.render.camera import FACE_SHADE, VERTEX_CAMERA
+from cubebench.render.canvas import BACKGROUND
+from cubebench.render.face import render_face
+from cubebench.render.net import render_net
+from cubebench.render.vertex import render_vertex
+from cubebench.wrappers.observations import (
     FaceViewObservation, NetObservation, SymbolicObservation, VertexViewObservation,
 )
-from wrappers.rewards import make_reward_wrapper
+from cubebench.wrappers.rewards import make_reward_wrapper
 
 
 def _pyrender_or_reason() -> str | None:
@@ -313,7 +313,7 @@ def test_face_view_shows_only_f() -> None:
 def _vertex_function(renderer: str) -> Any:
     if renderer == "painter":
         return render_vertex
-    from cube_env.render.vertex_gl import render_vertex_gl
+    from cubebench.render.vertex_gl import render_vertex_gl
 
     return render_vertex_gl
 
@@ -383,7 +383,7 @@ def test_face_view_after_y_shows_what_was_the_r_face() -> None:
 @pytest.fixture
 def fake_solver(monkeypatch: pytest.MonkeyPatch) -> None:
     """The heuristic reward without the solver's tables: exact on even steps, the bound on odd ones."""
-    import cube_env.solver.optimal as optimal
+    import cubebench.solver.optimal as optimal
 
     calls = itertools.count()
 
@@ -438,9 +438,9 @@ def test_view_tiers_refuse_a_core_without_view_actions() -> None:
 @pytest.mark.parametrize("reward", ["none", "sticker"])
 def test_symbolic_default_form_comes_from_the_core(reward: str) -> None:
     """``make_cube_env`` has the core emit the one-hot rows; that must equal converting its indices."""
-    made = cube_env.make_cube_env("symbolic", depth=8, reward=reward, generator=SCRAMBLES)
+    made = cubebench.make_cube_env("symbolic", depth=8, reward=reward, generator=SCRAMBLES)
     assert made.unwrapped.obs_format == "onehot"
-    converted = SymbolicObservation(cube_env.make_cube_env("symbolic", depth=8, reward=reward, generator=SCRAMBLES,
+    converted = SymbolicObservation(cubebench.make_cube_env("symbolic", depth=8, reward=reward, generator=SCRAMBLES,
                                                            obs_format="indices").env)
     for env in (made, converted):
         env.action_space.seed(4)
@@ -518,7 +518,7 @@ def test_same_seed_same_images(env_id: str, kwargs: dict) -> None:
 
 def test_painter_does_not_import_opengl() -> None:
     code = (
-        "import sys, gymnasium as gym, cube_env\n"
+        "import sys, gymnasium as gym, cubebench\n"
         "env = gym.make('CubeBench-Vertex-v0'); env.reset(seed=0); env.step(0)\n"
         "assert not {'pyrender', 'OpenGL', 'trimesh'} & set(sys.modules), 'GL stack imported'\n"
     )
@@ -531,7 +531,7 @@ _NEVER_DELETED: list[Any] = []
 
 @pytest.mark.skipif(bool(_NO_PYRENDER), reason=str(_NO_PYRENDER))
 def test_pyrender_renderer_coexists_with_another_gl_context(rng: np.random.Generator) -> None:
-    from cube_env.render.vertex_gl import _import_pyrender, render_vertex_gl
+    from cubebench.render.vertex_gl import _import_pyrender, render_vertex_gl
 
     pyrender = _import_pyrender()
     render_vertex_gl(np.arange(54) // 9)  # ours exists and has uploaded its meshes
@@ -548,7 +548,7 @@ def test_pyrender_renderer_coexists_with_another_gl_context(rng: np.random.Gener
 
 @pytest.mark.skipif(bool(_NO_PYRENDER), reason=str(_NO_PYRENDER))
 def test_forked_process_gets_an_error_not_a_hang() -> None:
-    from cube_env.render.vertex_gl import render_vertex_gl
+    from cubebench.render.vertex_gl import render_vertex_gl
 
     render_vertex_gl(np.arange(54) // 9)
     pid = os.fork()
@@ -565,7 +565,7 @@ def test_forked_process_gets_an_error_not_a_hang() -> None:
 def test_missing_pyrender_names_the_extra() -> None:
     code = (
         "import sys; sys.modules['pyrender'] = None\n"
-        "import gymnasium as gym, cube_env\n"
+        "import gymnasium as gym, cubebench\n"
         "try:\n    gym.make('CubeBench-Vertex-v0', renderer='pyrender')\n"
         "except ImportError as exc:\n    assert 'cubebench[render3d]' in str(exc), exc\n    sys.exit(0)\n"
         "sys.exit(3)\n"

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from conftest import apply
 
-from cube_env.engine import ORIENTATIONS, SOLVED, TABLE, InvalidStateError, kernels, to_facelets
-from cube_env.engine.notation import parse_array
-from cube_env.engine.scramble import scramble
-from cube_env.solver.twophase import solve_twophase
+from cubebench.engine import ORIENTATIONS, SOLVED, TABLE, InvalidStateError, kernels, to_facelets
+from cubebench.engine.notation import parse_array
+from cubebench.engine.scramble import scramble
+from cubebench.solver.twophase import solve_twophase
 
 
 def test_thousand_seeded_random_states_are_solved() -> None:

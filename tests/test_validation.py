@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from conftest import apply
 
-from cube_env.engine import (
+from cubebench.engine import (
     SOLVED, SOLVED_FACELETS, InvalidStateError, NotationError, from_facelets, to_facelets,
     validate_state,
 )
-from cube_env.engine.notation import parse
+from cubebench.engine.notation import parse
 
 
 def swap(s: str, i: int, j: int) -> str:

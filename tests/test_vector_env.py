@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
-import cube_env
-from cube_env.envs.vector_env import CubeVectorEnv
-from cube_env.generators import ScrambleGenerator
+import cubebench
+from cubebench.envs.vector_env import CubeVectorEnv
+from cubebench.generators import ScrambleGenerator
 
 COMMON_KEYS = ("depth", "steps", "moves", "is_success", "phi", "reward_kind")
 TEST_ID = "CubeBenchTest-SymbolicVector-v0"
@@ -17,7 +17,7 @@ TEST_ID = "CubeBenchTest-SymbolicVector-v0"
 
 def _sync(n: int, mode: AutoresetMode, **kwargs) -> SyncVectorEnv:
     tier = kwargs.pop("tier", "symbolic")
-    return SyncVectorEnv([lambda: cube_env.make_cube_env(tier, **kwargs) for _ in range(n)], autoreset_mode=mode)
+    return SyncVectorEnv([lambda: cubebench.make_cube_env(tier, **kwargs) for _ in range(n)], autoreset_mode=mode)
 
 
 def _same_info(a: dict, b: dict, where: str) -> None:
@@ -100,7 +100,7 @@ class _WrappedScrambles:
 def test_python_generator_path_equals_single_envs(mode):
     n, gen = 5, _WrappedScrambles()
     native = CubeVectorEnv(n, depth=2, max_steps=4, generator=gen, autoreset_mode=mode)
-    sync = SyncVectorEnv([lambda: cube_env.make_cube_env(depth=2, max_steps=4, generator=ScrambleGenerator())
+    sync = SyncVectorEnv([lambda: cubebench.make_cube_env(depth=2, max_steps=4, generator=ScrambleGenerator())
                           for _ in range(n)], autoreset_mode=mode)
     _compare(native, sync, n, 30, seed=3)
     assert gen.calls > n  # resets went through the generator
@@ -152,7 +152,7 @@ def test_spaces_dtypes_and_observation_containment():
     env = CubeVectorEnv(8, depth=3)
     assert env.single_observation_space == gym.spaces.Box(0, 1, (54, 6), np.uint8)
     assert env.observation_space.shape == (8, 54, 6) and env.action_space.shape == (8,)
-    single = cube_env.make_cube_env("symbolic")
+    single = cubebench.make_cube_env("symbolic")
     assert env.single_observation_space == single.observation_space
     assert env.single_action_space == single.action_space
     obs, info = env.reset(seed=0)
@@ -218,8 +218,8 @@ def test_render_modes():
 
 def test_make_vec_uses_the_vector_entry_point():
     if TEST_ID not in gym.registry:
-        gym.register(id=TEST_ID, entry_point="cube_env.envs.registration:make_cube_env",
-                     vector_entry_point="cube_env.envs.vector_env:CubeVectorEnv", kwargs={"tier": "symbolic"})
+        gym.register(id=TEST_ID, entry_point="cubebench.wrappers.tiers:make_cube_env",
+                     vector_entry_point="cubebench.envs.vector_env:CubeVectorEnv", kwargs={"tier": "symbolic"})
     env = gym.make_vec(TEST_ID, num_envs=3, vectorization_mode="vector_entry_point", depth=2, reward="sticker")
     assert isinstance(env, CubeVectorEnv) and env.num_envs == 3 and env.reward == "sticker"
     obs, info = env.reset(seed=0)

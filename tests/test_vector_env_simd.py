@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-from cube_env.engine import SOLVED, TABLE, kernels, simd
-from cube_env.engine.moves import ORIENTATIONS
-from cube_env.envs import vector_env as ve
-from cube_env.envs.vector_env import CubeVectorEnv
+from cubebench.engine import SOLVED, TABLE, kernels, simd
+from cubebench.engine.moves import ORIENTATIONS, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
+from cubebench.envs import vector_kernels as ve
+from cubebench.envs.vector_env import CubeVectorEnv
 
 needs_vbmi = pytest.mark.skipif(not simd.HAS_VBMI, reason="CPU without AVX-512 VBMI (or CUBEBENCH_SIMD=0)")
 VARIANTS = [pytest.param(False, id="portable"), pytest.param(True, id="vbmi", marks=needs_vbmi)]
@@ -60,8 +60,8 @@ def test_turn_equals_the_move_table(use_vbmi: bool) -> None:
     expected = np.take_along_axis(states[:, :54], TABLE[moves], axis=1)
     tmp = np.empty(54, np.uint8)
     for b, m in enumerate(moves):
-        ve._turn_env(states, b, m, simd.INDEX64 if use_vbmi else None, ve.SPARSE_DST, ve.SPARSE_SRC,
-                     ve.SPARSE_COUNT, tmp)
+        ve._turn_env(states, b, m, simd.INDEX64 if use_vbmi else None, SPARSE_DST, SPARSE_SRC,
+                     SPARSE_COUNT, tmp)
     assert np.array_equal(states[:, :54], expected)
     assert np.array_equal(states[:, 54:], np.tile(np.arange(54, 64, dtype=np.uint8), (200, 1)))
 
@@ -110,7 +110,7 @@ def test_vbmi_request_without_vbmi_is_an_error() -> None:
 def test_portable_variant_compiles_no_vbmi_instruction(helper: str) -> None:
     """With ``vbmi=None`` numba prunes the VBMI branch, so a CPU without VBMI never meets ``vpermb``."""
     states, obs, tmp = simd.padded_states(2), np.zeros((2, 324), np.uint8), np.empty(54, np.uint8)
-    args = {"_turn_env": (states, 1, 3, None, ve.SPARSE_DST, ve.SPARSE_SRC, ve.SPARSE_COUNT, tmp),
+    args = {"_turn_env": (states, 1, 3, None, SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, tmp),
             "_centre_bits": (states, 1, None, False),
             "_write_obs": (states, 1, obs, True, None)}[helper]
     fresh = nb.njit(getattr(ve, helper).py_func)  # uncached, so its IR can be inspected

@@ -63,8 +63,8 @@ def run_on(display: str, script: str) -> str:
 
 def test_human_render_mode_maps_a_window(display: str) -> None:
     out = run_on(display, """
-import gymnasium as gym, cube_env
-from cube_env.render.net import render_net
+import gymnasium as gym, cubebench
+from cubebench.render.net import render_net
 env = gym.make("CubeBench-Visual-v0", render_mode="human")
 env.reset(seed=0)  # no render() call: a human-mode env draws itself
 up, first = shown()
@@ -80,7 +80,7 @@ env.close()
 def test_play_shows_the_image_observation_in_a_window(display: str) -> None:
     out = run_on(display, """
 import io
-from agents.runner import play as p
+from cubebench.runner import play as p
 seen = []
 def read(prompt):
     seen.append(shown())

@@ -1,6 +1,6 @@
 """Observation wrappers (the four tiers and their text forms) and reward wrappers.
 
-Each depends on the engine only; ``cube_env.make_cube_env`` composes them.
+Each depends on the engine only; ``cubebench.make_cube_env`` composes them.
 """
 
 from .observations import FaceViewObservation, NetObservation, SymbolicObservation, VertexViewObservation

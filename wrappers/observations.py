@@ -1,6 +1,6 @@
 """Observation wrappers: the four CubeBench tiers as functions O(s) of one state.
 
-Each wrapper takes the core :class:`~cube_env.CubeEnv` observation (the 54
+Each wrapper takes the core :class:`~cubebench.CubeEnv` observation (the 54
 colour indices of the held cube, URFDLB order; reward wrappers may sit in
 between) and turns it into what the agent of that tier sees:
 
@@ -27,11 +27,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from cube_env.engine.facelets import CENTRES, COLOUR_LETTERS, FACES, N_STICKERS
-from cube_env.render.face import render_face
-from cube_env.render.net import render_net
-from cube_env.render.text import face_text_grid, net_text_grid, vertex_text_grids
-from cube_env.render.vertex import render_vertex
+from cubebench.engine.facelets import CENTRES, COLOUR_LETTERS, FACES, N_STICKERS
+from cubebench.render.face import render_face
+from cubebench.render.net import render_net
+from cubebench.render.text import face_text_grid, net_text_grid, vertex_text_grids
+from cubebench.render.vertex import render_vertex
 
 PUBLIC_INFO_KEYS = frozenset({"depth", "steps", "moves", "is_success", "reward_kind"})
 """``info`` keys the partial tiers pass on: episode bookkeeping and the task's
@@ -253,7 +253,7 @@ class VertexViewObservation(_PartialTierObservation):
     ``renderer="painter"`` (default) projects the sticker quads with
     numpy/Pillow and works everywhere; ``renderer="pyrender"`` draws cubie
     meshes with OpenGL (offscreen, EGL; needs the ``render3d`` extra, see
-    :mod:`cube_env.render.vertex_gl` for the environment variables).  Both
+    :mod:`cubebench.render.vertex_gl` for the environment variables).  Both
     use the same camera and give the same sticker colours at the same pixels.
     ``form="text"`` gives three titled 3x3 grids instead.  Like the Face View
     it needs a core env with the view actions.
@@ -281,7 +281,7 @@ def _vertex_renderer(name: str) -> Callable[[np.ndarray, int], np.ndarray]:
     """The vertex image function; pyrender is imported only when asked for."""
     if name == "painter":
         return render_vertex
-    from cube_env.render.vertex_gl import ensure_renderer, render_vertex_gl
+    from cubebench.render.vertex_gl import ensure_renderer, render_vertex_gl
 
     ensure_renderer()
     return render_vertex_gl

@@ -6,7 +6,7 @@ at the solved state), so the rewards of an episode telescope to
 ``phi(end) - phi(start)``.  View rotations never change ``phi``: every
 potential here reads the cube relative to its own centres.  Each wrapper
 reports ``phi`` in ``info["phi"]`` unless a partial tier beneath it hides the
-state (:attr:`~wrappers.observations.NetObservation.hides_state`).
+state (:attr:`~cubebench.wrappers.observations.NetObservation.hides_state`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from cube_env.engine import kernels
+from cubebench.engine import kernels
 
 
 class PotentialReward(gym.Wrapper, ABC):
@@ -96,7 +96,7 @@ class HeuristicReward(PotentialReward):
         self._source = "exact"
 
     def phi(self, state: np.ndarray) -> float:
-        from cube_env.solver.optimal import SolverTimeout, lower_bound, optimal_distance
+        from cubebench.solver.optimal import SolverTimeout, lower_bound, optimal_distance
 
         try:
             dist = optimal_distance(state, self.metric, time_limit=self.time_budget)

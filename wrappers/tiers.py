@@ -1,7 +1,9 @@
-"""The registered environment ids and the factory that assembles them.
+"""The four tiers: their registered ids and the factory that assembles them.
 
-Each id is the core :class:`CubeEnv` plus a reward wrapper and the tier's
-observation wrapper, so every tier shares one engine and one action set.
+Each id is the core :class:`~cubebench.envs.CubeEnv` plus a reward wrapper and
+the tier's observation wrapper, so every tier shares one engine and one action
+set.  Assembling wrappers is the wrappers layer's job, so the ids are
+registered here (by ``import cubebench``), never by the core env package.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from .cube_env import CubeEnv
+from cubebench.envs.cube_env import CubeEnv
+
+from . import observations, rewards
 
 TIERS = {
     "symbolic": "CubeBench-Symbolic-v0",
@@ -19,7 +23,7 @@ TIERS = {
     "vertex": "CubeBench-Vertex-v0",
 }
 REWARDS = ("none", "sticker", "face", "heuristic")
-VECTOR_ENTRY_POINT = "cube_env.envs.vector_env:CubeVectorEnv"
+VECTOR_ENTRY_POINT = "cubebench.envs.vector_env:CubeVectorEnv"
 VECTOR_TIERS = ("symbolic", "visual")
 """Tiers with a native batched env: ``gym.make_vec(id, num_envs=N)`` steps them in one Numba call."""
 
@@ -48,8 +52,6 @@ def make_cube_env(
     indices); Visual, Face and Vertex ``"image"`` (default) or ``"text"``.
     ``debug=True`` keeps the ground-truth state in ``info`` on the partial tiers.
     """
-    from wrappers import observations, rewards
-
     if tier not in TIERS:
         raise ValueError(f"unknown tier {tier!r}; expected one of {sorted(TIERS)}")
     if reward not in REWARDS:
@@ -82,7 +84,7 @@ def register_envs() -> None:
         if env_id not in gym.registry:
             gym.register(
                 id=env_id,
-                entry_point="cube_env.envs.registration:make_cube_env",
+                entry_point="cubebench.wrappers.tiers:make_cube_env",
                 vector_entry_point=VECTOR_ENTRY_POINT if tier in VECTOR_TIERS else None,
                 kwargs={"tier": tier},
                 disable_env_checker=False,

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .clients import ModelReply
+from .reply import ModelReply
 
 __all__ = ["Budget", "BudgetExceeded", "PRICES_USD_PER_MTOK", "price_for", "cost_usd"]
 
@@ -59,7 +58,7 @@ class BudgetExceeded(RuntimeError):
     ``log`` holds that call's request/response log so no attempt is lost from the record.
     """
 
-    def __init__(self, message: str, *, reply: "ModelReply | None" = None,
+    def __init__(self, message: str, *, reply: ModelReply | None = None,
                  log: list[dict[str, Any]] | None = None) -> None:
         super().__init__(message)
         self.reply = reply
@@ -100,7 +99,7 @@ class Budget:
                     f"cost budget: ${self.cost_usd:.4f} of ${self.max_cost_usd:.4f} used, the next "
                     f"prompt costs about ${est_cost:.4f}; call refused")
 
-    def charge(self, reply: "ModelReply") -> None:
+    def charge(self, reply: ModelReply) -> None:
         """Add a finished call's usage; raise :class:`BudgetExceeded` (carrying it) if it overran."""
         with self._lock:
             self.input_tokens += reply.input_tokens

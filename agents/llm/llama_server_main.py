@@ -7,7 +7,7 @@ does everything once ``llama_model_params.use_extra_bufts`` is false. llama-cpp-
 option for that field, so this entry point sets it in the default model parameters and then
 hands over to the library's own server ``main``, with all of its command-line options::
 
-    python -m agents.llm.llama_server_main [--keep-repack] --model m.gguf --host 127.0.0.1 ...
+    python -m cubebench.agents.llm.llama_server_main [--keep-repack] --model m.gguf --host 127.0.0.1 ...
 
 ``--keep-repack`` leaves llama.cpp's default (repacking on), for machines where it works.
 """

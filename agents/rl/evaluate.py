@@ -8,19 +8,22 @@ to seeded scrambles, saying so, when a set is not available.
 
 from __future__ import annotations
 
+import argparse
+import json
 from typing import Callable
 
 import numpy as np
 import torch
 
-from cube_env.engine import kernels
-from cube_env.engine.facelets import SOLVED
-from cube_env.engine.apply import apply_batch
-from cube_env.engine.moves import MOVE_INDEX, TABLE
-from cube_env.engine.scramble import scramble
-from cube_env.engine.state import from_facelets
+from cubebench.engine import kernels
+from cubebench.engine.facelets import SOLVED
+from cubebench.engine.apply import apply_batch
+from cubebench.engine.moves import MOVE_INDEX, TABLE
+from cubebench.engine.scramble import scramble
+from cubebench.engine.state import from_facelets
+from cubebench.generators import shipped_instances
 
-from .policy import MLPPolicy, action_names
+from .policy import SHIPPED_CHECKPOINT, MLPPolicy, action_names, load_checkpoint
 
 EVAL_SEED = 20260
 """Seed of the fallback scramble sets (depth d uses ``EVAL_SEED + d``)."""
@@ -57,13 +60,11 @@ def eval_instances(depth: int, metric: str = "quarter", n: int = 20) -> tuple[np
     ``depth``), and the source says which.
     """
     try:
-        from agents.runner.instances import shipped_starts
-
-        starts = shipped_starts(depth, metric)[:n]
-    except ImportError:
+        starts = shipped_instances(metric, depth)[:n]
+    except ValueError:  # no shipped set for this depth
         starts = ()
     if starts:
-        return np.stack([from_facelets(s.state) for s in starts]), "certified"
+        return np.stack([from_facelets(s["state"]) for s in starts]), "certified"
     rng = np.random.default_rng(EVAL_SEED + depth)
     states = np.stack([kernels.apply_moves(SOLVED, TABLE, np.asarray(scramble(depth, metric, rng), np.int64))
                        for _ in range(n)])
@@ -162,8 +163,6 @@ def pass_rate_table(checkpoint: str, depths: tuple[int, ...], beams: tuple[int, 
     """Rows ``agent -> {depth: pass rate}``: the policy (greedy and sampled), beam searches over its
     logits, the same searches over an untrained network of the same shape (what search alone
     buys), and a uniformly random agent."""
-    from .policy import load_checkpoint
-
     policy, _ = load_checkpoint(checkpoint)
     torch.manual_seed(seed)
     untrained = MLPPolicy(policy.n_actions, policy.hidden, policy.metric).eval()
@@ -185,13 +184,8 @@ def pass_rate_table(checkpoint: str, depths: tuple[int, ...], beams: tuple[int, 
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m agents.rl.evaluate [--checkpoint PT] [--depths ...] [--beams ...]``: a markdown table."""
-    import argparse
-    import json
-
-    from .policy import SHIPPED_CHECKPOINT
-
-    p = argparse.ArgumentParser(prog="python -m agents.rl.evaluate", description=main.__doc__)
+    """``python -m cubebench.agents.rl.evaluate [--checkpoint PT] [--depths ...] [--beams ...]``: a markdown table."""
+    p = argparse.ArgumentParser(prog="python -m cubebench.agents.rl.evaluate", description=main.__doc__)
     p.add_argument("--checkpoint", default=str(SHIPPED_CHECKPOINT))
     p.add_argument("--depths", type=int, nargs="+", default=[1, 2, 3, 4, 8])
     p.add_argument("--beams", type=int, nargs="*", default=[16, 256])

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from cube_env.engine.moves import FACE_ACTIONS, INVERSE, MOVE_INDEX, QUARTER_ACTIONS
+from cubebench.engine.moves import FACE_ACTIONS, INVERSE, MOVE_INDEX, QUARTER_ACTIONS
 
 N_INPUTS = 54 * 6
 CHECKPOINT_FORMAT = 1

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 
-from cube_env.envs.vector_env import CubeVectorEnv
+from cubebench.envs.vector_env import CubeVectorEnv
 
 from .algorithm import PolicyGradient, entropy
 from .policy import MLPPolicy

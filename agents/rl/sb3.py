@@ -1,11 +1,11 @@
-"""Stable-Baselines3 on the native vector env: ``python -m agents.rl.sb3 --algo ppo ...``.
+"""Stable-Baselines3 on the native vector env: ``python -m cubebench.agents.rl.sb3 --algo ppo ...``.
 
 SB3 has its own ``VecEnv`` protocol (reset on the same step, the last
 observation in ``info["terminal_observation"]``, ``TimeLimit.truncated``);
-:class:`SB3VecEnv` adapts :class:`~cube_env.envs.vector_env.CubeVectorEnv`
+:class:`SB3VecEnv` adapts :class:`~cubebench.envs.vector_env.CubeVectorEnv`
 (``SAME_STEP`` autoreset) to it, so SB3's PPO, A2C and DQN train on the
 Numba-stepped batch.  :class:`CurriculumCallback` drives the same depth
-curriculum as ``agents.rl.train`` (depths before each rollout, promotion on
+curriculum as ``cubebench.agents.rl.train`` (depths before each rollout, promotion on
 the training success rate).
 """
 
@@ -23,7 +23,7 @@ from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv
 
-from cube_env.envs.vector_env import CubeVectorEnv
+from cubebench.envs.vector_env import CubeVectorEnv
 
 from .evaluate import eval_instances, rollouts
 from .schedule import DepthCurriculum, set_horizon
@@ -152,7 +152,7 @@ def evaluate_model(model: Any, depths: Sequence[int], metric: str = "quarter", b
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    p = argparse.ArgumentParser(prog="python -m agents.rl.sb3", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m cubebench.agents.rl.sb3", description=__doc__.split("\n\n")[0])
     p.add_argument("--algo", choices=ALGOS, default="ppo")
     p.add_argument("--timesteps", type=int, default=500_000)
     p.add_argument("--num-envs", type=int, default=256)

@@ -1,4 +1,4 @@
-"""Train the MLP policy-gradient baseline: ``python -m agents.rl.train --algo ppo ...``.
+"""Train the MLP policy-gradient baseline: ``python -m cubebench.agents.rl.train --algo ppo ...``.
 
 Builds the native vector env (Symbolic tier, one-hot observations), the MLP
 policy and the depth curriculum; runs PPO or REINFORCE-with-baseline until
@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from cube_env.envs.vector_env import CubeVectorEnv
+from cubebench.envs.vector_env import CubeVectorEnv
 
 from .evaluate import evaluate
 from .policy import MLPPolicy, action_names, save_checkpoint
@@ -61,7 +61,7 @@ class ScalarLog:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m agents.rl.train", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m cubebench.agents.rl.train", description=__doc__.split("\n\n")[0])
     p.add_argument("--algo", choices=("ppo", "reinforce"), default="ppo")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--num-envs", type=int, default=1024)

@@ -5,7 +5,7 @@ isolated process (Linux namespaces, a minimal read-only root with the stdlib onl
 an unprivileged uid, rlimits, no_new_privs, seccomp), talking to the host over a
 pipe that carries code, results and tool calls. See ``docs/sandbox.md``.
 
->>> from agents.sandbox import Sandbox, SandboxLimits
+>>> from cubebench.agents.sandbox import Sandbox, SandboxLimits
 >>> with Sandbox({"observe": lambda: "UUUUUUUUU..."}) as sb:   # doctest: +SKIP
 ...     sb.run("x = observe()").observation()
 ...     sb.run("len(x)").value_repr

@@ -1,6 +1,6 @@
 """Launcher of the CodeAct sandbox: the process between the host and the interpreter.
 
-Run by :class:`agents.sandbox.Sandbox` as ``python -I -S -B _launcher.py`` with one
+Run by :class:`cubebench.agents.sandbox.Sandbox` as ``python -I -S -B _launcher.py`` with one
 JSON line of configuration on stdin. It uses the standard library and ctypes only
 and imports nothing from the project. It:
 

@@ -19,7 +19,7 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Iterator
 
-from agents.records import EpisodeRecord
+from cubebench.agents.records import EpisodeRecord
 
 from .execute import PlaySettings, play_episode
 from .plan import EpisodeSpec
@@ -175,6 +175,9 @@ def _ray(episodes: list[EpisodeSpec], agent_spec: AgentSpec, settings: PlaySetti
 
 
 def _pythonpath() -> list[str]:
-    """The repository root, so Ray workers import ``agents`` and ``cube_env`` like the driver."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    return [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    """The driver's ``PYTHONPATH``, passed on so Ray workers import what the driver imports.
+
+    ``cubebench`` itself comes from the installed (or editable) package, as in the driver; the
+    repository root is never added: its ``agents/`` folder would shadow other packages' ``agents``.
+    """
+    return [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]

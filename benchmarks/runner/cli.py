@@ -1,6 +1,7 @@
-"""The runner's ``cubebench`` subcommands: ``run``, ``report``, ``view``, ``play``, ``export``.
+"""The ``cubebench`` command: the engine's subcommands (:mod:`cubebench.cli`) and the runner's own.
 
-``cube_env.cli`` calls :func:`add_subcommands` to add them to its parser.
+The runner adds ``run``, ``report``, ``view``, ``play`` and ``export``; it is the
+top layer, so it is the one place where the whole command line is assembled.
 """
 
 from __future__ import annotations
@@ -11,11 +12,24 @@ import signal
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
-from agents.base import TOOL_SETTINGS
+from cubebench import __version__
+from cubebench import cli as engine_cli
+from cubebench.agents.base import TOOL_SETTINGS
+from cubebench.engine import CubeInputError
 
-from .suites import METRICS, REWARDS, TIERS, SuiteError, available_suites
+from .execute import PlaySettings
+from .export import export_csv, export_jsonl
+from .html_report import report_html
+from .play import play
+from .plots import PlotsUnavailable, write_plots
+from .report import build_report, text_report
+from .run import RunConfig, default_run_path, resolve_distance_budget, resume_run, start_run
+from .specs import AgentSpec, AgentSpecError
+from .store import StoreError, open_run
+from .suites import METRICS, REWARDS, TIERS, SuiteError, available_suites, load_suite, restrict
+from .viewer import viewer_html
 
 EXIT_USAGE = 2
 
@@ -28,10 +42,6 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
     """Turn the runner's expected errors into one clear line and exit status 2."""
 
     def run(args: argparse.Namespace) -> int:
-        from .plots import PlotsUnavailable
-        from .specs import AgentSpecError
-        from .store import StoreError
-
         try:
             return fn(args)
         except (_UserError, SuiteError, StoreError, AgentSpecError, PlotsUnavailable) as err:
@@ -80,9 +90,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .report import build_report, text_report
-    from .store import open_run
-
     outcome = _resume(args) if args.resume else _start(args)
     print(f"cubebench: {outcome.outcome}: {outcome.played} episode(s) played in {outcome.seconds:.1f} s; "
           f"{outcome.finished} of {outcome.planned} finished", file=sys.stderr)
@@ -95,8 +102,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> Any:
-    from .run import resume_run
-
     for flag in ("suite", "agent", "out", "tiers", "depths", "system_prompt", "examples"):
         if getattr(args, flag):
             raise _UserError(f"--resume continues a run as it was configured; drop --{flag.replace('_', '-')}")
@@ -105,11 +110,6 @@ def _resume(args: argparse.Namespace) -> Any:
 
 
 def _start(args: argparse.Namespace) -> Any:
-    from .execute import PlaySettings
-    from .run import RunConfig, default_run_path, resolve_distance_budget, start_run
-    from .specs import AgentSpec
-    from .suites import load_suite, restrict
-
     if not args.suite or not args.agent:
         raise _UserError("run needs --suite and --agent (or --resume RUN)")
     suite = restrict(load_suite(args.suite), args.tiers, args.depths)
@@ -188,11 +188,6 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
 
 # --- report, view, export ----------------------------------------------------------------------
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .html_report import report_html
-    from .plots import write_plots
-    from .report import build_report, text_report
-    from .store import open_run
-
     with open_run(args.run) as store:
         report = build_report(store)
     print(text_report(report))
@@ -206,9 +201,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
-    from .store import open_run
-    from .viewer import viewer_html
-
     out = Path(args.out or Path(args.run).with_suffix(".viewer.html"))
     with open_run(args.run) as store:
         out.write_text(viewer_html(store, args.episodes, args.max_episodes or None))
@@ -217,9 +209,6 @@ def _cmd_view(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from .export import export_csv, export_jsonl
-    from .store import open_run
-
     with open_run(args.run) as store:
         out: Any = open(args.out, "w", newline="") if args.out else sys.stdout
         try:
@@ -255,8 +244,6 @@ def _add_reading(sub: argparse._SubParsersAction) -> None:
 
 # --- play -----------------------------------------------------------------------------------------
 def _cmd_play(args: argparse.Namespace) -> int:
-    from .play import play
-
     colour = False if args.no_colour else None
     play(args.tier, depth=args.depth, scramble=args.scramble, instance=args.instance, reward=args.reward,
          setting=args.tools,
@@ -287,3 +274,26 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     _add_run(sub)
     _add_reading(sub)
     _add_play(sub)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``cubebench`` parser with every subcommand."""
+    parser = argparse.ArgumentParser(prog="cubebench", description="CubeBench: the Rubik's cube as a benchmark.")
+    parser.add_argument("--version", action="version", version=f"cubebench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    engine_cli.add_subcommands(sub)
+    add_subcommands(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``cubebench ARGS``; bad cube input prints one line and exits 2, Ctrl-C exits 130."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except CubeInputError as err:
+        print(f"cubebench: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("cubebench: interrupted", file=sys.stderr)
+        return 130

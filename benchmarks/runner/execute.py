@@ -12,9 +12,9 @@ from typing import Any
 
 import gymnasium as gym
 
-import cube_env
-from agents.episode import run_episode
-from agents.records import EpisodeRecord
+import cubebench
+from cubebench.agents.episode import run_episode
+from cubebench.agents.records import EpisodeRecord
 
 from .instances import env_moves
 from .plan import EpisodeSpec
@@ -41,7 +41,7 @@ def make_env(ep: EpisodeSpec, settings: PlaySettings, symbolic_format: str = "te
                               "max_steps": None, "obs_format": obs_format}
     if ep.tier == "vertex":
         kwargs["renderer"] = settings.renderer
-    return gym.make(cube_env.TIERS[ep.tier], **kwargs)
+    return gym.make(cubebench.TIERS[ep.tier], **kwargs)
 
 
 def play_episode(ep: EpisodeSpec, factory: AgentFactory, settings: PlaySettings) -> EpisodeRecord:

@@ -7,7 +7,7 @@ instances).
 ``instance_source: "certified"``: instance k of depth d is the k-th shipped
 instance whose optimal distance in the suite's metric is certified to be d
 (``benchmarks/instances/<metric>-d<dd>-n<N>.jsonl``, written by
-:mod:`cube_env.curriculum`; smaller sets are prefixes of larger ones).  When
+:mod:`cubebench.curriculum`; smaller sets are prefixes of larger ones).  When
 the env can reset to it by index (``options={"instance": k}``, where
 ``info["distance"]`` is the certified distance) the episode does that;
 otherwise it resets to the instance's 54-letter state (``options={"state":
@@ -29,8 +29,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from cube_env import make_cube_env
-from cube_env.shipped import instances_dir
+from cubebench import make_cube_env
+from cubebench.curriculum import load_instance_file
+from cubebench.generators import NoInstanceSetError
+from cubebench.shipped import instances_dir
 
 from .suites import Suite, SuiteError
 
@@ -39,8 +41,6 @@ ALLOW_SCRAMBLE_FALLBACK = False
 """When no certified instance set can be found at all, fall back to seeded scrambles (and say so)
 instead of stopping.  Off: the sets ship, and a certified suite must never run on uncertified states."""
 
-NO_CURRICULUM = "needs a generator with shipped instance sets"
-"""The env's message when ``reset(options={"instance": k})`` has no instance set behind it."""
 
 
 @dataclass(frozen=True)
@@ -84,8 +84,10 @@ def probe_certified(depth: int, metric: str, index: int) -> str | None:
     env = make_cube_env("symbolic", depth=depth, moves=env_moves(metric), max_steps=None, obs_format="indices")
     try:
         _, info = env.reset(seed=0, options={"instance": index})
+    except NoInstanceSetError as err:
+        return str(err)
     except Exception as err:  # noqa: BLE001 - any failure means the env cannot do it
-        return NO_CURRICULUM if NO_CURRICULUM in str(err) else f"{type(err).__name__}: {err}"
+        return f"{type(err).__name__}: {err}"
     finally:
         env.close()
     if info.get("distance") != depth:
@@ -108,8 +110,6 @@ def _starts_in(depth: int, metric: str, directory: Path) -> tuple[Start, ...]:
     files = sorted(directory.glob(f"{metric}-d{depth:02d}-n*.jsonl"), key=_file_size)
     if not files:
         return ()
-    from cube_env.curriculum import load_instance_file
-
     starts = []
     for k, inst in enumerate(load_instance_file(files[-1])):
         if inst.index != k or inst.distance != depth or inst.metric != metric:

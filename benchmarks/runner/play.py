@@ -1,6 +1,6 @@
 """``cubebench play``: a person plays any tier in the terminal, as an agent would.
 
-The person is an :class:`~agents.base.Agent` run by :func:`agents.episode.run_episode`:
+The person is an :class:`~cubebench.agents.base.Agent` run by :func:`cubebench.agents.episode.run_episode`:
 same task text, same observations (the tier's text form, coloured with ANSI
 escapes when the terminal allows), same tools of the chosen setting, same
 20-step budget, and the same episode record.  Where a display exists, the image
@@ -22,15 +22,15 @@ from typing import Any, Callable, TextIO
 import gymnasium as gym
 import numpy as np
 
-import cube_env
-from agents.actions import ActionParseError, parse_action
-from agents.base import Observation, Task, Turn
-from agents.episode import run_episode
-from agents.react import tool_docs
-from agents.records import EpisodeRecord
-from agents.tools import Toolbox
-from cube_env.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, FACES
-from cube_env.render.window import Window, display_available
+import cubebench
+from cubebench.agents.actions import ActionParseError, parse_action
+from cubebench.agents.base import Observation, Task, Turn
+from cubebench.agents.episode import run_episode
+from cubebench.agents.tools import tool_docs
+from cubebench.agents.records import EpisodeRecord
+from cubebench.agents.tools import Toolbox
+from cubebench.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, FACES
+from cubebench.render.window import Window, display_available
 
 from .instances import env_moves, shipped_starts
 from .suites import SuiteError
@@ -153,7 +153,7 @@ def play(tier: str = "symbolic", *, depth: int = 3, scramble: str | None = None,
         shown = open_window(tier, window, out)
         if shown:
             cleanup.callback(shown.close)
-        env = gym.make(cube_env.TIERS[tier], depth=depth, reward=reward, moves=env_moves(metric), max_steps=None,
+        env = gym.make(cubebench.TIERS[tier], depth=depth, reward=reward, moves=env_moves(metric), max_steps=None,
                        obs_format="image" if shown else "text")
         cleanup.callback(env.close)
         agent = HumanAgent(read, out, colour, show=shown.show if shown else None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from agents.records import EpisodeRecord
+from cubebench.agents.records import EpisodeRecord
 
 
 class Progress:

@@ -19,6 +19,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from cubebench.engine import SOLVED, TABLE, kernels
+from cubebench.engine.notation import parse_array
+from cubebench.solver.twophase import solve_twophase
+
 from .backends import BACKENDS, run_backend
 from .execute import PlaySettings
 from .instances import resolve_source, source_notes
@@ -85,7 +89,7 @@ def versions() -> dict[str, str]:
 def optimal_tables_ready(metric: str) -> bool:
     """True when the exact solver's tables for ``metric`` are already on disk (no build is triggered)."""
     try:
-        from cube_env.solver.optimal import store
+        from cubebench.solver.optimal import store
     except Exception:  # noqa: BLE001 - no (working) optimal solver in this checkout
         return False
     try:
@@ -194,9 +198,6 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
 
 def _warm_up_solver() -> None:
     """Load the two-phase solver's tables once before worker threads may call it concurrently."""
-    from cube_env.engine import SOLVED, TABLE, kernels
-    from cube_env.engine.notation import parse_array
-    from cube_env.solver.twophase import solve_twophase
 
     solve_twophase(kernels.apply_moves(SOLVED, TABLE, parse_array("R U F'")))
 

@@ -1,8 +1,8 @@
 """Agent specs: one string names the agent a run evaluates.
 
 Built-in agents: ``random``, ``greedy``, ``solver`` (the scripted baselines of
-:mod:`agents.scripted`), ``mlp`` or ``mlp:<checkpoint>`` (the RL policy of
-``agents.rl``, imported only when asked for), ``local`` or ``local:<gguf>``
+:mod:`cubebench.agents.scripted`), ``mlp`` or ``mlp:<checkpoint>`` (the RL policy of
+``cubebench.agents.rl``, imported only when asked for), ``local`` or ``local:<gguf>``
 (the embedded SmolLM2 model behind a ReAct/CodeAct agent).  Model endpoints:
 ``openai:<model>``, ``anthropic:<model>``, ``openai-compatible:<url>:<model>``,
 played by a ReAct (default) or CodeAct agent (``style``).
@@ -18,14 +18,17 @@ import importlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from agents.base import Agent
-from agents.scripted import SCRIPTED_AGENTS
+from cubebench.agents.base import Agent
+from cubebench.agents.codeact import CodeActAgent
+from cubebench.agents.llm import Budget, ModelError, RetryPolicy, make_client
+from cubebench.agents.react import ReActAgent
+from cubebench.agents.scripted import SCRIPTED_AGENTS
 
 STYLES = ("react", "codeact")
 BUILTIN = ("random", "greedy", "solver", "mlp", "local")
 MODEL_PROVIDERS = ("openai", "anthropic", "openai-compatible")
 RL_FACTORY = "make_policy_agent"
-"""The function ``agents.rl`` must expose for the ``mlp`` spec: ``make_policy_agent(checkpoint=None, *, seed=None) -> Agent``."""
+"""The function ``cubebench.agents.rl`` must expose for the ``mlp`` spec: ``make_policy_agent(checkpoint=None, *, seed=None) -> Agent``."""
 
 
 class AgentSpecError(ValueError):
@@ -166,21 +169,15 @@ class AgentFactory:
     def _client(self, seed: int | None) -> Any:
         if self._shared is not None:
             return self._shared
-        from agents.llm import Budget
-
         budget = None
         if self.spec.episode_max_tokens is not None or self.spec.episode_max_cost_usd is not None:
             budget = Budget(max_tokens=self.spec.episode_max_tokens, max_cost_usd=self.spec.episode_max_cost_usd)
         return self._make_client(seed=seed, budget=budget)
 
     def _make_client(self, seed: int | None, budget: Any) -> Any:
-        from agents.llm import ModelError, make_client
-
         settings = dict(self.spec.client_options)
         settings.update(temperature=self.spec.temperature, budget=budget)
         if self.spec.max_attempts is not None:
-            from agents.llm import RetryPolicy
-
             settings["retry"] = RetryPolicy(max_attempts=self.spec.max_attempts)
         if not self.spec.is_local_model:
             settings["seed"] = seed
@@ -198,23 +195,19 @@ class AgentFactory:
         if self.spec.examples is not None:
             prompts["examples"] = self.spec.examples
         if self.spec.style == "codeact":
-            from agents.codeact import CodeActAgent
-
             return CodeActAgent(client, send_images=self.spec.send_images, **prompts)
-        from agents.react import ReActAgent
-
         return ReActAgent(client, grammar=self.spec.is_local_model, send_images=self.spec.send_images, **prompts)
 
 
 def _rl_builder() -> Any:
     try:
-        rl = importlib.import_module("agents.rl")
+        rl = importlib.import_module("cubebench.agents.rl")
     except ImportError as err:
-        raise AgentSpecError(f"the 'mlp' agent needs the RL policy package agents.rl, which cannot be imported "
+        raise AgentSpecError(f"the 'mlp' agent needs the RL policy package cubebench.agents.rl, which cannot be imported "
                              f"here ({err}); install the 'rl' extra or use a checkout that has agents/rl") from None
     builder = getattr(rl, RL_FACTORY, None)
     if builder is None:
-        raise AgentSpecError(f"agents.rl has no {RL_FACTORY}(checkpoint=None, *, seed=None) -> Agent; "
+        raise AgentSpecError(f"cubebench.agents.rl has no {RL_FACTORY}(checkpoint=None, *, seed=None) -> Agent; "
                              "the 'mlp' spec cannot build the policy")
     return builder
 

@@ -26,7 +26,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from agents.records import EpisodeRecord
+from cubebench.agents.records import EpisodeRecord
 
 from .plan import EpisodeSpec
 

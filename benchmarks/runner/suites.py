@@ -3,8 +3,8 @@
 A suite is a JSON file (schema ``cubebench-suite/1``, documented in
 ``docs/runner.md``) naming the grid to run: tiers x depths x instances x
 rewards x tool settings, the metric the depths are measured in, the step
-budget and a seed.  The named suites live in ``benchmarks/suites/``; a user
-passes a path to run their own.
+budget and a seed.  The named suites live in ``benchmarks/suites/`` (the
+``cubebench.suites`` data package); a user passes a path to run their own.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.base import TOOL_SETTINGS
-from cube_env.shipped import suites_dir
+from cubebench.agents.base import TOOL_SETTINGS
+from cubebench.shipped import package_dir
 
 
 SCHEMA = "cubebench-suite/1"
@@ -24,6 +24,11 @@ REWARDS = ("none", "sticker", "face", "heuristic")
 METRICS = ("quarter", "half")
 INSTANCE_SOURCES = ("certified", "scramble")
 DEFAULT_HORIZONS = {"short": [1, 2, 3, 4], "long": [8, 12, 16, 20]}
+
+
+def suites_dir() -> Path:
+    """The named suites' directory (the ``cubebench.suites`` data package)."""
+    return package_dir("cubebench.suites")
 
 
 class SuiteError(ValueError):

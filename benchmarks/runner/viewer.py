@@ -13,8 +13,8 @@ import html
 import json
 from typing import Any, Iterable
 
-from agents.records import EpisodeRecord
-from cube_env.engine.facelets import COLOUR_LETTERS, COLOUR_RGB
+from cubebench.agents.records import EpisodeRecord
+from cubebench.engine.facelets import COLOUR_LETTERS, COLOUR_RGB
 
 from .store import RunStore
 

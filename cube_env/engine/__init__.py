@@ -1,6 +1,6 @@
 """The cube engine: facelet layout, move tables, notation, kernels, conversions.
 
-See DESIGN.md for the conventions; :mod:`cube_env.engine.cube` offers a small
+See DESIGN.md for the conventions; :mod:`cubebench.engine.cube` offers a small
 object API on top of the array functions.
 """
 

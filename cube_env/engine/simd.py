@@ -9,7 +9,7 @@ next row, whose values are never used) and stored as exactly 54 bytes, so
 neighbouring rows are never written; the last row goes through a padded copy.
 
 The last section holds the building blocks of the vector env's step kernel
-(:mod:`cube_env.envs.vector_env`): a move, the solved test and both reward
+(:mod:`cubebench.envs.vector_kernels`): a move, the solved test and both reward
 potentials, and the one-hot or colour observation row, each a few ``vpermb``
 on states padded to 64 bytes a row.
 """

@@ -23,7 +23,7 @@ from ..engine.moves import FACE_ACTIONS, MOVE_INDEX, QUARTER_ACTIONS, TABLE, VIE
 from ..engine.notation import parse_array
 from ..engine.scramble import normalise_metric
 from ..engine.state import from_facelets, validate_state
-from ..generators import CertifiedGenerator, Generator, Instance
+from ..generators import CertifiedGenerator, Generator, Instance, NoInstanceSetError
 from ..render.ansi import net_text
 from ..render.net import render_net
 from ..render.window import Window, display_available
@@ -309,7 +309,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     def _shipped_instance(self, index: int) -> Instance:
         lookup = getattr(self.generator, "instance", None)
         if lookup is None:
-            raise ValueError("reset(options={'instance': k}) needs a generator with shipped instance sets")
+            raise NoInstanceSetError("reset(options={'instance': k}) needs a generator with shipped instance sets")
         return lookup(self.depth, self.metric, int(index))
 
     @staticmethod

@@ -1,25 +1,21 @@
 """A native batched ``gymnasium.vector.VectorEnv`` for the Symbolic (and net-image) tier.
 
-All sub-environments live in one uint8 state array (64-byte rows, the 54
-stickers then padding) and one Numba call per ``step`` does everything for
+All sub-environments live in one state array and one Numba call per ``step``
+(:mod:`cubebench.envs.vector_kernels`) does everything for
 every sub-environment: turn the face, test for solved, compute the (sparse or
 dense) reward, flag termination and truncation, autoreset with a fresh seeded
 scramble and write the observation, straight into the array ``step`` returns.
 That is what makes it two orders of magnitude faster than a ``SyncVectorEnv``
-of :class:`~cube_env.CubeEnv`.  Where the CPU has AVX-512 VBMI
-(:mod:`cube_env.engine.simd`) a sub-env's step is a handful of ``vpermb``:
-the move, the sticker colours, the solved/potential bits and the one-hot row;
-elsewhere portable loops compute the same results.
+of :class:`~cubebench.CubeEnv`.
 
 Sub-environment ``i`` is *exactly* ``make_cube_env(tier, ...)`` seeded with
 ``seed + i`` (Gymnasium's ``SyncVectorEnv`` convention): each keeps its own
 ``np.random.Generator`` built as Gymnasium's ``reset(seed=...)`` builds it, and
-the kernel draws from that generator's PCG64 bit stream through NumPy's own C
-function (``bit_generator.ctypes.next_uint32``) with NumPy's bounded-integer
-algorithm and :func:`cube_env.engine.scramble.scramble`'s rejection rules, so
+the kernel draws its scrambles from that generator's bit stream as
+:func:`cubebench.engine.scramble.scramble` does, so
 scrambles, and hence whole trajectories including autoresets, are the same
 bit for bit (``tests/test_vector_env.py`` checks it against ``SyncVectorEnv``).
-Generators other than :class:`~cube_env.generators.ScrambleGenerator` (the
+Generators other than :class:`~cubebench.generators.ScrambleGenerator` (the
 certified curriculum, custom ones) are called from Python, per reset, with
 the same per-env generator: exact as well, slower only on reset steps.
 
@@ -34,10 +30,8 @@ Stable-Baselines3 and most training loops expect; ``DISABLED`` leaves resets to
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any
 
-import numba as nb
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
@@ -47,255 +41,24 @@ from gymnasium.vector.utils import batch_space
 from ..engine.facelets import N_STICKERS
 from ..engine.moves import FACE_ACTIONS, MOVE_INDEX, QUARTER_ACTIONS, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
 from ..engine.scramble import normalise_metric
+from ..engine.state import to_facelets
 from ..engine import simd
 from ..generators import Generator, ScrambleGenerator
+from ..render.ansi import net_text
+from ..render.net import render_net
+from .vector_kernels import (
+    REWARD_KINDS, _MODES, _NEXT32, _all_obs, _all_solved, _reset_envs, _scramble_moves, _status, _step_parallel,
+    _step_serial,
+)
 
-REWARD_KINDS = {"none": 0, "sparse": 0, "sticker": 1, "face": 2}
-"""Rewards computed in the kernel: sparse 1.0 on solving, or a potential difference."""
-_NEXT_STEP, _SAME_STEP, _DISABLED = 0, 1, 2
-_MODES = {AutoresetMode.NEXT_STEP: _NEXT_STEP, AutoresetMode.SAME_STEP: _SAME_STEP, AutoresetMode.DISABLED: _DISABLED}
 PARALLEL_MIN_ENVS = 1 << 15
 """Batches at least this large are stepped over numba's threads (``parallel=None``)."""
-
-# NumPy's PCG64 ``next_uint32`` (the same C function for every PCG64 instance),
-# typed so a jitted function can call it with a generator's state address.
-_NEXT32_TYPE = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_uint64)
-_NEXT32 = _NEXT32_TYPE(
-    ctypes.cast(np.random.PCG64(0).ctypes.next_uint32, ctypes.c_void_p).value
-)
-_OPTS = dict(cache=True, nogil=True)
-_CHUNK = 4096  # sub-envs per task of the parallel step (one scratch buffer each)
-
-
-# --- kernels -------------------------------------------------------------------------
-@nb.njit(**_OPTS)
-def _bounded(next32, addr, high):
-    """``Generator.integers(high + 1)`` for high < 2**32 (NumPy's Lemire rejection, same stream)."""
-    excl = np.uint64(high + 1)
-    m = np.uint64(next32(addr)) * excl
-    left = m & np.uint64(0xFFFFFFFF)
-    if left < excl:
-        threshold = (np.uint64(0xFFFFFFFF) - np.uint64(high)) % excl
-        while left < threshold:
-            m = np.uint64(next32(addr)) * excl
-            left = m & np.uint64(0xFFFFFFFF)
-    return np.int64(m >> np.uint64(32))
-
-
-@nb.njit(**_OPTS)
-def _turn_env(states, b, m, vbmi, dst, src, count, tmp):
-    """Engine move ``m`` on sub-env ``b``: one ``vpermb`` when ``vbmi`` (``simd.INDEX64``) is given.
-
-    Every helper taking ``vbmi`` is compiled twice: with ``None`` numba prunes the
-    VBMI branch before typing (so its intrinsics are never compiled), with the
-    table it runs the VBMI one on the 64-byte rows of :func:`~cube_env.engine.simd.padded_states`.
-    The portable turn moves only the stickers that move (``tmp``: 54-byte scratch).
-    """
-    if vbmi is None:
-        n = count[m]
-        for k in range(n):
-            tmp[k] = states[b, src[m, k]]
-        for k in range(n):
-            states[b, dst[m, k]] = tmp[k]
-    else:
-        row = states.ctypes.data + 64 * b
-        simd.permute64(row, row, vbmi.ctypes.data + 64 * m)
-
-
-@nb.njit(**_OPTS)
-def _centre_bits(states, b, vbmi, early):
-    """Bit ``i`` set when sticker position ``i`` of sub-env ``b`` has its face centre's colour.
-
-    :func:`~cube_env.engine.simd.centre_bits`, or its loop over the stickers,
-    which with ``early`` stops at the first mismatch (enough to tell solved).
-    """
-    if vbmi is not None:
-        return simd.centre_bits(states.ctypes.data + 64 * b)
-    bits = 0
-    for f in range(6):
-        centre = states[b, 9 * f + 4] // 9
-        for k in range(9):
-            same = states[b, 9 * f + k] // 9 == centre
-            if early and not same:
-                return bits
-            bits |= np.int64(same) << (9 * f + k)  # branch-free: random states mispredict
-    return bits
-
-
-@nb.njit(**_OPTS)
-def _phi_bits(bits, kind):
-    """Dense-reward potential from :func:`_centre_bits`, counted as ``cube_env.engine.kernels`` counts it.
-
-    Stickers in place (kind 1: the popcount), faces completed (kind 2: full
-    9-bit groups), 0 otherwise.
-    """
-    n = 0
-    if kind == 1:
-        while bits:
-            bits &= bits - 1
-            n += 1
-    elif kind == 2:
-        for f in range(6):
-            if (bits >> (9 * f)) & 0x1FF == 0x1FF:
-                n += 1
-    return float(n)
-
-
-@nb.njit(**_OPTS)
-def _status(states, b, kind, vbmi):
-    """(solved, reward potential of ``kind``) of sub-env ``b``'s state."""
-    bits = _centre_bits(states, b, vbmi, kind == 0)
-    return bits == simd.SOLVED_BITS, _phi_bits(bits, kind)
-
-
-@nb.njit(**_OPTS)
-def _write_obs(states, b, obs, onehot, vbmi):
-    """Observation of sub-env ``b`` into row ``b`` of the flat (num_envs, 324 or 54) buffer."""
-    if vbmi is None:
-        if onehot:
-            obs[b, :] = 0  # one vectorised fill, then a single store per sticker
-            for i in range(54):
-                obs[b, 6 * i + states[b, i] // 9] = 1
-        else:
-            for i in range(54):
-                obs[b, i] = states[b, i] // 9
-    elif onehot:
-        simd.onehot_row(states.ctypes.data + 64 * b, obs.ctypes.data + simd.ONEHOT_BYTES * b)
-    else:
-        simd.colour_row(states.ctypes.data + 64 * b, obs.ctypes.data + 54 * b)
-
-
-@nb.njit(**_OPTS)
-def _scramble_row(states, b, next32, addr, depth, scr_moves, vbmi, dst, src, count, tmp):
-    """Sub-env ``b`` = solved cube after :func:`~cube_env.engine.scramble.scramble` (same draws, same rules)."""
-    for i in range(54):
-        states[b, i] = i
-    n_suffix = scr_moves.shape[1]
-    prev = -1
-    prev2 = -1
-    k = 0
-    while k < depth:
-        f = _bounded(next32, addr, 5)
-        if f == prev:
-            continue
-        if prev >= 0 and f % 3 == prev % 3 and (f < prev or prev2 == f):
-            continue
-        s = _bounded(next32, addr, n_suffix - 1)
-        _turn_env(states, b, scr_moves[f, s], vbmi, dst, src, count, tmp)
-        prev2 = prev
-        prev = f
-        k += 1
-
-
-@nb.njit(**_OPTS)
-def _advance(states, b, m, vbmi, reward_kind, dst, src, count, tmp):
-    """Turn sub-env ``b`` by engine move ``m``: (solved before, solved after, potential after).
-
-    "Solved before" is only needed (and only computed) for the sparse reward.
-    """
-    was_solved = reward_kind == 0 and _status(states, b, 0, vbmi)[0]
-    _turn_env(states, b, m, vbmi, dst, src, count, tmp)
-    solved, phi = _status(states, b, reward_kind, vbmi)
-    return was_solved, solved, phi
-
-
-def _make_step_kernel(parallel: bool):
-    """The step of every sub-env: ``CubeEnv.step`` plus its reward wrapper, and the autoreset bookkeeping.
-
-    A sub-env whose episode starts now is only marked in ``pending``
-    (``_reset_envs`` starts it).  The per-env body sits in the loop itself:
-    calling a function with all these arrays per sub-env cost more than the
-    step (numba passes each array as seven words and counts references).
-    """
-    @nb.njit(parallel=parallel, **_OPTS)
-    def step_all(states, actions, action_moves, vbmi, dst, src, count, steps, moves, max_steps, reward_kind,
-                 phi, mode, autoreset, onehot, obs, final_obs, final_mask, rewards, terms, truncs, pending,
-                 inst_depth, final_stats, final_phi):
-        n = states.shape[0]
-        for chunk in nb.prange((n + _CHUNK - 1) // _CHUNK):
-            tmp = np.empty(54, np.uint8)
-            for b in range(chunk * _CHUNK, min(n, (chunk + 1) * _CHUNK)):
-                final_mask[b] = False
-                pending[b] = mode == 0 and autoreset[b]
-                if pending[b]:  # NEXT_STEP: the step after an episode ended only resets
-                    rewards[b] = 0.0
-                    terms[b] = truncs[b] = autoreset[b] = False
-                    continue
-                was_solved, solved, new_phi = _advance(states, b, action_moves[actions[b]], vbmi, reward_kind,
-                                                       dst, src, count, tmp)
-                steps[b] += 1
-                moves[b] += 1
-                if reward_kind == 0:
-                    rewards[b] = 1.0 if solved and not was_solved else 0.0
-                else:
-                    rewards[b] = new_phi - phi[b]
-                    phi[b] = new_phi
-                terms[b] = solved
-                truncs[b] = max_steps > 0 and steps[b] >= max_steps and not solved
-                done = terms[b] or truncs[b]
-                if done and mode == 1:  # SAME_STEP: keep the last observation, reset in this step
-                    _write_obs(states, b, final_obs, onehot, vbmi)
-                    final_mask[b] = pending[b] = True
-                    final_stats[b, 0] = steps[b]
-                    final_stats[b, 1] = moves[b]
-                    final_stats[b, 2] = inst_depth[b]
-                    final_phi[b] = phi[b]
-                    continue
-                if mode == 0:
-                    autoreset[b] = done
-                _write_obs(states, b, obs, onehot, vbmi)
-
-    return step_all
-
-
-_step_serial = _make_step_kernel(False)
-_step_parallel = _make_step_kernel(True)
-
-
-@nb.njit(**_OPTS)
-def _reset_envs(mask, states, next32, addrs, depths, scr_moves, vbmi, dst, src, count,
-                steps, moves, phi, reward_kind, inst_depth, onehot, obs):
-    """Start a new seeded scramble episode in every sub-env of ``mask`` and write its observation.
-
-    Separate from the step kernel: calling NumPy's bit generator through a
-    function argument slows whatever kernel carries it, so only resets pay.
-    """
-    tmp = np.empty(54, np.uint8)
-    for b in range(states.shape[0]):
-        if mask[b]:
-            steps[b] = 0
-            moves[b] = 0
-            _scramble_row(states, b, next32, addrs[b], depths[b], scr_moves, vbmi, dst, src, count, tmp)
-            phi[b] = _status(states, b, reward_kind, vbmi)[1]
-            inst_depth[b] = depths[b]
-            _write_obs(states, b, obs, onehot, vbmi)
-
-
-@nb.njit(**_OPTS)
-def _all_solved(states, vbmi, out):
-    """Whether each sub-env is solved."""
-    for b in range(states.shape[0]):
-        out[b] = _status(states, b, 0, vbmi)[0]
-
-
-@nb.njit(**_OPTS)
-def _all_obs(states, onehot, vbmi, obs):
-    """Every sub-env's observation (after a reset, which may leave rows unwritten)."""
-    for b in range(states.shape[0]):
-        _write_obs(states, b, obs, onehot, vbmi)
-
-
-# --- the env -------------------------------------------------------------------------
-def _scramble_moves(metric: str) -> np.ndarray:
-    """Engine move of (face in ``URFDLB`` order, suffix index) as the scrambler draws them."""
-    suffixes = ("", "'") if metric == "quarter" else ("", "2", "'")
-    return np.array([[MOVE_INDEX[f + s] for s in suffixes] for f in "URFDLB"], dtype=np.int64)
 
 
 class CubeVectorEnv(VectorEnv):
     """``num_envs`` cubes stepped together in one Numba call per step.
 
-    Same keyword arguments as :func:`cube_env.make_cube_env` where they apply
+    Same keyword arguments as :func:`cubebench.make_cube_env` where they apply
     (``tier`` ``"symbolic"`` with ``obs_format`` ``"onehot"`` or ``"indices"``,
     or ``"visual"`` with ``obs_format="image"``; ``reward`` ``none``, ``sticker``
     or ``face``); ``max_episode_steps`` (which ``gymnasium.make_vec`` may pass)
@@ -304,7 +67,7 @@ class CubeVectorEnv(VectorEnv):
     buffer every step (faster; it is overwritten by the next step);
     ``parallel`` splits the step over numba's threads (default: when
     ``num_envs >= PARALLEL_MIN_ENVS``); ``vbmi`` picks the AVX-512 VBMI step
-    kernels (default: when :data:`cube_env.engine.simd.HAS_VBMI`) or, with
+    kernels (default: when :data:`cubebench.engine.simd.HAS_VBMI`) or, with
     ``False``, the portable ones (the same results, bit for bit).
 
     ``info`` holds, per sub-env with Gymnasium's ``_key`` masks: ``is_success``,
@@ -472,9 +235,6 @@ class CubeVectorEnv(VectorEnv):
 
     def render(self) -> tuple[Any, ...] | None:
         """One frame per sub-env in ``render_mode`` (``ansi`` text or ``rgb_array`` net image)."""
-        from ..render.ansi import net_text
-        from ..render.net import render_net
-
         if self.render_mode == "ansi":
             return tuple(net_text(s // 9) for s in self.states)
         if self.render_mode == "rgb_array":
@@ -502,8 +262,6 @@ class CubeVectorEnv(VectorEnv):
 
     def facelets(self, index: int) -> str:
         """Ground-truth 54-character string of sub-env ``index`` (runners and tests only)."""
-        from ..engine.state import to_facelets
-
         return to_facelets(self.states[index])
 
     # --- helpers ---------------------------------------------------------------
@@ -582,8 +340,6 @@ class CubeVectorEnv(VectorEnv):
 
     def _images(self, colours: np.ndarray) -> np.ndarray:
         """The net images of a batch of colour arrays (the renderer's own recolour-a-template painter)."""
-        from ..render.net import render_net
-
         out = np.empty((len(colours), self.image_size, self.image_size, 3), dtype=np.uint8)
         for k, col in enumerate(colours):
             out[k] = render_net(col, self.image_size)

@@ -1,12 +1,19 @@
-"""``python -m cube_env.solver.optimal build|info|solve``: manage the tables, solve a cube."""
+"""``python -m cubebench.solver.optimal build|info|solve``: manage the tables, solve a cube."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+import numpy as np
+
+from ...engine.kernels import apply_moves
+from ...engine.moves import TABLE
+from ...engine.notation import parse_array
+from ...engine.state import SOLVED
 from . import store
 from . import tables as T
+from .solver import ensure_tables, solve_optimal
 
 
 def _info() -> int:
@@ -24,7 +31,7 @@ def _info() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cube_env.solver.optimal", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m cubebench.solver.optimal", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="build (or verify) the tables")
     b.add_argument("--metric", choices=("half", "quarter", "both"), default="both")
@@ -36,20 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--time-limit", type=float, default=None)
     args = parser.parse_args(argv)
     if args.cmd == "build":
-        from .solver import ensure_tables
-
         ensure_tables(args.metric, progress=True)
         return _info()
     if args.cmd == "info":
         return _info()
-    import numpy as np
-
-    from ...engine.kernels import apply_moves
-    from ...engine.moves import TABLE
-    from ...engine.notation import parse_array
-    from ...engine.state import SOLVED
-    from .solver import solve_optimal
-
     cube = apply_moves(SOLVED, TABLE, parse_array(args.cube)) if args.scramble else args.cube
     sol = solve_optimal(np.asarray(cube) if args.scramble else cube, args.metric, time_limit=args.time_limit)
     print(f"{sol}  ({sol.distance} {args.metric}-turn moves, optimal; {sol.nodes} nodes, {sol.seconds:.2f} s)")

@@ -4,8 +4,8 @@ The solver works on *coordinates*: small integers that encode one aspect of a
 cube (corner twist, edge flip, where the four slice edges are, the corner
 permutation).  A face turn maps each coordinate through a lookup table, so the
 search never touches stickers.  Everything here is derived from the engine's
-sticker tables (:data:`cube_env.engine.moves.TABLE`) and its cubie layout
-(:mod:`cube_env.engine.cubie`), so it cannot drift from the engine's
+sticker tables (:data:`cubebench.engine.moves.TABLE`) and its cubie layout
+(:mod:`cubebench.engine.cubie`), so it cannot drift from the engine's
 conventions; the tests check the round trips.
 
 Conventions

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...engine.errors import InvalidStateError
 from ...engine.kernels import apply_moves, is_solved
-from ...engine.moves import MOVE_NAMES, TABLE
+from ...engine.moves import MOVE_NAMES, ORIENTATIONS, TABLE
 from ...engine.notation import parse
 from ...engine.state import from_facelets, relabel_to_centres, validate_state
 from . import coords as C
@@ -161,7 +161,7 @@ def solve_optimal(cube: np.ndarray | str, metric: str = "half", *,
     shorter length is ruled out and returns it: still exact, and it skips the
     costliest iteration, the one at the answer's own length (which is why the
     curriculum certifies with it).  A shorter solution, if found, is returned
-    instead.  Raises :class:`~cube_env.engine.errors.InvalidStateError` for an
+    instead.  Raises :class:`~cubebench.engine.errors.InvalidStateError` for an
     invalid cube, ``ValueError`` for a ``known`` that does not solve it, and
     :class:`SolverTimeout` when ``time_limit`` seconds pass first.  Tables are
     loaded (built on first use) and the numba kernels compiled before the clock
@@ -284,8 +284,6 @@ def lower_bound_batch(states: np.ndarray, metric: str = "half") -> np.ndarray:
 
 def _canon_tables() -> tuple[np.ndarray, np.ndarray]:
     """Gather tables turning each held orientation back to reference, keyed by (U, F) centre colours."""
-    from ...engine.moves import ORIENTATIONS
-
     canon = np.empty((24, 54), dtype=np.int64)
     lut = np.full(36, -1, dtype=np.int64)
     for r in range(24):

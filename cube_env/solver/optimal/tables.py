@@ -20,6 +20,9 @@ frontier; rows are independent, so both cores work without locks).
 
 from __future__ import annotations
 
+import mmap
+import os
+import sys
 import time
 from dataclasses import dataclass
 
@@ -313,10 +316,6 @@ def hot_copy(arr: np.ndarray) -> np.ndarray:
     table's size in private RAM per process; set ``CUBEBENCH_SOLVER_HUGEPAGES=0``
     to search the shared memory map instead.  Non-Linux systems get the map.
     """
-    import mmap
-    import os
-    import sys
-
     if os.environ.get(HUGEPAGES_ENV, "1") == "0" or not sys.platform.startswith("linux"):
         return arr
     huge = 2 << 20

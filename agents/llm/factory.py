@@ -1,0 +1,40 @@
+"""``make_client(spec)``: a model client from a spec string (``openai:gpt-4o``, ``local``, ...)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .anthropic_client import AnthropicClient
+from .client import ModelClient
+from .local import LocalModelClient
+from .openai_client import OpenAIChatClient
+
+__all__ = ["make_client"]
+
+_COMPATIBLE = re.compile(r"^(https?://[^/:]+(?::\d+)?(?:/[^:]*)?):(.+)$")
+
+
+def make_client(spec: str, **settings: Any) -> ModelClient:
+    """Build a client from a spec string; ``settings`` go to the client's constructor.
+
+    ``openai:<model>``, ``anthropic:<model>``, ``openai-compatible:<base_url>:<model>``
+    (e.g. ``openai-compatible:http://localhost:11434/v1:llama3:8b``), ``local`` or
+    ``local:<path/to/model.gguf>`` (the embedded model; needs the ``local-llm`` extra).
+    """
+    kind, _, rest = spec.partition(":")
+    if kind == "openai" and rest:
+        settings.setdefault("max_tokens_param", "max_completion_tokens")
+        return OpenAIChatClient(rest, **settings)
+    if kind == "anthropic" and rest:
+        return AnthropicClient(rest, **settings)
+    if kind == "openai-compatible":
+        match = _COMPATIBLE.match(rest)
+        if match is None:
+            raise ValueError(f"bad spec {spec!r}: expected openai-compatible:<http(s)://host[:port]"
+                             "[/path]>:<model>")
+        return OpenAIChatClient(match.group(2), base_url=match.group(1), **settings)
+    if kind == "local":
+        return LocalModelClient(rest or None, **settings)
+    raise ValueError(f"unknown model spec {spec!r}: use openai:<model>, anthropic:<model>, "
+                     "openai-compatible:<base_url>:<model> or local")

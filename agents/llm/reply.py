@@ -1,0 +1,54 @@
+"""What a model call ends in: a :class:`ModelReply`, or a :class:`ModelError`.
+
+Both sit below the clients (which build them) and the budget (which charges replies), so the
+budget does not import any client.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["ModelError", "ModelReply"]
+
+
+class ModelError(RuntimeError):
+    """A model call failed for good: a non-retryable HTTP error, a missing key, or retries ran out.
+
+    ``status`` is the last HTTP status (None for transport failures), ``kind`` a short label
+    (``client_error``, ``rate_limit``, ``server_error``, ``timeout``, ``connection``,
+    ``malformed``, ``config``), and ``log`` holds every attempt made, for the episode record.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, kind: str = "error",
+                 log: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+        self.log: list[dict[str, Any]] = log if log is not None else []
+
+
+@dataclass
+class ModelReply:
+    """The outcome of one ``complete`` call.
+
+    ``finish_reason`` is normalised to ``stop`` (natural end or stop sequence) and ``length``
+    (token limit); other provider reasons pass through. ``latency_s`` is the wall time of the
+    whole call including retries and waits; each attempt's own latency is in ``log``.
+    ``cost_usd`` comes from the price table (0 for unknown models).
+    """
+
+    text: str
+    finish_reason: str
+    input_tokens: int
+    output_tokens: int
+    latency_s: float
+    cost_usd: float
+    attempts: int
+    model: str = ""
+    provider: str = ""
+    log: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_record(self) -> dict[str, Any]:
+        """A JSON-safe dict of every field (the log included) for the episode record."""
+        return asdict(self)

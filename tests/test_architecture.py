@@ -1,0 +1,163 @@
+"""The layers of docs/architecture.md, checked on the source: engine <- envs <- wrappers <- agents <- runner.
+
+Every import statement counts, at module level or inside a function: a lower
+layer never imports a higher one, and no two modules import each other
+(directly or round a loop), so no function-level import can hide a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ("engine", "envs", "wrappers", "agents", "runner")
+"""Bottom to top; a module may import its own layer and those below it."""
+LAYER_OF = {
+    "cubebench.envs": "envs",
+    "cubebench.wrappers": "wrappers",
+    "cubebench.agents": "agents",
+    "cubebench.runner": "runner",
+    "cubebench.suites": "runner",
+}
+"""Subpackages above the engine; every other ``cubebench.*`` module is the engine (engine, render, solver, data)."""
+ROOT_LAYER = "wrappers"
+"""``cubebench/__init__`` registers the tier ids, which are assembled from wrappers."""
+
+
+def package_dirs() -> dict[str, Path]:
+    """``cubebench.*`` package name -> source folder, as the build maps them (pyproject.toml)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    mapped = config["package-dir"]
+    dirs = {}
+    for package in config["packages"]:
+        base = max((p for p in mapped if package == p or package.startswith(p + ".")), key=len)
+        dirs[package] = ROOT / mapped[base] / Path(*package[len(base):].split(".")[1:])
+    return dirs
+
+
+@lru_cache(maxsize=1)
+def modules() -> dict[str, Path]:
+    """Every source module as ``cubebench.*`` name -> file (packages by their ``__init__``)."""
+    found = {}
+    for package, folder in package_dirs().items():
+        for path in sorted(folder.glob("*.py")):
+            found[package if path.stem == "__init__" else f"{package}.{path.stem}"] = path
+    return found
+
+
+def layer(module: str) -> str:
+    if module == "cubebench":
+        return ROOT_LAYER
+    prefix = max((p for p in LAYER_OF if module == p or module.startswith(p + ".")), key=len, default=None)
+    return LAYER_OF[prefix] if prefix else "engine"
+
+
+def _resolve(name: str) -> str | None:
+    """The source module an imported name lives in (``None`` outside ``cubebench``)."""
+    while name and name not in modules():
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports_of(module: str) -> set[str]:
+    """The ``cubebench`` modules that ``module`` imports anywhere in its file."""
+    path = modules()[module]
+    return _imports_in(ast.parse(path.read_text(), str(path)), module)
+
+
+def _imports_in(tree: ast.AST, module: str) -> set[str]:
+    package = module if modules()[module].stem == "__init__" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                anchor = ".".join(parts[: len(parts) - node.level + 1])
+                base = f"{anchor}.{base}" if base else anchor
+            names = [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found |= {m for m in map(_resolve, names) if m and m != module}
+    return found
+
+
+def test_every_module_sits_in_a_layer_and_the_map_covers_the_source() -> None:
+    assert {layer(m) for m in modules()} == set(LAYERS)
+    assert len(modules()) > 100, "the package map in pyproject.toml lost modules"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in LAYER_OF))
+def test_layer_packages_exist(module: str) -> None:
+    assert module in modules()
+
+
+def test_no_lower_layer_imports_a_higher_one() -> None:
+    wrong = [f"{m} ({layer(m)}) imports {i} ({layer(i)})" for m in modules() for i in sorted(imports_of(m))
+             if LAYERS.index(layer(i)) > LAYERS.index(layer(m))]
+    assert not wrong, "wrong-way imports:\n" + "\n".join(wrong)
+
+
+def test_no_import_cycle_between_modules() -> None:
+    """A package's ``__init__`` may gather its submodules; everything else is a DAG."""
+    graph = {m: {i for i in imports_of(m) if not _is_parent_init(i, m)} for m in modules()}
+    cycles = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append(" -> ".join(stack[stack.index(nxt):] + [node, nxt]) if nxt in stack else f"{node} -> {nxt}")
+            elif nxt not in state:
+                visit(nxt, stack + [node])
+        state[node] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [])
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def _is_parent_init(imported: str, importer: str) -> bool:
+    """``importer`` reaching its own package's ``__init__`` (``from . import x`` of a sibling is not this)."""
+    return importer.rpartition(".")[0] == imported and modules()[imported].stem == "__init__"
+
+
+def test_the_checker_sees_wrong_way_and_hidden_imports(tmp_path: Path) -> None:
+    """The checker itself: a function-level import of a higher layer and a relative one are both found."""
+    assert "cubebench.runner.cli" in imports_of("cubebench.runner.__main__")
+    assert "cubebench.wrappers.tiers" in imports_of("cubebench")
+    assert layer("cubebench.engine.moves") == "engine" and layer("cubebench.runner.store") == "runner"
+    source = "def f():\n    from cubebench.runner import store\n"
+    tree = ast.parse(source)
+    hidden = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert hidden and _resolve(f"{hidden[0].module}.store") == "cubebench.runner.store"
+
+
+LAZY_ALLOWED = ("cubebench.solver.optimal", "cubebench.curriculum", "cubebench.render.vertex_gl", "cubebench.agents.rl")
+"""The only own modules a function may import: the exact solver and the curriculum that needs it (Numba
+tables: a second of compiling on import), the 3D renderer (the optional pyrender) and RL (the optional torch).
+Everything else is imported at the top, where a cycle cannot hide."""
+
+
+def function_level_imports(module: str) -> set[str]:
+    """The ``cubebench`` modules ``module`` imports anywhere but at its top level."""
+    tree = ast.parse(modules()[module].read_text())
+    top = {id(node) for node in tree.body}
+    inner = ast.Module(body=[n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) and id(n) not in top],
+                       type_ignores=[])
+    return {m for m in _imports_in(inner, module)}
+
+
+def test_function_level_imports_are_only_for_heavy_optional_parts() -> None:
+    hidden = [f"{m} imports {i} inside a function" for m in modules() for i in sorted(function_level_imports(m))
+              if not any(i == a or i.startswith(a + ".") for a in LAZY_ALLOWED)]
+    assert not hidden, "\n".join(hidden)
