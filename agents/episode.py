@@ -19,7 +19,8 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
-from cubebench.wrappers.observations import SymbolicObservation, colour_text
+from cubebench.wrappers.description import describe_env
+from cubebench.wrappers.observations import SymbolicObservation, colour_text, symbolic_colours
 
 from .base import Agent, Observation, Task, Turn
 from .records import EpisodeRecord, StepRecord, observation_digest
@@ -40,11 +41,6 @@ _TIER_NOTES = {
     "face": " of which you see only the front face",
     "vertex": " of which you see the up, front and right faces from a corner",
 }
-
-
-def _env_kwarg(env: gym.Env, key: str, default: Any) -> Any:
-    spec = getattr(env, "spec", None)
-    return (spec.kwargs.get(key, default) if spec is not None else default)
 
 
 def describe_task(tier: str, setting: str, tools: tuple[str, ...], max_steps: int) -> str:
@@ -70,22 +66,14 @@ def _observation_view(obs: Any, tier: str, letters: Callable[[np.ndarray], str])
     if arr.ndim == 3 and arr.shape[2] == 3:
         return "[the current view is attached as an image]", arr
     if tier == "symbolic":
-        colours = _symbolic_colours(arr)
-        if colours is not None:
-            return letters(colours), None
+        try:
+            return letters(symbolic_colours(arr)), None
+        except ValueError:
+            pass
     raise ValueError(
         f"run_episode cannot show a {tier} observation of type {type(obs).__name__}"
         f"{f' and shape {arr.shape}' if arr.ndim else ''} to an agent: expected text, an RGB image "
         "(H, W, 3) or, on the symbolic tier, the (54, 6) one-hot or (54,) colour-index array")
-
-
-def _symbolic_colours(arr: np.ndarray) -> np.ndarray | None:
-    """The 54 colour indices of a Symbolic one-hot or indices observation, else ``None``."""
-    if arr.shape == (54, 6) and np.all(arr.sum(axis=1) == 1) and np.all((arr == 0) | (arr == 1)):
-        return arr.argmax(axis=1).astype(np.uint8)
-    if arr.shape == (54,) and np.issubdtype(arr.dtype, np.integer) and arr.min() >= 0 and arr.max() <= 5:
-        return arr.astype(np.uint8)
-    return None
 
 
 def _symbolic_letters(env: gym.Env) -> Callable[[np.ndarray], str]:
@@ -130,11 +118,17 @@ def run_episode(
 ) -> EpisodeRecord:
     """Play one episode of ``agent`` on ``env`` and return its full record.
 
-    ``tier`` defaults to the registered id's tier; ``distance_budget_s``
-    bounds the optimal-solver time spent on the distance at each step's end
-    (``None`` skips it).
+    The tier, observation form, reward and metric are read off the env's own
+    wrapper stack (:func:`~cubebench.wrappers.description.describe_env`), so
+    the tools and the record follow what the agent really faces; an env that
+    cannot say its tier raises.  ``tier``, if given, must agree with it.
+    ``distance_budget_s`` bounds the optimal-solver time spent on the
+    distance at each step's end (``None`` skips it).
     """
-    tier = tier or _env_kwarg(env, "tier", "symbolic")
+    described = describe_env(env)
+    if tier is not None and tier != described.tier:
+        raise ValueError(f"run_episode(tier={tier!r}) but the env is the {described.tier!r} tier")
+    tier = described.tier
     letters = _symbolic_letters(env)
     obs, info = env.reset(seed=seed, options=reset_options)
     _observation_view(obs, tier, letters)  # an observation no model can be shown fails here, before any step
@@ -142,8 +136,7 @@ def run_episode(
     toolbox = Toolbox(env, tier, tool_setting, obs, info)
     task = Task(
         tier=tier, tool_setting=tool_setting, tools=toolbox.names, action_names=tuple(core.action_names),
-        obs_format=_env_kwarg(env, "obs_format", None) or ("onehot" if tier == "symbolic" else "image"),
-        reward=_env_kwarg(env, "reward", "none"), metric=core.metric, max_steps=max_steps,
+        obs_format=described.obs_format, reward=described.reward, metric=described.metric, max_steps=max_steps,
         description=describe_task(tier, tool_setting, toolbox.names, max_steps),
     )
     record = EpisodeRecord(

@@ -70,3 +70,23 @@ def test_self_contained_examples_run(page: str, tmp_path: Path) -> None:
     block = python_blocks(ROOT / page)[0]
     run = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
+
+
+def relative_links(page: Path) -> list[str]:
+    """The targets of a page's markdown links and images that are not web addresses or anchors."""
+    targets = re.findall(r"\]\(([^)\s]+)\)", page.read_text())
+    return [t.split("#")[0] for t in targets if not re.match(r"[a-z]+:", t) and not t.startswith("#")]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_links_stay_inside_the_repository_and_resolve(page: Path) -> None:
+    for target in relative_links(page):
+        path = (page.parent / target).resolve()
+        assert path.is_relative_to(ROOT), f"{page.name} links outside the repository: {target}"
+        assert path.exists(), f"{page.name} links to a missing file: {target}"
+
+
+def test_the_link_check_sees_an_outside_link(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("[design](../../shared/DESIGN.md) [web](https://example.org) [here](#top) ![i](img/a.png)")
+    assert relative_links(page) == ["../../shared/DESIGN.md", "img/a.png"]

@@ -102,6 +102,8 @@ class SymbolicObservation(gym.ObservationWrapper):
     through untouched, saving a conversion per step.
     """
 
+    tier = "symbolic"
+
     def __init__(self, env: gym.Env, form: str = "onehot", letters: str = "faces") -> None:
         super().__init__(env)
         core_shape = _check_core_observation(env, (_INDICES_SHAPE, _ONEHOT_SHAPE))
@@ -147,6 +149,29 @@ class SymbolicObservation(gym.ObservationWrapper):
         return colour_text(colours, self.letters)
 
 
+def symbolic_colours(observation: Any) -> np.ndarray:
+    """The 54 colour indices a Symbolic observation shows: the inverse of :class:`SymbolicObservation`.
+
+    One-hot rows and colour indices give the colours themselves; a text form
+    gives, for each sticker, the held position of the centre with the same
+    letter (the colours up to a relabelling, which is all the letters say).
+    Anything else raises ``ValueError``: it is not a Symbolic observation.
+    """
+    if isinstance(observation, str):
+        letters = np.frombuffer(observation.encode("ascii", "replace"), dtype=np.uint8)
+        if letters.shape == _INDICES_SHAPE:
+            centre_of = {int(c): k for k, c in enumerate(letters[list(CENTRES)])}
+            if len(centre_of) == 6 and all(int(c) in centre_of for c in letters):
+                return np.array([centre_of[int(c)] for c in letters], dtype=np.uint8)
+        raise ValueError(f"not a Symbolic text observation: {observation[:60]!r}")
+    arr = np.asarray(observation)
+    if arr.shape == _ONEHOT_SHAPE and np.all((arr == 0) | (arr == 1)) and np.all(arr.sum(axis=1) == 1):
+        return arr.argmax(axis=1).astype(np.uint8)
+    if arr.shape == _INDICES_SHAPE and np.issubdtype(arr.dtype, np.integer) and arr.min() >= 0 and arr.max() <= 5:
+        return arr.astype(np.uint8)
+    raise ValueError(f"not a Symbolic observation: an array of shape {arr.shape} and dtype {arr.dtype}")
+
+
 def colour_text(colours: np.ndarray, letters: str = "faces") -> str:
     """54 colour indices of a held cube as its 54-character string.
 
@@ -164,6 +189,9 @@ def colour_text(colours: np.ndarray, letters: str = "faces") -> str:
 
 class _PartialTierObservation(gym.ObservationWrapper):
     """Shared machinery of Tiers 2-3: an image or text form, and ``info`` stripped of ground truth."""
+
+    tier = ""
+    """The tier's name (``visual``, ``face``, ``vertex``), as the ids and the runner spell it."""
 
     needs_view_actions = False
     """Tier 3 must be able to turn the cube to see the rest of it."""
@@ -223,6 +251,8 @@ class NetObservation(_PartialTierObservation):
     """Tier 2: the unfolded cross net as an RGB image (``size`` square), or as a
     labelled letter grid (``form="text"``).  The agent must fold it mentally."""
 
+    tier = "visual"
+
     def __init__(self, env: gym.Env, form: str = "image", size: int = 224, debug: bool = False) -> None:
         super().__init__(env, form, size, debug, image=render_net, text=net_text_grid)
 
@@ -237,6 +267,7 @@ class FaceViewObservation(_PartialTierObservation):
     changes the held state that the core steps, so they live there.
     """
 
+    tier = "face"
     needs_view_actions = True
 
     def __init__(self, env: gym.Env, form: str = "image", size: int = 224, debug: bool = False) -> None:
@@ -259,6 +290,7 @@ class VertexViewObservation(_PartialTierObservation):
     it needs a core env with the view actions.
     """
 
+    tier = "vertex"
     needs_view_actions = True
 
     RENDERERS = ("painter", "pyrender")

@@ -18,25 +18,12 @@ import numpy as np
 import torch
 
 from cubebench.agents.base import Task, Turn
-from cubebench.engine.facelets import CENTRES, FACES
+from cubebench.engine.facelets import FACES
 from cubebench.engine.state import from_facelets
+from cubebench.wrappers.observations import symbolic_colours
 
 from .evaluate import beam_search
 from .policy import SHIPPED_CHECKPOINT, MLPPolicy, load_checkpoint
-
-
-def colours_from_observation(raw: Any) -> np.ndarray:
-    """The 54 colour indices shown by a Symbolic observation (one-hot, indices or text)."""
-    if isinstance(raw, str):
-        letters = np.array(list(raw))
-        centre_letters = letters[list(CENTRES)]
-        return np.array([int(np.flatnonzero(centre_letters == c)[0]) for c in letters], dtype=np.uint8)
-    arr = np.asarray(raw)
-    if arr.shape == (54, 6):
-        return arr.argmax(-1).astype(np.uint8)
-    if arr.shape == (54,):
-        return arr.astype(np.uint8)
-    raise ValueError(f"the MLP agent plays the Symbolic tier; got an observation of shape {arr.shape}")
 
 
 class PolicyAgent:
@@ -59,7 +46,7 @@ class PolicyAgent:
         self.actions, self.prev, self.plan = turns, -1, None
 
     def act(self, observation: Any, tools: Any) -> Turn:
-        colours = colours_from_observation(observation.raw)
+        colours = symbolic_colours(observation.raw)  # raises ValueError on any other tier's observation
         if self.beam_width and self.plan is None:
             state = from_facelets("".join(FACES[c] for c in colours))
             self.plan = beam_search(self.policy, state, self.beam_width, observation.steps_left) or []

@@ -9,9 +9,6 @@ from typing import TextIO
 
 from .store import SUMMARY_COLUMNS, RunStore, _jsonable
 
-FORMATS = ("jsonl", "csv")
-
-
 def export_jsonl(store: RunStore, out: TextIO, images: bool = True) -> int:
     """One line per episode: ``{"key": ..., "record": <EpisodeRecord.to_dict()>}``; returns the count."""
     n = 0

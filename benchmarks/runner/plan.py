@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from .instances import instance_refs
 from .suites import Suite
@@ -69,9 +69,3 @@ def plan_episodes(suite: Suite, source: str) -> list[EpisodeSpec]:
                             certified_distance=ref.start.distance if ref.start else (depth if source == "certified" else None),
                         ))
     return plan
-
-
-def limit_plan(plan: Iterable[EpisodeSpec], limit: int | None) -> list[EpisodeSpec]:
-    """The first ``limit`` episodes of a plan (all when ``None``)."""
-    plan = list(plan)
-    return plan if limit is None else plan[:limit]

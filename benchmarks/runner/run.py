@@ -30,7 +30,7 @@ from .plan import plan_episodes
 from .progress import Progress
 from .specs import AgentFactory, AgentSpec
 from .store import RunStore, StoreError, open_run
-from .suites import Suite, SuiteError, suite_from_dict
+from .suites import Suite, SuiteError
 
 VERSIONED = ("cubebench", "numpy", "gymnasium", "numba", "kociemba", "pillow", "openai", "anthropic",
              "tqdm", "matplotlib", "ray", "torch")
@@ -200,8 +200,3 @@ def _warm_up_solver() -> None:
     """Load the two-phase solver's tables once before worker threads may call it concurrently."""
 
     solve_twophase(kernels.apply_moves(SOLVED, TABLE, parse_array("R U F'")))
-
-
-def load_suite_of(store: RunStore) -> Suite:
-    """The suite a run was planned from."""
-    return suite_from_dict(store.get_meta("suite"), source=str(store.path))
