@@ -15,10 +15,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from .tool_registry import TOOL_SETTINGS
 from .tools import Toolbox
 
-TOOL_SETTINGS = ("basic", "standard", "ideal")
-"""CubeBench's three diagnostic settings: no solver, a solver fed by the agent, a solver that reads the state."""
+__all__ = ["TOOL_SETTINGS", "Task", "Observation", "Turn", "Agent"]
 
 
 @dataclass(frozen=True)

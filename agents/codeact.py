@@ -17,7 +17,8 @@ from .base import Task, Turn
 from .chat import PROMPTS, ChatAgent
 from .llm import ModelClient
 from .sandbox import FAIRNESS_LAYERS, Sandbox, SandboxLimits
-from .tools import Toolbox, tool_docs
+from .tool_registry import REGISTRY, tool_docs
+from .tools import Toolbox
 
 _BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 _OPEN_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*)$", re.DOTALL | re.IGNORECASE)
@@ -68,13 +69,16 @@ class CodeActAgent(ChatAgent):
         super().close()
 
     def _tool_functions(self, names: tuple[str, ...]) -> dict[str, Callable[..., Any]]:
+        """Host callables of the tools; the sandbox's stubs show their registry signature and summary."""
         def bind(name: str) -> Callable[..., str]:
             def tool(*args: Any, **kwargs: Any) -> str:
                 if self._tools is None:
                     raise RuntimeError("no episode is running")
                 return self._tools.invoke(name, list(args), kwargs)
 
-            tool.__doc__ = name
+            tool.__name__ = tool.__qualname__ = name
+            tool.__signature__ = REGISTRY[name].python_signature()  # type: ignore[attr-defined]
+            tool.__doc__ = REGISTRY[name].summary
             return tool
 
         return {name: bind(name) for name in names}

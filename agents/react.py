@@ -13,7 +13,8 @@ from .actions import ActionParseError, parse_action
 from .base import Task, Turn
 from .chat import PROMPTS, ChatAgent
 from .llm import ModelClient, react_grammar
-from .tools import ToolCallError, Toolbox, ToolError, tool_docs
+from .tool_registry import tool_docs
+from .tools import ToolCallError, Toolbox, ToolError
 
 
 class ReActAgent(ChatAgent):

@@ -5,8 +5,9 @@ greedy and solver agents are *privileged calibration baselines*: they read
 the true state from ``tools.core`` as a perfect perceiver would (a model never
 can), so their pass rates bound what the tools allow:
 
-- ``GreedyAgent`` turns the face that most increases the dense potential
-  (stickers in place unless the env's reward wrapper defines another).
+- ``GreedyAgent`` turns the face that most increases the stickers in place
+  (the sticker reward's potential), whatever reward the env gives: its plan
+  never depends on the reward setting.
 - ``SolverAgent`` explores first under partial views (rotating until every
   face has been in view, as the ideal solver demands), then gets a solution
   the way its tool setting allows — ``basic``: plans it itself (two-phase on
@@ -60,7 +61,12 @@ class RandomAgent:
 
 
 class GreedyAgent:
-    """One-step lookahead on the dense potential, never undoing its previous turn."""
+    """One-step lookahead on stickers in place, never undoing its previous turn.
+
+    It scores moves on its own sticker count, not on the env's reward: a baseline whose
+    choices are the same under every reward setting (and that never pays for the
+    heuristic reward's solver calls to look ahead).
+    """
 
     def __init__(self, seed: int | None = None) -> None:
         self.name = "greedy"
@@ -73,14 +79,12 @@ class GreedyAgent:
         self.last = None
 
     def act(self, observation, tools: Toolbox) -> Turn:
-        phi = getattr(tools.env, "phi", None)
-        potential = phi if callable(phi) else (lambda s: float(kernels.stickers_in_place(s)))
         state = tools.core.state
         scores = []
         for name in self.turns:
             undo = self.last is not None and name[0] == self.last[0] and name != self.last and "2" not in name
             nxt = kernels.apply_move(state, TABLE, MOVE_INDEX[name])
-            scores.append(-np.inf if undo else potential(nxt) + (1e6 if kernels.is_solved(nxt) else 0))
+            scores.append(-np.inf if undo else kernels.stickers_in_place(nxt) + (1e6 if kernels.is_solved(nxt) else 0))
         best = np.flatnonzero(np.asarray(scores) == max(scores))
         choice = self.turns[int(self.rng.choice(best))]
         self.last = choice

@@ -3,7 +3,9 @@
 One :class:`Toolbox` is bound to one env for one episode.  Its tools are the
 only way an agent changes the cube; each call is recorded (name, arguments,
 result, env actions executed, reward) so the episode record shows exactly
-what happened.  Which tools exist depends on the tool setting:
+what happened.  Which tools exist in a tier and tool setting, their
+parameters and the texts models read about them are the registry's
+(:mod:`.tool_registry`); this module implements them:
 
 - ``basic``: ``move(seq)``, ``rotate(views)`` (Face and Vertex tiers only),
   ``observe()``, ``done()``;
@@ -14,6 +16,9 @@ what happened.  Which tools exist depends on the tool setting:
   every face has been in view since the last face turn (rotations reveal
   faces; a face turn changes faces out of view, so they must be looked at
   again), and otherwise says how many faces are still unseen.
+
+Each tool is the method ``_tool_<name>`` taking the registry's parameters
+(``tests/test_tool_registry.py`` holds them to it).
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ from cubebench.engine.moves import MOVE_NAMES
 from cubebench.engine.notation import parse
 from cubebench.solver.twophase import solve_twophase
 
+from .tool_registry import REGISTRY, ROTATIONS, tool_docs, tools_for
+
+__all__ = ["Toolbox", "ToolCall", "ToolError", "ToolCallError", "VISIBLE_FACES", "tools_for", "tool_docs"]
+
 VISIBLE_FACES = {"symbolic": "URFDLB", "visual": "URFDLB", "face": "F", "vertex": "UFR"}
 """Positions (faces of the held cube) each tier shows."""
 
@@ -39,9 +48,6 @@ _EXPANSIONS = {
     "M": "R L' x'", "E": "U D' y'", "S": "F' B z",
     "r": "L x", "l": "R x'", "u": "D y", "d": "U y'", "f": "B z", "b": "F z'",
 }
-
-
-_ROTATIONS = ("x", "x'", "x2", "y", "y'", "y2", "z", "z'", "z2")
 
 
 class ToolError(Exception):
@@ -67,36 +73,6 @@ class ToolCall:
     actions: list[str] = field(default_factory=list)
     reward: float = 0.0
     solved: bool = False
-
-
-def tools_for(tier: str, setting: str) -> tuple[str, ...]:
-    """Names of the tools available in a tier and tool setting."""
-    names = ["move"] + (["rotate"] if tier in ("face", "vertex") else []) + ["observe", "done"]
-    if setting == "standard":
-        names.append("solve")
-    elif setting == "ideal":
-        names.append("solve_current")
-    elif setting != "basic":
-        raise ValueError(f"unknown tool setting {setting!r}; expected basic, standard or ideal")
-    return tuple(names)
-
-
-TOOL_DOCS = {
-    "move": 'move(seq: str) - apply face turns in Singmaster notation, e.g. move("R U R\' U\'")',
-    "rotate": 'rotate(views: str) - turn the whole cube to change your view: x, x\', y, y\', z, z\' (e.g. rotate("y"))',
-    "observe": "observe() - look at the cube again",
-    "done": "done() - end the episode (when you believe the cube is solved)",
-    "solve": "solve(facelets: str) -> str - a solver: give it the cube as 54 letters in URFDLB facelet order, "
-             "it returns a solution",
-    "solve_current": "solve_current() -> str - a solver that reads the cube itself (every face must have been "
-                     "seen since your last face turn) and returns a solution",
-}
-"""Exact documented names and signatures shown to models (both agents' prompts and the play view)."""
-
-
-def tool_docs(tools: tuple[str, ...]) -> str:
-    """The prompt's list of ``tools``, one documented signature a line."""
-    return "\n".join(f"- {TOOL_DOCS[t]}" for t in tools)
 
 
 class Toolbox:
@@ -140,7 +116,7 @@ class Toolbox:
             try:
                 bound = inspect.signature(fn).bind(record, *args, **(kwargs or {}))
             except TypeError:  # only a call that does not fit the signature; a TypeError inside is a bug
-                raise ToolCallError(f"bad arguments for {name}: {_usage(name, fn, args, kwargs)}") from None
+                raise ToolCallError(f"bad arguments for {name}: {_usage(name, args, kwargs)}") from None
             record.args = list(bound.args[1:])
             record.result = fn(*bound.args)
         except ToolError as err:
@@ -167,8 +143,9 @@ class Toolbox:
 
     def _tool_rotate(self, record: ToolCall, views: str) -> str:
         tokens = views.split() if isinstance(views, str) else []
-        if not tokens or any(t not in _ROTATIONS for t in tokens):
-            raise ToolError(f"rotate() takes whole-cube rotations x x' x2 y y' y2 z z' z2 (e.g. \"y\" or \"x z2\"), got {views!r}")
+        if not tokens or any(t not in ROTATIONS.tokens() for t in tokens):
+            raise ToolError(f"rotate() takes whole-cube rotations {' '.join(ROTATIONS.tokens())} "
+                            f"(e.g. \"y\" or \"x z2\"), got {views!r}")
         return self._execute(record, self.expand(views))
 
     def _tool_observe(self, record: ToolCall) -> str:
@@ -261,13 +238,13 @@ class Toolbox:
         return {int(state[CENTRES[FACES.index(f)]]) // 9 for f in VISIBLE_FACES[self.tier]}
 
 
-def _usage(name: str, fn: Callable[..., str], args: list[Any], kwargs: dict[str, Any] | None) -> str:
+def _usage(name: str, args: list[Any], kwargs: dict[str, Any] | None) -> str:
     """What a tool takes, in the model's terms (not the Python method's ``TypeError``)."""
-    params = [p for p in inspect.signature(fn).parameters.values() if p.name != "record"]
-    wanted = ", ".join(f"{p.name}: str" for p in params)
-    taken = f"{len(params)} argument{'s' if len(params) != 1 else ''}" if params else "no arguments"
+    spec = REGISTRY[name]
+    n = len(spec.params)
+    taken = f"{n} argument{'s' if n != 1 else ''}" if n else "no arguments"
     given = f"{len(args)}" + (f" and keyword(s) {', '.join(sorted(kwargs))}" if kwargs else "")
-    return f"{name}({wanted}) takes {taken}, got {given}"
+    return f"{spec.call} takes {taken}, got {given}"
 
 
 def parse_inverse_or_double(base: str, suffix: str) -> list[str]:

@@ -14,7 +14,8 @@ from cubebench.agents.episode import run_episode
 from cubebench.agents.records import EpisodeRecord
 from cubebench.agents.scripted import GreedyAgent, RandomAgent, SolverAgent
 from cubebench.agents.tools import Toolbox, ToolError, tools_for
-from cubebench.engine import SOLVED, to_facelets
+from cubebench.engine import SOLVED, kernels, to_facelets
+from cubebench.wrappers.rewards import PotentialReward
 
 
 def make(tier: str, **kw) -> gym.Env:
@@ -257,6 +258,27 @@ def test_greedy_agent_plays_every_tier(tier: str) -> None:
                              distance_budget_s=None)
         assert record.status == "solved" and record.n_rotations == 0, (tier, seed)
         assert all(s.action.startswith("move(") for s in record.steps)
+
+
+class _AntiSticker(PotentialReward):
+    """A dense reward that pays for scrambling: phi = minus the stickers in place."""
+
+    name = "anti-sticker"
+
+    def phi(self, state: np.ndarray) -> float:
+        return -float(kernels.stickers_in_place(state))
+
+
+def test_greedy_agent_plans_on_stickers_whatever_the_env_rewards() -> None:
+    # docs/agents.md: it scores moves on its own sticker count, never on the env's reward, even with
+    # the reward wrapper outermost (where ``env.phi`` is reachable); a greedy on this reward would scramble
+    for seed in range(3):
+        plain = run_episode(GreedyAgent(seed=seed), make("symbolic"), seed=seed, reset_options={"depth": 2},
+                            distance_budget_s=None)
+        paid = run_episode(GreedyAgent(seed=seed), _AntiSticker(make("symbolic")), seed=seed,
+                           reset_options={"depth": 2}, distance_budget_s=None)
+        assert [s.action for s in paid.steps] == [s.action for s in plain.steps], seed
+        assert paid.start_facelets == plain.start_facelets and paid.solved and paid.total_reward < 0
 
 
 def test_scripted_agents_follow_the_protocol() -> None:

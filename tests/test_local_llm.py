@@ -33,7 +33,8 @@ PROMPT = [
 def test_grammar_compiles_in_llama_cpp() -> None:
     from llama_cpp import LlamaGrammar
 
-    from cubebench.agents.llm.grammar import TOOLS as ALL_TOOLS, react_grammar
+    from cubebench.agents.llm.grammar import react_grammar
+    from cubebench.agents.tool_registry import TOOL_NAMES as ALL_TOOLS
 
     for tools in (TOOLS, ALL_TOOLS, ["done"]):
         assert LlamaGrammar.from_string(react_grammar(tools), verbose=False) is not None

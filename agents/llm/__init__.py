@@ -10,7 +10,7 @@ from .anthropic_client import AnthropicClient
 from .budget import PRICES_USD_PER_MTOK, Budget, BudgetExceeded, price_for
 from .client import ModelClient
 from .factory import make_client
-from .grammar import TOOLS, react_grammar, react_pattern
+from .grammar import react_grammar, react_pattern
 from .local import LocalModelClient
 from .messages import image_part, image_ref, sanitize, text_part
 from .openai_client import OpenAIChatClient
@@ -19,7 +19,7 @@ from .retry import RetryPolicy
 
 __all__ = [
     "AnthropicClient", "Budget", "BudgetExceeded", "LocalModelClient", "ModelClient", "ModelError",
-    "ModelReply", "OpenAIChatClient", "PRICES_USD_PER_MTOK", "RetryPolicy", "TOOLS", "image_part",
+    "ModelReply", "OpenAIChatClient", "PRICES_USD_PER_MTOK", "RetryPolicy", "image_part",
     "image_ref", "make_client", "price_for", "react_grammar", "react_pattern", "sanitize",
     "text_part",
 ]

@@ -5,12 +5,14 @@ A reply is exactly two lines::
     Thought: <one line of free text>
     Action: <call>
 
-where ``<call>`` is one of the tools of the setting: ``move("<moves>")``, ``rotate("<view>")``,
-``observe()``, ``done()``, ``solve("<54 letters URFDLB>")``, ``solve_current()``. A llama.cpp
-server given :func:`react_grammar` (``extra={"grammar": ...}``) can only produce such replies.
-GBNF is used rather than a JSON schema because a JSON-schema enum containing quotes crashes the
-llama.cpp server. :func:`react_pattern` is the same language as a Python regex, for checking
-replies (it is what the tests hold the grammar's output to).
+where ``<call>`` is one of the tools of the setting, each argument written in its canonical
+form as the tool registry (:mod:`cubebench.agents.tool_registry`) describes it:
+``move("<moves>")``, ``rotate("<rotations>")``, ``observe()``, ``done()``,
+``solve("<54 letters URFDLB>")``, ``solve_current()``. A llama.cpp server given
+:func:`react_grammar` (``extra={"grammar": ...}``) can only produce such replies. GBNF is used
+rather than a JSON schema because a JSON-schema enum containing quotes crashes the llama.cpp
+server. :func:`react_pattern` is the same language as a Python regex, for checking replies (it is
+what the tests hold the grammar's output to).
 """
 
 from __future__ import annotations
@@ -18,65 +20,65 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-__all__ = ["TOOLS", "MOVE_LETTERS", "MAX_MOVES", "MAX_THOUGHT_CHARS", "react_grammar",
-           "react_pattern"]
+from ..tool_registry import REGISTRY, TOOL_NAMES, ToolSpec
 
-#: Every tool name the format knows, in the order the grammar lists them.
-TOOLS = ("move", "rotate", "observe", "done", "solve", "solve_current")
-#: Face turns, whole-cube rotations, slices and wide turns accepted in ``move("…")``.
-MOVE_LETTERS = "URFDLBxyzMESurfdlb"
-#: Upper bounds that keep a small model from rambling until ``max_tokens``.
-MAX_MOVES = 40
+__all__ = ["MAX_THOUGHT_CHARS", "react_grammar", "react_pattern"]
+
+#: Upper bound on the thought that keeps a small model from rambling until ``max_tokens``.
 MAX_THOUGHT_CHARS = 200
 
-_CALL_RULES = {
-    "move": r'"move(\"" moves "\")"',
-    "rotate": r'''"rotate(\"" [xyz] "'"? "\")"''',
-    "observe": r'"observe()"',
-    "done": r'"done()"',
-    "solve": r'"solve(\"" [URFDLB]{54} "\")"',
-    "solve_current": r'"solve_current()"',
-}
 
-_CALL_REGEX = {
-    "move": r'move\("(?:{tok})(?: (?:{tok})){{0,{more}}}"\)',
-    "rotate": r"rotate\(\"[xyz]'?\"\)",
-    "observe": r"observe\(\)",
-    "done": r"done\(\)",
-    "solve": r'solve\("[URFDLB]{54}"\)',
-    "solve_current": r"solve_current\(\)",
-}
-
-
-def _check_tools(tools: Sequence[str]) -> list[str]:
+def _check_tools(tools: Sequence[str]) -> list[ToolSpec]:
     if isinstance(tools, str):
         raise TypeError("tools must be a sequence of tool names, not a single string")
     names = list(dict.fromkeys(tools))
-    unknown = [t for t in names if t not in TOOLS]
+    unknown = [t for t in names if t not in REGISTRY]
     if unknown:
-        raise ValueError(f"unknown tool(s) {unknown}; known tools: {list(TOOLS)}")
+        raise ValueError(f"unknown tool(s) {unknown}; known tools: {list(TOOL_NAMES)}")
     if not names:
         raise ValueError("at least one tool is needed")
-    return names
+    return [REGISTRY[n] for n in names]
+
+
+def _rule(*parts: str) -> str:
+    return "-".join(parts).replace("_", "-")
+
+
+def _call_gbnf(spec: ToolSpec) -> tuple[str, list[str]]:
+    """The GBNF of one call, ``"move(\\"" move-seq "\\")"``, and the rules its arguments need."""
+    if not spec.params:
+        return f'"{spec.name}()"', []
+    args, rules = [], []
+    for param in spec.params:
+        expr, extra = param.pattern.gbnf(_rule(spec.name, param.name))
+        args.append(expr)
+        rules += extra
+    return f'"{spec.name}(\\"" ' + ' "\\", \\"" '.join(args) + ' "\\")"', rules
+
+
+def _call_regex(spec: ToolSpec) -> str:
+    args = '", "'.join(param.pattern.regex() for param in spec.params)
+    return re.escape(spec.name) + (rf'\("{args}"\)' if spec.params else r"\(\)")
 
 
 def react_grammar(tools: Sequence[str]) -> str:
     """GBNF (llama.cpp grammar) for a ReAct reply restricted to ``tools``.
 
     The thought is one line of 1..MAX_THOUGHT_CHARS characters that starts with a non-blank;
-    a move sequence holds 1..MAX_MOVES space-separated moves.
+    each argument follows its registry pattern (e.g. 1..40 space-separated moves).
     """
-    names = _check_tools(tools)
+    specs = _check_tools(tools)
     lines = [
         'root ::= "Thought: " thought "\\nAction: " call',
         f"thought ::= [^\\n\\t ] [^\\n]{{0,{MAX_THOUGHT_CHARS - 1}}}",
-        "call ::= " + " | ".join(f"{n.replace('_', '-')}-call" for n in names),
+        "call ::= " + " | ".join(_rule(s.name, "call") for s in specs),
     ]
-    lines += [f"{n.replace('_', '-')}-call ::= {_CALL_RULES[n]}" for n in names]
-    if "move" in names:
-        lines.append(f'moves ::= move-token (" " move-token){{0,{MAX_MOVES - 1}}}')
-        lines.append(f"move-token ::= [{MOVE_LETTERS}] (\"'\" | \"2\")?")
-    return "\n".join(lines) + "\n"
+    rules: list[str] = []
+    for spec in specs:
+        expr, extra = _call_gbnf(spec)
+        lines.append(f"{_rule(spec.name, 'call')} ::= {expr}")
+        rules += extra
+    return "\n".join(lines + rules) + "\n"
 
 
 def react_pattern(tools: Sequence[str]) -> re.Pattern[str]:
@@ -84,9 +86,6 @@ def react_pattern(tools: Sequence[str]) -> re.Pattern[str]:
 
     Use ``react_pattern(tools).fullmatch(reply)``; group ``call`` is the action call.
     """
-    names = _check_tools(tools)
-    token = f"[{MOVE_LETTERS}]['2]?"
-    calls = [_CALL_REGEX[n].format(tok=token, more=MAX_MOVES - 1) if n == "move" else _CALL_REGEX[n]
-             for n in names]
+    calls = [_call_regex(spec) for spec in _check_tools(tools)]
     thought = f"[^\\n\\t ][^\\n]{{0,{MAX_THOUGHT_CHARS - 1}}}"
     return re.compile(f"Thought: {thought}\nAction: (?P<call>{'|'.join(calls)})")

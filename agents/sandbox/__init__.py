@@ -11,10 +11,10 @@ pipe that carries code, results and tool calls. See ``docs/sandbox.md``.
 ...     sb.run("len(x)").value_repr
 """
 from .limits import SandboxLimits
-from .result import STOP_REASONS, ExecResult, ToolCall
+from .result import STOP_REASONS, ExecResult, SandboxToolCall
 from .sandbox import ALL_LAYERS, FAIRNESS_LAYERS, Sandbox, SandboxError, SandboxUnavailable
 
 __all__ = [
-    "Sandbox", "SandboxLimits", "ExecResult", "ToolCall", "SandboxError", "SandboxUnavailable",
+    "Sandbox", "SandboxLimits", "ExecResult", "SandboxToolCall", "SandboxError", "SandboxUnavailable",
     "ALL_LAYERS", "FAIRNESS_LAYERS", "STOP_REASONS",
 ]

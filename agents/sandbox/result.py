@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ExecResult", "ToolCall", "STOP_REASONS"]
+__all__ = ["ExecResult", "SandboxToolCall", "STOP_REASONS"]
 
 STOP_REASONS = ("cpu", "wall", "memory", "output", "file_size", "crash", "killed", "exit", "protocol",
                 "background")
@@ -17,7 +17,7 @@ LOST_NOTICE = ("[The interpreter was stopped and will be restarted for the next 
 
 
 @dataclass
-class ToolCall:
+class SandboxToolCall:
     """One tool call made by the code, in order. ``executed`` is False when the host
     refused it (unknown tool, bad arguments, or the block's time was up)."""
 
@@ -47,7 +47,7 @@ class ExecResult:
     """Why the block was stopped early: one of :data:`STOP_REASONS`, or None."""
     stop_detail: str | None = None
     """A sentence explaining the stop, for people and for the model."""
-    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_calls: list[SandboxToolCall] = field(default_factory=list)
     """Tool calls made by the block, in order, with their results or errors."""
     fresh_interpreter: bool = False
     """This block ran in a fresh interpreter because the previous one had died."""

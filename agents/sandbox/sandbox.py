@@ -29,7 +29,7 @@ from . import _seccomp
 from ._channel import Channel, ChannelClosed, ChannelTimeout, ProtocolViolation
 from ._hostpython import host_python
 from .limits import SandboxLimits
-from .result import ExecResult, ToolCall
+from .result import ExecResult, SandboxToolCall
 
 __all__ = ["Sandbox", "SandboxError", "SandboxUnavailable", "ALL_LAYERS", "FAIRNESS_LAYERS"]
 
@@ -474,7 +474,7 @@ class Sandbox:
 
     def _serve_block(self, soft: float, hard: float, watch: Callable[[], None]) -> ExecResult:
         """Answer tool calls until the block's result arrives or the block must die."""
-        calls: list[ToolCall] = []
+        calls: list[SandboxToolCall] = []
         channel = self._session.channel
         while True:
             try:
@@ -501,9 +501,9 @@ class Sandbox:
                 return self._lost(calls, "protocol", f"the sandbox sent an unexpected {kind!r} message "
                                   "on its control pipe, so the interpreter was killed", killed_by_host=True)
 
-    def _serve_tool(self, msg: dict[str, Any], soft: float, hard: float, calls: list[ToolCall]) -> None:
+    def _serve_tool(self, msg: dict[str, Any], soft: float, hard: float, calls: list[SandboxToolCall]) -> None:
         name, args, kwargs = msg.get("name"), msg.get("args"), msg.get("kwargs")
-        call = ToolCall(name=str(name), args=args if isinstance(args, list) else [],
+        call = SandboxToolCall(name=str(name), args=args if isinstance(args, list) else [],
                         kwargs=kwargs if isinstance(kwargs, dict) else {})
         calls.append(call)
         if name not in self._tools or not isinstance(args, list) or not isinstance(kwargs, dict):
@@ -518,12 +518,12 @@ class Sandbox:
             pass  # the next read reports the death or the timeout
 
     @staticmethod
-    def _refuse(call: ToolCall, why: str) -> dict[str, Any]:
+    def _refuse(call: SandboxToolCall, why: str) -> dict[str, Any]:
         call.executed, call.error = False, why
         return {"ok": False, "error": why}
 
     @staticmethod
-    def _execute_tool(call: ToolCall, fn: Callable[..., Any]) -> dict[str, Any]:
+    def _execute_tool(call: SandboxToolCall, fn: Callable[..., Any]) -> dict[str, Any]:
         try:
             value = fn(*call.args, **call.kwargs)
         except Exception as exc:  # the tool's own error, shown to the model as ToolError
@@ -539,7 +539,7 @@ class Sandbox:
         call.result = value
         return {"ok": True, "result": value}
 
-    def _finished(self, msg: dict[str, Any], calls: list[ToolCall]) -> ExecResult:
+    def _finished(self, msg: dict[str, Any], calls: list[SandboxToolCall]) -> ExecResult:
         reason = msg.get("stopped")
         detail = None
         if reason == "wall":
@@ -604,7 +604,7 @@ class Sandbox:
             return "protocol", "the code closed or broke the sandbox's control pipe, so the interpreter ended"
         return "exit", f"the interpreter exited with status {code}"
 
-    def _lost(self, calls: list[ToolCall], reason: str, detail: str, *,
+    def _lost(self, calls: list[SandboxToolCall], reason: str, detail: str, *,
               killed_by_host: bool = False, started: bool = True) -> ExecResult:
         if killed_by_host:
             self._session.kill()
