@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import gymnasium as gym
-import numpy as np
 
 from cubebench.engine import CubeInputError
 from cubebench.engine.facelets import CENTRES, FACES

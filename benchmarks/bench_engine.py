@@ -19,7 +19,6 @@ import cubebench  # noqa: F401  (registers the ids)
 from cubebench.engine import SOLVED, TABLE, kernels
 from cubebench.engine import simd
 from cubebench.engine.apply import apply_batch
-from cubebench.engine.moves import SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
 
 BYTES_PER_MOVE = 108  # read 54 + write 54 bytes: what any batched gather must move
 

@@ -11,8 +11,9 @@ import sys
 
 import numpy as np
 
-from .engine import SOLVED, TABLE, CubeInputError, from_facelets, kernels, to_facelets
+from .engine import SOLVED, TABLE, from_facelets, kernels, to_facelets
 from .engine.facelets import COLOUR_LETTERS, FACES
+from .engine.metric import METRICS
 from .engine.notation import format_moves, parse_array
 from .engine.scramble import scramble
 from .render.ansi import net_text
@@ -74,7 +75,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scramble", help="print a seeded scramble and its facelet string")
     p.add_argument("--depth", type=int, default=20, help="number of moves (default 20)")
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--metric", choices=("quarter", "half"), default="half")
+    p.add_argument("--metric", choices=METRICS, default="half")
     p.set_defaults(func=_cmd_scramble)
 
     p = sub.add_parser("show", help="print the net of a cube given as moves or 54 letters")
@@ -87,7 +88,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("solve", help="solve a cube given as moves or 54 letters")
     p.add_argument("cube")
     p.add_argument("--optimal", action="store_true", help="exact optimal solver instead of two-phase")
-    p.add_argument("--metric", choices=("quarter", "half"), default="half")
+    p.add_argument("--metric", choices=METRICS, default="half")
     p.set_defaults(func=_cmd_solve)
 
     p = sub.add_parser("instances", help="certified instance sets")

@@ -29,13 +29,13 @@ import numpy as np
 from .engine.errors import CubeInputError
 from .engine.facelets import SOLVED, sticker_geometry
 from .engine.kernels import apply_moves
+from .engine.metric import Metric, check_metric
 from .engine.moves import ORIENTATIONS, TABLE
 from .engine.notation import format_moves, invert_moves, invert_sequence, parse_array
 from .engine.state import canonical, from_facelets, to_facelets
 from .solver.optimal import SOLVER_VERSION, SolverTimeout, solve_optimal
 
-METRICS = ("half", "quarter")
-_MOVES = {
+_MOVES: dict[Metric, tuple[int, ...]] = {
     "half": tuple(range(18)),
     "quarter": tuple(m for m in range(18) if m % 3 != 1),
 }
@@ -66,7 +66,7 @@ class Instance:
     scramble: str
     state: str
     distance: int
-    metric: str
+    metric: Metric
     solver_version: str
     source: str = "scramble"
 
@@ -74,19 +74,14 @@ class Instance:
         return json.dumps(asdict(self), sort_keys=True)
 
 
-def _check_metric(metric: str) -> None:
-    if metric not in METRICS:
-        raise ValueError(f"metric must be 'half' or 'quarter', got {metric!r}")
-
-
-def random_scramble(rng: np.random.Generator, length: int, metric: str) -> list[int]:
+def random_scramble(rng: np.random.Generator, length: int, metric: Metric) -> list[int]:
     """``length`` moves of ``metric`` with no move undoing or merging with the previous one.
 
     Consecutive moves never share a face, and two moves on opposite faces are
     not followed by a third on the same axis (``U D U`` is ``U2 D``).
     """
     moves: list[int] = []
-    allowed = _MOVES[metric]
+    allowed = _MOVES[check_metric(metric)]
     while len(moves) < length:
         m = int(rng.choice(allowed))
         if moves and m // 3 == moves[-1] // 3:
@@ -133,7 +128,7 @@ def certified_instances(depth: int, metric: str = "half", seed: int = 0, n: int 
     solve (a candidate that times out is skipped); ``max_tries`` bounds the
     candidates drawn (default ``50 * n``).
     """
-    _check_metric(metric)
+    metric = check_metric(metric)
     if depth < 0:
         raise ValueError("depth must be >= 0")
     if metric == "half" and depth >= 19:

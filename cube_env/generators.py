@@ -19,15 +19,16 @@ from .engine import kernels
 from .engine.facelets import SOLVED
 from .engine.moves import TABLE
 from .engine.notation import format_moves, invert_sequence
-from .engine.scramble import normalise_metric, scramble
+from .engine.metric import Metric, check_metric, parse_metric
+from .engine.scramble import scramble
 from .engine.state import from_facelets
 from .shipped import INSTANCES_ENV_VAR, instances_dir
 
 # Non-redundant scrambles of at most this many moves are always optimal and distinct: the numbers
 # of canonical sequences equal the numbers of positions at these distances (HTM 18, 243, 3240;
 # QTM 12, then 108 of the 114 distance-2 positions: the scrambler never turns a face twice).
-_OPTIMAL_BY_CONSTRUCTION = {"half": 3, "quarter": 2}
-MAX_SCRAMBLE_DEPTH = {"half": 18, "quarter": 22}
+_OPTIMAL_BY_CONSTRUCTION: dict[Metric, int] = {"half": 3, "quarter": 2}
+MAX_SCRAMBLE_DEPTH: dict[Metric, int] = {"half": 18, "quarter": 22}
 """Deepest depth certified from random scrambles (deeper ones almost never are: use shipped sets)."""
 
 
@@ -47,7 +48,7 @@ class Instance:
     state: np.ndarray
     scramble: str
     depth: int
-    metric: str
+    metric: Metric
     distance: int | None = None
 
 
@@ -61,7 +62,7 @@ class ScrambleGenerator:
     """A seeded non-redundant scramble of ``depth`` moves (distance not certified)."""
 
     def __call__(self, depth: int, metric: str, rng: np.random.Generator) -> Instance:
-        metric = normalise_metric(metric)
+        metric = parse_metric(metric)
         moves = np.asarray(scramble(depth, metric, rng), dtype=np.int64)
         state = kernels.apply_moves(SOLVED, TABLE, moves)
         return Instance(state=state, scramble=format_moves(moves), depth=depth, metric=metric)
@@ -82,7 +83,7 @@ class CertifiedGenerator:
         self._scrambles = ScrambleGenerator()
 
     def __call__(self, depth: int, metric: str, rng: np.random.Generator) -> Instance:
-        metric = normalise_metric(metric)
+        metric = parse_metric(metric)
         if depth > MAX_SCRAMBLE_DEPTH[metric]:
             raise ValueError(
                 f"random scrambles do not reach {metric}-turn distance {depth} in practice; use a shipped "
@@ -97,14 +98,14 @@ class CertifiedGenerator:
 
     def instance(self, depth: int, metric: str, index: int) -> Instance:
         """The ``index``-th shipped certified instance of ``depth`` in ``metric``."""
-        metric = normalise_metric(metric)
+        metric = parse_metric(metric)
         records = shipped_instances(metric, depth)
         if not 0 <= index < len(records):
             raise ValueError(f"instance {index} does not exist: {len(records)} shipped {metric}-turn instances at depth {depth}")
         rec = records[index]
         return Instance(from_facelets(rec["state"]), rec["scramble"], depth, metric, int(rec["distance"]))
 
-    def _distance(self, candidate: Instance, metric: str) -> int:
+    def _distance(self, candidate: Instance, metric: Metric) -> int:
         if candidate.depth <= _OPTIMAL_BY_CONSTRUCTION[metric]:
             return candidate.depth
         from .solver.optimal import solve_optimal
@@ -118,6 +119,7 @@ def shipped_instances(metric: str, depth: int) -> tuple[dict, ...]:
     """The largest shipped set for ``(metric, depth)`` as records (state, scramble, distance, ...)."""
     from .curriculum import load_instance_file
 
+    check_metric(metric)
     files = sorted(instances_dir().glob(f"{metric}-d{depth:02d}-n*.jsonl"), key=lambda p: int(p.stem.split("-n")[-1]))
     if not files:
         raise NoInstanceSetError(

@@ -8,11 +8,15 @@ layer never imports a higher one, and no two modules import each other
 from __future__ import annotations
 
 import ast
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("engine", "envs", "wrappers", "agents", "runner")

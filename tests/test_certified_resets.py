@@ -11,16 +11,16 @@ from cubebench.generators import CertifiedGenerator, shipped_instances
 
 
 @pytest.mark.parametrize("tier", list(cubebench.TIERS))
-@pytest.mark.parametrize("moves,depth", [("quarter", 1), ("quarter", 2), ("face", 3)])
-def test_shallow_depths_are_certified_without_the_solver(tier: str, moves: str, depth: int) -> None:
-    env = gym.make(cubebench.TIERS[tier], moves=moves, debug=tier != "symbolic")
+@pytest.mark.parametrize("metric,depth", [("quarter", 1), ("quarter", 2), ("half", 3)])
+def test_shallow_depths_are_certified_without_the_solver(tier: str, metric: str, depth: int) -> None:
+    env = gym.make(cubebench.TIERS[tier], metric=metric, debug=tier != "symbolic")
     _, info = env.reset(seed=depth, options={"depth": depth})
     assert info["distance"] == depth and len(info["scramble"].split()) == depth
 
 
 @pytest.mark.parametrize("metric", ["quarter", "half"])
 def test_shipped_instance_by_index(metric: str) -> None:
-    env = gym.make("CubeBench-Symbolic-v0", moves="face" if metric == "half" else "quarter", depth=8)
+    env = gym.make("CubeBench-Symbolic-v0", metric=metric, depth=8)
     _, info = env.reset(options={"instance": 3})
     record = shipped_instances(metric, 8)[3]
     assert info["facelets"] == record["state"] and info["distance"] == 8
@@ -30,7 +30,7 @@ def test_shipped_instance_by_index(metric: str) -> None:
 
 def test_unreachable_depth_fails_fast() -> None:
     with pytest.raises(ValueError, match="shipped"):
-        gym.make("CubeBench-Symbolic-v0", moves="face").reset(options={"depth": 20})
+        gym.make("CubeBench-Symbolic-v0", metric="half").reset(options={"depth": 20})
 
 
 @pytest.mark.slow
@@ -39,7 +39,7 @@ def test_depth_resets_are_certified_by_the_optimal_solver(metric: str, depth: in
     from cubebench.solver.optimal import optimal_distance
 
     gen = CertifiedGenerator()
-    env = gym.make("CubeBench-Symbolic-v0", moves="face" if metric == "half" else "quarter")
+    env = gym.make("CubeBench-Symbolic-v0", metric=metric)
     for seed in range(3):
         _, info = env.reset(seed=seed, options={"depth": depth})
         assert info["distance"] == depth

@@ -18,7 +18,7 @@ from conftest import SCRAMBLES, apply
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{}, {"moves": "face"}, {"view_actions": True}, {"view_actions": True, "move_frame": "global"},
+    [{}, {"metric": "half"}, {"view_actions": True}, {"view_actions": True, "move_frame": "global"},
      {"render_mode": "ansi"}, {"render_mode": "rgb_array"}, {"max_steps": None}, {"obs_format": "onehot"}],
 )
 def test_check_env_unwrapped(kwargs: dict) -> None:
@@ -27,7 +27,7 @@ def test_check_env_unwrapped(kwargs: dict) -> None:
 
 def test_action_sets_are_documented_order() -> None:
     assert CubeEnv().action_names == ("U", "U'", "D", "D'", "L", "L'", "R", "R'", "F", "F'", "B", "B'")
-    assert len(CubeEnv(moves="face").action_names) == 18
+    assert len(CubeEnv(metric="half").action_names) == 18
     assert CubeEnv(view_actions=True).action_names[-6:] == ("x", "x'", "y", "y'", "z", "z'")
 
 
@@ -170,7 +170,7 @@ def episode_trace(env: CubeEnv, seed: int, steps: int = 40) -> list:
 
 
 def test_onehot_observation_is_the_one_hot_of_the_indices() -> None:
-    kwargs = dict(depth=6, moves="face", view_actions=True, max_steps=25, generator=SCRAMBLES)
+    kwargs = dict(depth=6, metric="half", view_actions=True, max_steps=25, generator=SCRAMBLES)
     indices = episode_trace(CubeEnv(**kwargs), seed=5)
     onehot = episode_trace(CubeEnv(obs_format="onehot", **kwargs), seed=5)
     for (col, *rest_i), (hot, *rest_h) in zip(indices, onehot):

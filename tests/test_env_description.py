@@ -27,17 +27,17 @@ def _ways(tier: str) -> dict[str, gym.Env]:
     """Every public way to build ``tier``'s env, with the sticker reward and the half-turn metric."""
     env_id = cubebench.TIERS[tier]
     return {
-        "gym.make": gym.make(env_id, reward="sticker", moves="face", generator=SCRAMBLES),
-        "gym.make module:id": gym.make(f"cubebench:{env_id}", reward="sticker", moves="face", generator=SCRAMBLES),
-        "make_cube_env (no spec)": make_cube_env(tier, reward="sticker", moves="face", generator=SCRAMBLES),
+        "gym.make": gym.make(env_id, reward="sticker", metric="half", generator=SCRAMBLES),
+        "gym.make module:id": gym.make(f"cubebench:{env_id}", reward="sticker", metric="half", generator=SCRAMBLES),
+        "make_cube_env (no spec)": make_cube_env(tier, reward="sticker", metric="half", generator=SCRAMBLES),
         "wrapped by hand": _by_hand(tier),
         "extra wrappers on top": gym.wrappers.RecordEpisodeStatistics(gym.wrappers.TimeLimit(
-            make_cube_env(tier, reward="sticker", moves="face", generator=SCRAMBLES), max_episode_steps=50)),
+            make_cube_env(tier, reward="sticker", metric="half", generator=SCRAMBLES), max_episode_steps=50)),
     }
 
 
 def _by_hand(tier: str) -> gym.Env:
-    core = CubeEnv(moves="face", view_actions=tier in ("face", "vertex"), generator=SCRAMBLES)
+    core = CubeEnv(metric="half", view_actions=tier in ("face", "vertex"), generator=SCRAMBLES)
     env = rewards.StickerReward(core)
     wrapper = {"symbolic": observations.SymbolicObservation, "visual": observations.NetObservation,
                "face": observations.FaceViewObservation, "vertex": observations.VertexViewObservation}[tier]

@@ -12,11 +12,15 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERIC = {"agents", "wrappers", "benchmarks", "runner", "rl", "tests", "test", "envs", "engine", "render", "solver",

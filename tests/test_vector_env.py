@@ -67,7 +67,7 @@ def test_trajectories_equal_single_envs(mode, reward):
 def test_half_turn_metric_and_onehot_indices():
     n = 4
     for fmt in ("onehot", "indices"):
-        kwargs = dict(depth=3, moves="face", max_steps=6, obs_format=fmt)
+        kwargs = dict(depth=3, metric="half", max_steps=6, obs_format=fmt)
         native = CubeVectorEnv(n, **kwargs)
         assert native.single_action_space.n == 18
         _compare(native, _sync(n, AutoresetMode.NEXT_STEP, **kwargs), n, 30, seed=5, n_actions=18)

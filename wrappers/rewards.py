@@ -1,5 +1,11 @@
 """Reward wrappers: CubeBench's sparse reward and its dense potential rewards.
 
+The reward names are the registry's (:mod:`cubebench.engine.rewards`):
+``none`` (alias ``sparse``: no wrapper, the core env's 1.0 on solving),
+``sticker``, ``face`` and ``heuristic``.  The ``sticker`` and ``face``
+potentials are the registry's own :func:`~cubebench.engine.rewards.potential`,
+the code the vector env's step kernel runs.
+
 A dense reward is a potential difference ``R_t = phi(s_{t+1}) - phi(s_t)``
 (plus the sparse 1.0 on solving is *not* added: the potentials already peak
 at the solved state), so the rewards of an episode telescope to
@@ -17,7 +23,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from cubebench.engine import kernels
+from cubebench.engine.metric import parse_metric
+from cubebench.engine.rewards import REWARD_SPECS, parse_reward, potential
 
 
 class PotentialReward(gym.Wrapper, ABC):
@@ -61,22 +68,23 @@ def _hides_state(env: gym.Env) -> bool:
         return False
 
 
-class StickerReward(PotentialReward):
+class KernelPotentialReward(PotentialReward):
+    """A potential the kernels compute (the registry's ``kind`` of :attr:`name`), so the vector env batches it."""
+
+    def phi(self, state: np.ndarray) -> float:
+        return float(potential(state, REWARD_SPECS[self.name].kind))
+
+
+class StickerReward(KernelPotentialReward):
     """phi = stickers matching the centre of the face they are on (6..54)."""
 
     name = "sticker"
 
-    def phi(self, state: np.ndarray) -> float:
-        return float(kernels.stickers_in_place(state))
 
-
-class FaceReward(PotentialReward):
+class FaceReward(KernelPotentialReward):
     """phi = faces completed (0..6)."""
 
     name = "face"
-
-    def phi(self, state: np.ndarray) -> float:
-        return float(kernels.faces_completed(state))
 
 
 class HeuristicReward(PotentialReward):
@@ -92,7 +100,7 @@ class HeuristicReward(PotentialReward):
     def __init__(self, env: gym.Env, time_budget: float = 0.5, metric: str | None = None) -> None:
         super().__init__(env)
         self.time_budget = time_budget
-        self.metric = metric or getattr(env.unwrapped, "metric", "quarter")
+        self.metric = parse_metric(metric) if metric else getattr(env.unwrapped, "metric", "quarter")
         self._source = "exact"
 
     def phi(self, state: np.ndarray) -> float:
@@ -113,18 +121,13 @@ class HeuristicReward(PotentialReward):
         return value
 
 
-REWARD_WRAPPERS: dict[str, type[PotentialReward]] = {
-    "sticker": StickerReward,
-    "face": FaceReward,
-    "heuristic": HeuristicReward,
-}
+REWARD_WRAPPERS: dict[str, type[PotentialReward]] = {cls.name: cls for cls in (StickerReward, FaceReward, HeuristicReward)}
+"""The wrapper of each dense reward of the registry (:data:`~cubebench.engine.rewards.DENSE_REWARDS`)."""
 
 
 def make_reward_wrapper(env: gym.Env, reward: str = "none", **kwargs: Any) -> gym.Env:
-    """Wrap ``env`` for the reward named ``none|sticker|face|heuristic`` (``none`` = sparse)."""
-    if reward in ("none", "sparse"):
+    """Wrap ``env`` for the reward named ``none|sticker|face|heuristic`` (``sparse`` = ``none``: no wrapper)."""
+    name = parse_reward(reward)
+    if not REWARD_SPECS[name].dense:
         return env
-    try:
-        return REWARD_WRAPPERS[reward](env, **kwargs)
-    except KeyError:
-        raise ValueError(f"unknown reward {reward!r}; expected none, sticker, face or heuristic") from None
+    return REWARD_WRAPPERS[name](env, **kwargs)

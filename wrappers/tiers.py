@@ -12,6 +12,8 @@ from typing import Any
 
 import gymnasium as gym
 
+from cubebench.engine.metric import Metric, metric_argument
+from cubebench.engine.rewards import parse_reward
 from cubebench.envs.cube_env import CubeEnv
 
 from . import observations, rewards
@@ -22,7 +24,6 @@ TIERS = {
     "face": "CubeBench-Face-v0",
     "vertex": "CubeBench-Vertex-v0",
 }
-REWARDS = ("none", "sticker", "face", "heuristic")
 VECTOR_ENTRY_POINT = "cubebench.envs.vector_env:CubeVectorEnv"
 VECTOR_TIERS = ("symbolic", "visual")
 """Tiers with a native batched env: ``gym.make_vec(id, num_envs=N)`` steps them in one Numba call."""
@@ -33,7 +34,7 @@ def make_cube_env(
     *,
     depth: int = 1,
     reward: str = "none",
-    moves: str = "quarter",
+    metric: Metric = "quarter",
     max_steps: int | None = 20,
     render_mode: str | None = None,
     obs_format: str | None = None,
@@ -44,6 +45,7 @@ def make_cube_env(
     debug: bool = False,
     generator: Any = None,
     reward_kwargs: dict[str, Any] | None = None,
+    moves: str | None = None,
 ) -> gym.Env:
     """Build the env of one tier (what ``gym.make`` calls for every id).
 
@@ -51,15 +53,20 @@ def make_cube_env(
     ``"text"`` (the 54-character string) or ``"indices"`` (54 colour
     indices); Visual, Face and Vertex ``"image"`` (default) or ``"text"``.
     ``debug=True`` keeps the ground-truth state in ``info`` on the partial tiers.
+    ``reward``: a name of :data:`~cubebench.engine.rewards.REWARDS` (``none``,
+    alias ``sparse``; ``sticker``; ``face``; ``heuristic``).  ``metric``:
+    ``"quarter"`` (12 actions) or ``"half"`` (18); ``moves=`` is its
+    deprecated spelling (``"face"`` for ``"half"``), still read with a
+    ``DeprecationWarning``.
     """
     if tier not in TIERS:
         raise ValueError(f"unknown tier {tier!r}; expected one of {sorted(TIERS)}")
-    if reward not in REWARDS:
-        raise ValueError(f"unknown reward {reward!r}; expected one of {REWARDS}")
+    reward = parse_reward(reward)
+    metric = metric_argument(metric, moves)
     onehot = tier == "symbolic" and (obs_format or "onehot") == "onehot"
     env: gym.Env = CubeEnv(
         depth=depth,
-        moves=moves,
+        metric=metric,
         view_actions=tier in ("face", "vertex"),
         move_frame=move_frame,
         max_steps=max_steps,

@@ -19,7 +19,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from cubebench.engine.moves import FACE_ACTIONS, INVERSE, MOVE_INDEX, QUARTER_ACTIONS
+from cubebench.engine.metric import Metric, parse_metric, turn_actions
+from cubebench.engine.moves import INVERSE, MOVE_INDEX
 
 N_INPUTS = 54 * 6
 CHECKPOINT_FORMAT = 1
@@ -27,7 +28,7 @@ CHECKPOINT_FORMAT = 1
 
 def action_names(metric: str) -> tuple[str, ...]:
     """The env's actions for a metric (``quarter``: 12, ``half``: 18), in env order."""
-    return QUARTER_ACTIONS if metric == "quarter" else FACE_ACTIONS
+    return turn_actions(metric)
 
 
 def inverse_actions(metric: str) -> np.ndarray:
@@ -40,9 +41,10 @@ def inverse_actions(metric: str) -> np.ndarray:
 class MLPPolicy(nn.Module):
     """Shared MLP trunk with a policy head (logits) and a value head."""
 
-    def __init__(self, n_actions: int = 12, hidden: tuple[int, ...] = (512, 256), metric: str = "quarter") -> None:
+    def __init__(self, n_actions: int = 12, hidden: tuple[int, ...] = (512, 256), metric: Metric = "quarter") -> None:
         super().__init__()
-        self.n_actions, self.hidden, self.metric = int(n_actions), tuple(int(h) for h in hidden), metric
+        self.hidden = tuple(int(h) for h in hidden)
+        self.n_actions, self.metric = int(n_actions), parse_metric(metric)
         self.first = nn.EmbeddingBag(N_INPUTS, self.hidden[0], mode="sum")
         self.first_bias = nn.Parameter(torch.zeros(self.hidden[0]))
         nn.init.uniform_(self.first.weight, -N_INPUTS ** -0.5, N_INPUTS ** -0.5)  # nn.Linear's init

@@ -23,6 +23,7 @@ from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv
 
+from cubebench.engine.rewards import NATIVE_REWARDS, unalias_reward
 from cubebench.envs.vector_env import CubeVectorEnv
 
 from .evaluate import eval_instances, rollouts
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--horizon", type=int, default=3)
     p.add_argument("--max-depth", type=int, default=12)
-    p.add_argument("--reward", choices=("none", "sticker", "face"), default="none")
+    p.add_argument("--reward", type=unalias_reward, choices=NATIVE_REWARDS, default="none")
     p.add_argument("--eval-every", type=int, default=50_000, help="env steps between evaluations")
     p.add_argument("--out", type=Path, default=Path("runs/sb3"))
     args = p.parse_args(argv)

@@ -21,6 +21,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from cubebench.engine.metric import METRICS, metric_argument
+from cubebench.engine.rewards import NATIVE_REWARDS, unalias_reward
 from cubebench.envs.vector_env import CubeVectorEnv
 
 from .evaluate import evaluate
@@ -67,9 +69,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--num-envs", type=int, default=1024)
     p.add_argument("--minutes", type=float, default=20.0, help="wall-clock training budget")
     p.add_argument("--env-steps", type=int, default=0, help="stop after this many env steps (0: no limit)")
-    p.add_argument("--reward", choices=("none", "sticker", "face"), default="none",
-                   help="none = sparse 1.0 on solving; sticker/face = dense potential differences")
-    p.add_argument("--moves", choices=("quarter", "face"), default="quarter")
+    p.add_argument("--reward", type=unalias_reward, choices=NATIVE_REWARDS, default="none",
+                   help="none (or sparse) = 1.0 on solving; sticker/face = dense potential differences")
+    p.add_argument("--metric", choices=METRICS, default="quarter",
+                   help="quarter: 12 actions; half: 18 (half turns too)")
+    p.add_argument("--moves", dest="metric", type=_deprecated_moves, help=argparse.SUPPRESS)
     p.add_argument("--max-steps", type=int, default=20, help="episode budget while training")
     p.add_argument("--horizon", type=int, default=3,
                    help="training episodes end after frontier + HORIZON moves (0: the full --max-steps)")
@@ -91,15 +95,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _deprecated_moves(value: str) -> str:
+    """``--moves quarter|face``, the old spelling of ``--metric quarter|half`` (warned)."""
+    return metric_argument("quarter", value)
+
+
 def build(args: argparse.Namespace) -> tuple[Any, MLPPolicy]:
     """The algorithm object (with its env, policy and curriculum) for the arguments."""
-    metric = "quarter" if args.moves == "quarter" else "half"
+    metric = args.metric
     torch.manual_seed(args.seed)
     policy = MLPPolicy(len(action_names(metric)), tuple(args.hidden), metric)
     curriculum = DepthCurriculum(max_depth=args.max_depth, promote_at=args.promote_at,
                                  min_episodes=max(200, args.num_envs // 2))
     algo_cls = PPO if args.algo == "ppo" else Reinforce
-    env = CubeVectorEnv(args.num_envs, reward=args.reward, moves=args.moves, max_steps=args.max_steps,
+    env = CubeVectorEnv(args.num_envs, reward=args.reward, metric=metric, max_steps=args.max_steps,
                         autoreset_mode=algo_cls.autoreset_mode)
     if args.algo == "ppo":
         cfg: Any = PPOConfig(n_steps=args.n_steps, epochs=args.epochs, minibatch=args.minibatch, lr=args.lr,

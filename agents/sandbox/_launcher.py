@@ -77,9 +77,12 @@ def check(ret, what):
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
+def _enc(s):
+    return None if s is None else s.encode()
+
+
 def mount(src, dst, fstype, flags, data=None):
-    enc = lambda s: None if s is None else s.encode()
-    check(libc.mount(enc(src), enc(dst), enc(fstype), flags, enc(data)), f"mount {dst}")
+    check(libc.mount(_enc(src), _enc(dst), _enc(fstype), flags, _enc(data)), f"mount {dst}")
 
 
 def install_seccomp(program_hex):

@@ -33,6 +33,10 @@ MIRROR_FD = 5  # shared memory where kept output is mirrored, read by the host i
 OUTPUT_STOP_FACTOR = 10  # a block that prints ten times the shown limit is stopped
 MAX_TOOL_REQUEST = 1 << 20  # bytes of JSON per tool call; larger arguments are refused inside
 TRACEBACK_FRAMES = 30  # innermost frames kept (a deep recursion must not take ages to format)
+LOST_EXCEPTION = "error return without exception set"
+"""CPython's SystemError when the exception in flight vanished. CPython 3.11 and 3.12 lose it when
+memory runs out while a deep stack unwinds (a frame object cannot be allocated for the traceback
+and the MemoryError is cleared, CPython gh-131173): the block was stopped by the memory limit."""
 
 _read = os.read
 _write = os.write
@@ -298,7 +302,13 @@ def execute(code, number, ns, capture):
     except BaseException as exc:
         state.interruptible = False
         reason = getattr(exc, "reason", "memory" if isinstance(exc, MemoryError) else None)
+        lost = type(exc) is SystemError and str(exc) == LOST_EXCEPTION
+        if lost:
+            reason = "memory"
         error = format_error(exc, lim["max_output_chars"])
+        if lost:
+            error += ("(the interpreter ran out of memory while unwinding the call stack, "
+                      "and lost the exception that was being raised)\n")
         del exc
     finally:
         state.interruptible = False

@@ -436,7 +436,7 @@ class Sandbox:
         missing = [name for name in self._require if not self.layers.get(name, "").startswith("active")]
         if missing:
             self.close()
-            raise SandboxUnavailable(f"required sandbox layers unavailable: "
+            raise SandboxUnavailable("required sandbox layers unavailable: "
                                      + "; ".join(f"{n} ({self.layers.get(n, 'not reported')})" for n in missing))
         weak = [name for name in ALL_LAYERS if not self.layers.get(name, "").startswith("active")
                 and not self.layers.get(name, "").startswith("disabled")]

@@ -18,6 +18,8 @@ from cubebench import __version__
 from cubebench import cli as engine_cli
 from cubebench.agents.base import TOOL_SETTINGS
 from cubebench.engine import CubeInputError
+from cubebench.engine.metric import METRICS
+from cubebench.engine.rewards import REWARDS, unalias_reward
 
 from .execute import PlaySettings
 from .export import export_csv, export_jsonl
@@ -28,7 +30,7 @@ from .report import build_report, text_report
 from .run import RunConfig, default_run_path, resolve_distance_budget, resume_run, start_run
 from .specs import AgentSpec, AgentSpecError
 from .store import StoreError, open_run
-from .suites import METRICS, REWARDS, TIERS, SuiteError, available_suites, load_suite, restrict
+from .suites import TIERS, SuiteError, available_suites, load_suite, restrict
 from .viewer import viewer_html
 
 EXIT_USAGE = 2
@@ -258,7 +260,7 @@ def _add_play(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scramble", help="start from this move sequence instead of a seeded scramble")
     p.add_argument("--instance", type=int, default=None,
                    help="start from the K-th shipped certified instance of --depth (as the suites do)")
-    p.add_argument("--reward", choices=REWARDS, default="none")
+    p.add_argument("--reward", type=unalias_reward, choices=REWARDS, default="none", help="reward (sparse = none)")
     p.add_argument("--tools", choices=TOOL_SETTINGS, default="basic", help="tool setting")
     p.add_argument("--metric", choices=METRICS, default="quarter")
     p.add_argument("--seed", type=int, default=None)

@@ -16,7 +16,6 @@ import cubebench
 from cubebench.agents.episode import run_episode
 from cubebench.agents.records import EpisodeRecord
 
-from .instances import env_moves
 from .plan import EpisodeSpec
 from .specs import AgentFactory
 
@@ -37,7 +36,7 @@ class PlaySettings:
 def make_env(ep: EpisodeSpec, settings: PlaySettings, symbolic_format: str = "text") -> gym.Env:
     """The env of an episode's cell; the env's own action limit is off (the budget is interaction steps)."""
     obs_format = symbolic_format if ep.tier == "symbolic" else settings.obs_format
-    kwargs: dict[str, Any] = {"depth": ep.depth, "reward": ep.reward, "moves": env_moves(ep.metric),
+    kwargs: dict[str, Any] = {"depth": ep.depth, "reward": ep.reward, "metric": ep.metric,
                               "max_steps": None, "obs_format": obs_format}
     if ep.tier == "vertex":
         kwargs["renderer"] = settings.renderer

@@ -31,6 +31,7 @@ from typing import Any
 
 from cubebench import make_cube_env
 from cubebench.curriculum import load_instance_file
+from cubebench.engine.metric import check_metric
 from cubebench.generators import NoInstanceSetError
 from cubebench.shipped import instances_dir
 
@@ -68,11 +69,6 @@ class InstanceRef:
         return {"state": self.start.state} if self.start is not None else {"instance": self.index}
 
 
-def env_moves(metric: str) -> str:
-    """The env's ``moves`` kwarg for a suite metric (``half`` is the 18-move face-turn set)."""
-    return "quarter" if metric == "quarter" else "face"
-
-
 def instance_seed(suite_seed: int, metric: str, depth: int, index: int) -> int:
     """A reproducible 31-bit seed for one instance, independent of tier, reward and setting."""
     digest = hashlib.sha256(f"{suite_seed}/{metric}/{depth}/{index}".encode()).digest()
@@ -81,7 +77,7 @@ def instance_seed(suite_seed: int, metric: str, depth: int, index: int) -> int:
 
 def probe_certified(depth: int, metric: str, index: int) -> str | None:
     """``None`` if the env resets to instance ``index`` of ``depth`` itself; else why not."""
-    env = make_cube_env("symbolic", depth=depth, moves=env_moves(metric), max_steps=None, obs_format="indices")
+    env = make_cube_env("symbolic", depth=depth, metric=check_metric(metric), max_steps=None, obs_format="indices")
     try:
         _, info = env.reset(seed=0, options={"instance": index})
     except NoInstanceSetError as err:

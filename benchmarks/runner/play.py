@@ -30,9 +30,11 @@ from cubebench.agents.tools import tool_docs
 from cubebench.agents.records import EpisodeRecord
 from cubebench.agents.tools import Toolbox
 from cubebench.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, FACES
+from cubebench.engine.metric import Metric, parse_metric
+from cubebench.engine.rewards import parse_reward
 from cubebench.render.window import Window, display_available
 
-from .instances import env_moves, shipped_starts
+from .instances import shipped_starts
 from .suites import SuiteError
 
 _GRID_ROW = re.compile(r"^\s*[WRGYOB](?: +[WRGYOB])*\s*$")
@@ -142,18 +144,19 @@ def open_window(tier: str, window: bool | None, out: TextIO) -> Window | None:
 
 
 def play(tier: str = "symbolic", *, depth: int = 3, scramble: str | None = None, instance: int | None = None,
-         reward: str = "none", setting: str = "basic", metric: str = "quarter", seed: int | None = None,
+         reward: str = "none", setting: str = "basic", metric: Metric = "quarter", seed: int | None = None,
          max_steps: int = 20, read: Callable[[str], str] = input, out: TextIO | None = None,
          colour: bool | None = None, window: bool | None = False) -> EpisodeRecord:
     """Play one episode in the terminal (image tiers in a window, see :func:`open_window`); return its record."""
     out = out or sys.stdout
     colour = out.isatty() if colour is None else colour
+    metric, reward = parse_metric(metric), parse_reward(reward)
     options = start_options(depth, metric, scramble, instance)
     with contextlib.ExitStack() as cleanup:
         shown = open_window(tier, window, out)
         if shown:
             cleanup.callback(shown.close)
-        env = gym.make(cubebench.TIERS[tier], depth=depth, reward=reward, moves=env_moves(metric), max_steps=None,
+        env = gym.make(cubebench.TIERS[tier], depth=depth, reward=reward, metric=metric, max_steps=None,
                        obs_format="image" if shown else "text")
         cleanup.callback(env.close)
         agent = HumanAgent(read, out, colour, show=shown.show if shown else None)

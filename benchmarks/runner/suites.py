@@ -12,16 +12,16 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from cubebench.agents.base import TOOL_SETTINGS
+from cubebench.engine.metric import METRICS, Metric, parse_metric
+from cubebench.engine.rewards import REWARDS, unalias_reward
 from cubebench.shipped import package_dir
 
 
 SCHEMA = "cubebench-suite/1"
 TIERS = ("symbolic", "visual", "face", "vertex")
-REWARDS = ("none", "sticker", "face", "heuristic")
-METRICS = ("quarter", "half")
 INSTANCE_SOURCES = ("certified", "scramble")
 DEFAULT_HORIZONS = {"short": [1, 2, 3, 4], "long": [8, 12, 16, 20]}
 
@@ -45,7 +45,7 @@ class Suite:
     instances: int
     rewards: tuple[str, ...]
     tool_settings: tuple[str, ...]
-    metric: str = "quarter"
+    metric: Metric = "quarter"
     max_steps: int = 20
     seed: int = 0
     instance_source: str = "certified"
@@ -126,9 +126,9 @@ def suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Suite:
         tiers=_choices(data, "tiers", TIERS, source),
         depths=_ints(data, "depths", source, minimum=0),
         instances=_int(data, "instances", source, minimum=1),
-        rewards=_choices(data, "rewards", REWARDS, source),
+        rewards=_choices(data, "rewards", REWARDS, source, spelling=unalias_reward),
         tool_settings=_choices(data, "tool_settings", TOOL_SETTINGS, source),
-        metric=_one_of(data.get("metric", "quarter"), METRICS, "metric", source),
+        metric=_metric(data.get("metric", "quarter"), source),
         max_steps=_int(data, "max_steps", source, minimum=1, default=20),
         seed=_int(data, "seed", source, minimum=0, default=0),
         instance_source=_one_of(data.get("instance_source", "certified"), INSTANCE_SOURCES,
@@ -145,10 +145,21 @@ def _one_of(value: Any, allowed: tuple[str, ...], key: str, source: str) -> str:
     return str(value)
 
 
-def _choices(data: dict[str, Any], key: str, allowed: tuple[str, ...], source: str) -> tuple[str, ...]:
+def _metric(value: Any, source: str) -> Metric:
+    """The suite's metric: ``quarter`` or ``half`` (an old spelling such as ``face`` is read with a warning)."""
+    try:
+        return parse_metric(value)
+    except ValueError:
+        raise SuiteError(f"{source}: metric must be one of {list(METRICS)}, got {value!r}") from None
+
+
+def _choices(data: dict[str, Any], key: str, allowed: tuple[str, ...], source: str,
+             spelling: Callable[[str], str] = str) -> tuple[str, ...]:
+    """The list ``data[key]``, each value one of ``allowed`` once (after ``spelling`` reads an alias)."""
     values = data[key]
     if not isinstance(values, list) or not values:
         raise SuiteError(f"{source}: {key} must be a non-empty list, got {values!r}")
+    values = [spelling(v) if isinstance(v, str) else v for v in values]
     for v in values:
         _one_of(v, allowed, f"each of {key}", source)
     if len(set(values)) != len(values):

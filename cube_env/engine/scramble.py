@@ -11,26 +11,32 @@ from __future__ import annotations
 
 import numpy as np
 
+from .metric import METRICS, Metric, parse_metric
 from .moves import MOVE_INDEX
 
-METRICS = {"quarter": "quarter", "qtm": "quarter", "half": "half", "face": "half", "htm": "half"}
-_FACE_ORDER = "URFDLB"  # axis of face f is f % 3; U<D, R<L, F<B is the allowed order
-_SUFFIXES = {"quarter": ("", "'"), "half": ("", "2", "'")}
+SCRAMBLE_FACES = "URFDLB"
+"""The faces a scramble draws from, in draw order: face ``f``'s axis is ``f % 3``, and U<D, R<L, F<B is the
+allowed order of two turns of one axis."""
+SCRAMBLE_SUFFIXES: dict[Metric, tuple[str, ...]] = {"quarter": ("", "'"), "half": ("", "2", "'")}
+"""The turn suffixes a scramble draws from in each metric, in draw order."""
 
 
-def normalise_metric(metric: str) -> str:
-    """``"quarter"`` or ``"half"`` for any accepted spelling (``face``/``htm``/``qtm``)."""
-    try:
-        return METRICS[metric]
-    except KeyError:
-        raise ValueError(f"unknown metric {metric!r}; use 'quarter' or 'half' (alias 'face')") from None
+_MOVE_TABLES = {
+    m: np.array([[MOVE_INDEX[f + s] for s in SCRAMBLE_SUFFIXES[m]] for f in SCRAMBLE_FACES], dtype=np.int64)
+    for m in METRICS
+}
+
+
+def scramble_move_table(metric: str) -> np.ndarray:
+    """Engine move of (face index in :data:`SCRAMBLE_FACES`, suffix index) as :func:`scramble` draws them."""
+    return _MOVE_TABLES[parse_metric(metric, stacklevel=2)].copy()
 
 
 def scramble(depth: int, metric: str = "quarter", rng: np.random.Generator | int | None = None) -> list[int]:
     """``depth`` random face turns (indices into ``MOVE_NAMES``) in the given metric."""
     if depth < 0:
         raise ValueError(f"scramble depth must be >= 0, got {depth}")
-    suffixes = _SUFFIXES[normalise_metric(metric)]
+    table = _MOVE_TABLES[parse_metric(metric, stacklevel=2)]
     gen = np.random.default_rng(rng)
     out: list[int] = []
     prev = prev2 = -1
@@ -40,7 +46,6 @@ def scramble(depth: int, metric: str = "quarter", rng: np.random.Generator | int
             continue
         if prev >= 0 and f % 3 == prev % 3 and (f < prev or prev2 == f):
             continue  # opposite faces only in U-before-D order, never U D U
-        s = suffixes[int(gen.integers(len(suffixes)))]
-        out.append(MOVE_INDEX[_FACE_ORDER[f] + s])
+        out.append(int(table[f, int(gen.integers(table.shape[1]))]))
         prev2, prev = prev, f
     return out

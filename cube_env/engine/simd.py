@@ -26,6 +26,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .kernels import SOLVED_BITS
 from .moves import TABLE
 
 _V64 = ir.VectorType(ir.IntType(8), 64)
@@ -162,8 +163,6 @@ def apply_moves_vbmi(state, moves, index64):
 # INDEX64 row maps to themselves), so a row is one aligned 64-byte load and store.
 ONEHOT_BYTES = 6 * 54
 """Bytes of one flattened (54, 6) one-hot observation row."""
-SOLVED_BITS = (1 << 54) - 1
-""":func:`centre_bits` of a solved state."""
 
 
 def _const(values):
@@ -187,6 +186,7 @@ def _colours(builder, s):
 def centre_bits(typingctx, state):
     """Bit ``i`` set when sticker position ``i`` (< 54) has its face centre's colour (state: raw address).
 
+    The same bits as the portable :func:`cubebench.engine.kernels.centre_bits`.
     A state is solved when all 54 bits are set (:data:`SOLVED_BITS`); the
     popcount is the stickers-in-place count, and face ``f`` is complete when
     bits ``9f..9f+8`` are all set.

@@ -19,9 +19,9 @@ from gymnasium import spaces
 from ..engine import kernels
 from ..engine.errors import InvalidStateError
 from ..engine.facelets import CENTRES, FACES, N_STICKERS, SOLVED
-from ..engine.moves import FACE_ACTIONS, MOVE_INDEX, QUARTER_ACTIONS, TABLE, VIEW_ACTIONS
+from ..engine.metric import Metric, metric_argument, turn_actions
+from ..engine.moves import MOVE_INDEX, TABLE, VIEW_ACTIONS
 from ..engine.notation import parse_array
-from ..engine.scramble import normalise_metric
 from ..engine.state import from_facelets, validate_state
 from ..generators import CertifiedGenerator, Generator, Instance, NoInstanceSetError
 from ..render.ansi import net_text
@@ -98,13 +98,16 @@ def _compiled_step_kernel() -> Callable[[np.ndarray, int], bool]:
 class CubeEnv(gym.Env[np.ndarray, np.int64]):
     """A Rubik's cube to solve, one action per face turn or view rotation.
 
-    Actions are, in order, the move set's face turns (``moves="quarter"``:
-    ``U U' D D' L L' R R' F F' B B'``; ``moves="face"``: the same faces with
+    Actions are, in order, the metric's face turns (``metric="quarter"``:
+    ``U U' D D' L L' R R' F F' B B'``; ``metric="half"``: the same faces with
     ``'`` and ``2``, 18 in all; see ``action_names``) followed, when
     ``view_actions`` is on, by the rotations ``x x' y y' z z'``.  Face turns act
     on the held cube (after ``y``, ``R`` turns the face now on the right)
     unless ``move_frame="global"``, which keeps them on the original faces.
     Rotations never count as moves and never change whether the cube is solved.
+
+    ``moves=`` (``"quarter"`` or ``"face"``) is the deprecated spelling of
+    ``metric=``: it still works, with a ``DeprecationWarning``.
 
     Reward is sparse: 1.0 on the step that solves the cube.  The episode
     terminates when solved and truncates after ``max_steps`` actions (``None``
@@ -121,17 +124,18 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     def __init__(
         self,
         depth: int = 1,
-        moves: str = "quarter",
+        metric: Metric = "quarter",
         view_actions: bool = False,
         move_frame: str = "held",
         max_steps: int | None = 20,
         render_mode: str | None = None,
         generator: Generator | None = None,
         obs_format: str = "indices",
+        moves: str | None = None,
     ) -> None:
         if obs_format not in OBS_FORMATS:
             raise ValueError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
-        self.metric = normalise_metric(moves)
+        self.metric: Metric = metric_argument(metric, moves)
         if move_frame not in ("held", "global"):
             raise ValueError(f"move_frame must be 'held' or 'global', got {move_frame!r}")
         if render_mode == "human" and not display_available():
@@ -144,7 +148,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         self.max_steps = max_steps
         self.render_mode = render_mode
         self.generator = generator or CertifiedGenerator()
-        turns = QUARTER_ACTIONS if self.metric == "quarter" else FACE_ACTIONS
+        turns = turn_actions(self.metric)
         self.n_turns = len(turns)
         self.view_actions = bool(view_actions)
         self.action_names: tuple[str, ...] = turns + (VIEW_ACTIONS if view_actions else ())

@@ -39,16 +39,17 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from ..engine.facelets import N_STICKERS
-from ..engine.moves import FACE_ACTIONS, MOVE_INDEX, QUARTER_ACTIONS, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
-from ..engine.scramble import normalise_metric
+from ..engine.metric import Metric, metric_argument, turn_actions
+from ..engine.moves import MOVE_INDEX, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
+from ..engine.rewards import NATIVE_REWARDS, REWARD_SPECS, parse_reward
+from ..engine.scramble import scramble_move_table
 from ..engine.state import to_facelets
 from ..engine import simd
 from ..generators import Generator, ScrambleGenerator
 from ..render.ansi import net_text
 from ..render.net import render_net
 from .vector_kernels import (
-    REWARD_KINDS, _MODES, _NEXT32, _all_obs, _all_solved, _reset_envs, _scramble_moves, _status, _step_parallel,
-    _step_serial,
+    _MODES, _NEXT32, _all_obs, _all_solved, _reset_envs, _status, _step_parallel, _step_serial,
 )
 
 PARALLEL_MIN_ENVS = 1 << 15
@@ -60,8 +61,10 @@ class CubeVectorEnv(VectorEnv):
 
     Same keyword arguments as :func:`cubebench.make_cube_env` where they apply
     (``tier`` ``"symbolic"`` with ``obs_format`` ``"onehot"`` or ``"indices"``,
-    or ``"visual"`` with ``obs_format="image"``; ``reward`` ``none``, ``sticker``
-    or ``face``); ``max_episode_steps`` (which ``gymnasium.make_vec`` may pass)
+    or ``"visual"`` with ``obs_format="image"``; ``reward`` one of
+    :data:`~cubebench.engine.rewards.NATIVE_REWARDS`: ``none`` (alias ``sparse``),
+    ``sticker`` or ``face``; ``metric`` ``"quarter"`` or ``"half"``, with
+    ``moves=`` its deprecated spelling); ``max_episode_steps`` (which ``gymnasium.make_vec`` may pass)
     overrides ``max_steps``.  ``autoreset_mode`` picks the Gymnasium autoreset
     mode (default ``NEXT_STEP``); ``copy=False`` returns the same observation
     buffer every step (faster; it is overwritten by the next step);
@@ -86,7 +89,7 @@ class CubeVectorEnv(VectorEnv):
         tier: str = "symbolic",
         depth: int = 1,
         reward: str = "none",
-        moves: str = "quarter",
+        metric: Metric = "quarter",
         max_steps: int | None = 20,
         max_episode_steps: int | None = None,
         obs_format: str | None = None,
@@ -99,20 +102,22 @@ class CubeVectorEnv(VectorEnv):
         copy: bool = True,
         parallel: bool | None = None,
         vbmi: bool | None = None,
+        moves: str | None = None,
     ) -> None:
+        reward = parse_reward(reward)
         self._check_args(num_envs, tier, reward, obs_format, move_frame, letters, render_mode)
         self.num_envs = int(num_envs)
         self.tier, self.reward, self.copy, self.render_mode = tier, reward, bool(copy), render_mode
-        self.metric = normalise_metric(moves)
+        self.metric: Metric = metric_argument(metric, moves)
         self.autoreset_mode = AutoresetMode(autoreset_mode)
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         limit = max_episode_steps if max_episode_steps is not None else max_steps
         self.max_steps = None if limit is None else int(limit)
         self.generator = generator or ScrambleGenerator()
         self._native = type(self.generator) is ScrambleGenerator
-        self.action_names: tuple[str, ...] = QUARTER_ACTIONS if self.metric == "quarter" else FACE_ACTIONS
+        self.action_names: tuple[str, ...] = turn_actions(self.metric)
         self._action_moves = np.array([MOVE_INDEX[a] for a in self.action_names], dtype=np.int64)
-        self._scr_moves = _scramble_moves(self.metric)
+        self._scr_moves = scramble_move_table(self.metric)
         self._form = obs_format or ("onehot" if tier == "symbolic" else "image")
         self.image_size = int(image_size)
         self._setup_spaces()
@@ -134,9 +139,9 @@ class CubeVectorEnv(VectorEnv):
         if obs_format not in allowed[tier]:
             raise ValueError(f"obs_format {obs_format!r} is not batched natively for tier {tier!r}; "
                              f"use one of {[f for f in allowed[tier] if f]} or vectorization_mode='sync'")
-        if reward not in REWARD_KINDS:
+        if reward not in NATIVE_REWARDS:
             raise ValueError(f"reward {reward!r} is not computed natively; use one of "
-                             f"{sorted(REWARD_KINDS)} or vectorization_mode='sync' (heuristic calls the solver)")
+                             f"{list(NATIVE_REWARDS)} or vectorization_mode='sync' (heuristic calls the solver)")
         if move_frame not in ("held", "global") or letters not in ("faces", "colours"):
             raise ValueError(f"bad move_frame {move_frame!r} or letters {letters!r}")
         if render_mode not in (None, "ansi", "rgb_array"):
@@ -176,7 +181,8 @@ class CubeVectorEnv(VectorEnv):
         self._final_obs = np.zeros(shape, dtype=np.uint8)
         self._rngs: list[np.random.Generator] = []
         self._addrs = np.zeros(n, dtype=np.uint64)
-        self._reward_kind = REWARD_KINDS[self.reward]
+        self._reward_kind = REWARD_SPECS[self.reward].kind
+        self._dense = REWARD_SPECS[self.reward].dense
         self._started = False
 
     # --- Gymnasium API -------------------------------------------------------
@@ -348,7 +354,7 @@ class CubeVectorEnv(VectorEnv):
     def _info(self, mask: np.ndarray | None) -> dict[str, Any]:
         values = {"depth": self._inst_depth, "steps": self._steps, "moves": self._moves,
                   "is_success": self.solved()}
-        if self._reward_kind and self.tier == "symbolic":
+        if self._dense and self.tier == "symbolic":
             values["phi"] = self._phi
         return self._masked(values, mask)
 
@@ -362,7 +368,7 @@ class CubeVectorEnv(VectorEnv):
             values = {key: np.where(mask, value, np.zeros_like(value)) for key, value in values.items()}
         for key, value in values.items():
             info[key], info["_" + key] = value, mask.copy()
-        if self._reward_kind:
+        if self._dense:
             info["reward_kind"] = np.where(mask, self.reward, None).astype(object)
             info["_reward_kind"] = mask.copy()
         return info
@@ -376,7 +382,7 @@ class CubeVectorEnv(VectorEnv):
             final_obs[i] = frames[k].copy()
         values = {"depth": self._final_stats[:, 2], "steps": self._final_stats[:, 0],
                   "moves": self._final_stats[:, 1], "is_success": self._terms.copy()}
-        if self._reward_kind and self.tier == "symbolic":
+        if self._dense and self.tier == "symbolic":
             values["phi"] = self._final_phi
         return {"final_obs": final_obs, "_final_obs": m, "final_info": self._masked(values, m),
                 "_final_info": m.copy()}

@@ -24,11 +24,9 @@ import numba as nb
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from ..engine.moves import MOVE_INDEX
-from ..engine import simd
+from ..engine import kernels, simd
+from ..engine.rewards import SPARSE_KIND, potential_of_bits
 
-REWARD_KINDS = {"none": 0, "sparse": 0, "sticker": 1, "face": 2}
-"""Rewards computed in the kernel: sparse 1.0 on solving, or a potential difference."""
 _NEXT_STEP, _SAME_STEP, _DISABLED = 0, 1, 2
 _MODES = {AutoresetMode.NEXT_STEP: _NEXT_STEP, AutoresetMode.SAME_STEP: _SAME_STEP, AutoresetMode.DISABLED: _DISABLED}
 
@@ -79,48 +77,19 @@ def _turn_env(states, b, m, vbmi, dst, src, count, tmp):
 
 @nb.njit(**_OPTS)
 def _centre_bits(states, b, vbmi, early):
-    """Bit ``i`` set when sticker position ``i`` of sub-env ``b`` has its face centre's colour.
-
-    :func:`~cubebench.engine.simd.centre_bits`, or its loop over the stickers,
-    which with ``early`` stops at the first mismatch (enough to tell solved).
-    """
+    """:func:`~cubebench.engine.kernels.centre_bits` of sub-env ``b``: one ``vpermb`` with ``vbmi``
+    (:func:`~cubebench.engine.simd.centre_bits`), else the engine's portable loop."""
     if vbmi is not None:
         return simd.centre_bits(states.ctypes.data + 64 * b)
-    bits = 0
-    for f in range(6):
-        centre = states[b, 9 * f + 4] // 9
-        for k in range(9):
-            same = states[b, 9 * f + k] // 9 == centre
-            if early and not same:
-                return bits
-            bits |= np.int64(same) << (9 * f + k)  # branch-free: random states mispredict
-    return bits
-
-
-@nb.njit(**_OPTS)
-def _phi_bits(bits, kind):
-    """Dense-reward potential from :func:`_centre_bits`, counted as ``cubebench.engine.kernels`` counts it.
-
-    Stickers in place (kind 1: the popcount), faces completed (kind 2: full
-    9-bit groups), 0 otherwise.
-    """
-    n = 0
-    if kind == 1:
-        while bits:
-            bits &= bits - 1
-            n += 1
-    elif kind == 2:
-        for f in range(6):
-            if (bits >> (9 * f)) & 0x1FF == 0x1FF:
-                n += 1
-    return float(n)
+    return kernels.centre_bits(states[b], early)
 
 
 @nb.njit(**_OPTS)
 def _status(states, b, kind, vbmi):
-    """(solved, reward potential of ``kind``) of sub-env ``b``'s state."""
-    bits = _centre_bits(states, b, vbmi, kind == 0)
-    return bits == simd.SOLVED_BITS, _phi_bits(bits, kind)
+    """(solved, reward potential of ``kind``) of sub-env ``b``'s state (the registry's
+    :func:`~cubebench.engine.rewards.potential_of_bits`, as the reward wrappers compute it)."""
+    bits = _centre_bits(states, b, vbmi, kind == SPARSE_KIND)
+    return bits == kernels.SOLVED_BITS, potential_of_bits(bits, kind)
 
 
 @nb.njit(**_OPTS)
@@ -168,7 +137,7 @@ def _advance(states, b, m, vbmi, reward_kind, dst, src, count, tmp):
 
     "Solved before" is only needed (and only computed) for the sparse reward.
     """
-    was_solved = reward_kind == 0 and _status(states, b, 0, vbmi)[0]
+    was_solved = reward_kind == SPARSE_KIND and _status(states, b, SPARSE_KIND, vbmi)[0]
     _turn_env(states, b, m, vbmi, dst, src, count, tmp)
     solved, phi = _status(states, b, reward_kind, vbmi)
     return was_solved, solved, phi
@@ -200,7 +169,7 @@ def _make_step_kernel(parallel: bool):
                                                        dst, src, count, tmp)
                 steps[b] += 1
                 moves[b] += 1
-                if reward_kind == 0:
+                if reward_kind == SPARSE_KIND:
                     rewards[b] = 1.0 if solved and not was_solved else 0.0
                 else:
                     rewards[b] = new_phi - phi[b]
@@ -250,7 +219,7 @@ def _reset_envs(mask, states, next32, addrs, depths, scr_moves, vbmi, dst, src, 
 def _all_solved(states, vbmi, out):
     """Whether each sub-env is solved."""
     for b in range(states.shape[0]):
-        out[b] = _status(states, b, 0, vbmi)[0]
+        out[b] = _status(states, b, SPARSE_KIND, vbmi)[0]
 
 
 @nb.njit(**_OPTS)
@@ -259,9 +228,3 @@ def _all_obs(states, onehot, vbmi, obs):
     for b in range(states.shape[0]):
         _write_obs(states, b, obs, onehot, vbmi)
 
-
-# --- tables the kernels read ------------------------------------------------------
-def _scramble_moves(metric: str) -> np.ndarray:
-    """Engine move of (face in ``URFDLB`` order, suffix index) as the scrambler draws them."""
-    suffixes = ("", "'") if metric == "quarter" else ("", "2", "'")
-    return np.array([[MOVE_INDEX[f + s] for s in suffixes] for f in "URFDLB"], dtype=np.int64)

@@ -8,11 +8,11 @@ import sys
 import numpy as np
 
 from ...engine.kernels import apply_moves
+from ...engine.metric import METRICS
 from ...engine.moves import TABLE
 from ...engine.notation import parse_array
 from ...engine.state import SOLVED
 from . import store
-from . import tables as T
 from .solver import ensure_tables, solve_optimal
 
 
@@ -34,12 +34,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cubebench.solver.optimal", description=__doc__)
     sub = parser.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="build (or verify) the tables")
-    b.add_argument("--metric", choices=("half", "quarter", "both"), default="both")
+    b.add_argument("--metric", choices=METRICS + ("both",), default="both")
     sub.add_parser("info", help="list cached tables")
     s = sub.add_parser("solve", help="solve a 54-letter URFDLB string or a scramble")
     s.add_argument("cube", help="54-letter facelet string, or a move sequence with --scramble")
     s.add_argument("--scramble", action="store_true", help="treat CUBE as a scramble from solved")
-    s.add_argument("--metric", choices=T.METRICS, default="half")
+    s.add_argument("--metric", choices=METRICS, default="half")
     s.add_argument("--time-limit", type=float, default=None)
     args = parser.parse_args(argv)
     if args.cmd == "build":

@@ -18,6 +18,7 @@ import numpy as np
 
 from ...engine.errors import InvalidStateError
 from ...engine.kernels import apply_moves, is_solved
+from ...engine.metric import METRICS, check_metric
 from ...engine.moves import MOVE_NAMES, ORIENTATIONS, TABLE
 from ...engine.notation import parse
 from ...engine.state import from_facelets, relabel_to_centres, validate_state
@@ -120,11 +121,6 @@ def _tasks(metric: str, length: int) -> np.ndarray:
     return _TASKS[key]
 
 
-def _check_metric(metric: str) -> None:
-    if metric not in T.METRICS:
-        raise ValueError(f"metric must be 'half' or 'quarter', got {metric!r}")
-
-
 def _start_bound(h: np.ndarray, corner: int) -> int:
     """Lower bound from the three axis distances and the corner distance.
 
@@ -142,7 +138,7 @@ def lower_bound(state: np.ndarray | str, metric: str = "half") -> int:
 
     Cheap (a few hundred table probes); never larger than the true distance.
     """
-    _check_metric(metric)
+    check_metric(metric)
     _, ref = _reference_state(state)
     small, tab, cpd = T.tables_for(metric)
     root = _root(ref)
@@ -167,7 +163,7 @@ def solve_optimal(cube: np.ndarray | str, metric: str = "half", *,
     loaded (built on first use) and the numba kernels compiled before the clock
     starts, so ``seconds`` and ``time_limit`` cover the search.
     """
-    _check_metric(metric)
+    check_metric(metric)
     held, ref = _reference_state(cube)
     upper = None if known is None else _known_path(held, known, metric)
     _warm_up(metric)
@@ -269,7 +265,7 @@ def lower_bound_batch(states: np.ndarray, metric: str = "half") -> np.ndarray:
 
     States are assumed valid (they come from the engine); runs in parallel in numba.
     """
-    _check_metric(metric)
+    check_metric(metric)
     states = np.ascontiguousarray(states, dtype=np.uint8)
     if states.ndim != 2 or states.shape[1] != 54:
         raise InvalidStateError(f"a batch of states has shape (B, 54), got {states.shape}")
@@ -341,6 +337,6 @@ def _batch_bounds(states, canon, centre_lut, cf, ef, id_corner, id_edge, rot, ro
 
 def ensure_tables(metric: str = "half", progress: bool = True) -> None:
     """Build (first time) and verify the tables of ``metric`` (``"half"``, ``"quarter"`` or ``"both"``)."""
-    for m in (T.METRICS if metric == "both" else (metric,)):
-        _check_metric(m)
+    for m in (METRICS if metric == "both" else (metric,)):
+        check_metric(m)
         T.tables_for(m, progress)

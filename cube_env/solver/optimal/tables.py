@@ -29,22 +29,18 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from ...engine.metric import check_metric
 from . import coords as C
 from . import store
 
 ROW = 2188  # twists per class row, padded to a multiple of 4 so rows are byte-aligned
 ROW_BYTES = ROW // 4
 EMPTY = np.uint32(0xFFFFFFFF)
-METRICS = ("half", "quarter")
 
 
 def metric_moves(metric: str) -> np.ndarray:
     """The move indices (solver order) that count as one move in ``metric``."""
-    if metric == "half":
-        return C.HALF_TURN_MOVES
-    if metric == "quarter":
-        return C.QUARTER_TURN_MOVES
-    raise ValueError(f"metric must be 'half' or 'quarter', got {metric!r}")
+    return C.HALF_TURN_MOVES if check_metric(metric) == "half" else C.QUARTER_TURN_MOVES
 
 
 # --------------------------------------------------------------------------
