@@ -12,8 +12,8 @@ and tool settings that expose it. Everything that names tools is generated from 
 - the local model's GBNF grammar and its regex (:mod:`.llm.grammar`, from each argument's
   :class:`Tokens` or :class:`Letters` pattern).
 
-It imports nothing of the project, so :mod:`.llm.grammar` reads it without reaching up to the
-toolbox (and the engine's solver) above it.
+It imports only the engine's face letters, so :mod:`.llm.grammar` reads it without reaching up to
+the toolbox (and the engine's solver) above it.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from __future__ import annotations
 import inspect
 import re
 from dataclasses import dataclass
+
+from cubebench.engine.facelets import FACES
 
 __all__ = ["TOOL_SETTINGS", "MAX_TOKENS", "Tokens", "Letters", "Param", "ToolSpec", "MOVES", "ROTATIONS",
            "FACELETS", "REGISTRY", "TOOL_NAMES", "tools_for", "tool_docs"]
@@ -127,12 +129,12 @@ class ToolSpec:
         return setting in self.settings and (self.tiers is None or tier in self.tiers)
 
 
-MOVES = Tokens("URFDLBxyzMESurfdlb")
+MOVES = Tokens(FACES + "xyzMES" + FACES.lower())
 """Canonical move notation: face turns, whole-cube rotations, slices, wide turns, each with
 ``'`` or ``2`` (the engine's parser also takes ``Rw``, ``’``, ``2'`` and no spaces)."""
 ROTATIONS = Tokens("xyz")
 """Whole-cube rotations ``x x' x2 y y' y2 z z' z2``, one or several."""
-FACELETS = Letters("URFDLB", 54)
+FACELETS = Letters(FACES, 54)
 """A cube as 54 facelet letters in URFDLB order."""
 
 REGISTRY: dict[str, ToolSpec] = {spec.name: spec for spec in (

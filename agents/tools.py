@@ -39,7 +39,7 @@ from .tool_registry import REGISTRY, ROTATIONS, tool_docs, tools_for
 
 __all__ = ["Toolbox", "ToolCall", "ToolError", "ToolCallError", "VISIBLE_FACES", "tools_for", "tool_docs"]
 
-VISIBLE_FACES = {"symbolic": "URFDLB", "visual": "URFDLB", "face": "F", "vertex": "UFR"}
+VISIBLE_FACES = {"symbolic": FACES, "visual": FACES, "face": "F", "vertex": "UFR"}
 """Positions (faces of the held cube) each tier shows."""
 
 # Slice and wide turns as face turns plus a rotation (identities checked in tests/test_engine.py).

@@ -22,7 +22,7 @@ from .engine.notation import format_moves, invert_sequence
 from .engine.metric import Metric, check_metric, parse_metric
 from .engine.scramble import scramble
 from .engine.state import from_facelets
-from .shipped import INSTANCES_ENV_VAR, instances_dir
+from .shipped import INSTANCES_ENV_VAR, instances_dir, largest_instance_file
 
 # Non-redundant scrambles of at most this many moves are always optimal and distinct: the numbers
 # of canonical sequences equal the numbers of positions at these distances (HTM 18, 243, 3240;
@@ -120,10 +120,10 @@ def shipped_instances(metric: str, depth: int) -> tuple[dict, ...]:
     from .curriculum import load_instance_file
 
     check_metric(metric)
-    files = sorted(instances_dir().glob(f"{metric}-d{depth:02d}-n*.jsonl"), key=lambda p: int(p.stem.split("-n")[-1]))
-    if not files:
+    largest = largest_instance_file(metric, depth)
+    if largest is None:
         raise NoInstanceSetError(
             f"no shipped {metric}-turn instance set for depth {depth} in {instances_dir()} "
             f"(set {INSTANCES_ENV_VAR} to a directory of certified instance files)"
         )
-    return tuple(vars(inst) for inst in load_instance_file(files[-1]))
+    return tuple(vars(inst) for inst in load_instance_file(largest))

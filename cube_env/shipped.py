@@ -10,6 +10,7 @@ user's own certified files).
 from __future__ import annotations
 
 import os
+import re
 from importlib.resources import files
 from pathlib import Path
 
@@ -26,3 +27,15 @@ def instances_dir() -> Path:
     """The certified instance sets: ``$CUBEBENCH_INSTANCES_DIR`` or the shipped ones."""
     override = os.environ.get(INSTANCES_ENV_VAR)
     return Path(override) if override else package_dir("cubebench.instances")
+
+
+def asked_size(path: Path) -> int:
+    """The number of instances a set's file was asked for: the ``n`` of ``<metric>-d<dd>-n<n>.jsonl`` (0 if none)."""
+    match = re.search(r"-n(\d+)\.jsonl$", path.name)
+    return int(match.group(1)) if match else 0
+
+
+def largest_instance_file(metric: str, depth: int, directory: Path | None = None) -> Path | None:
+    """The largest certified set of ``depth`` in ``metric`` (smaller sets are its prefixes), or ``None``."""
+    files = (directory or instances_dir()).glob(f"{metric}-d{depth:02d}-n*.jsonl")
+    return max(files, key=asked_size, default=None)

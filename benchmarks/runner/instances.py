@@ -22,7 +22,6 @@ distance is at most d and not certified.
 from __future__ import annotations
 
 import hashlib
-import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,7 +32,7 @@ from cubebench import make_cube_env
 from cubebench.curriculum import load_instance_file
 from cubebench.engine.metric import check_metric
 from cubebench.generators import NoInstanceSetError
-from cubebench.shipped import instances_dir
+from cubebench.shipped import asked_size, instances_dir, largest_instance_file
 
 from .suites import Suite, SuiteError
 
@@ -91,11 +90,6 @@ def probe_certified(depth: int, metric: str, index: int) -> str | None:
     return None
 
 
-def _file_size(path: Path) -> int:
-    match = re.search(r"-n(\d+)\.jsonl$", path.name)
-    return int(match.group(1)) if match else 0
-
-
 def shipped_starts(depth: int, metric: str, directory: Path | None = None) -> tuple[Start, ...]:
     """The certified starts of ``depth`` in ``metric`` from the largest shipped file (empty if none)."""
     return _starts_in(depth, metric, directory or instances_dir())
@@ -103,13 +97,13 @@ def shipped_starts(depth: int, metric: str, directory: Path | None = None) -> tu
 
 @lru_cache(maxsize=None)
 def _starts_in(depth: int, metric: str, directory: Path) -> tuple[Start, ...]:
-    files = sorted(directory.glob(f"{metric}-d{depth:02d}-n*.jsonl"), key=_file_size)
-    if not files:
+    largest = largest_instance_file(metric, depth, directory)
+    if largest is None:
         return ()
     starts = []
-    for k, inst in enumerate(load_instance_file(files[-1])):
+    for k, inst in enumerate(load_instance_file(largest)):
         if inst.index != k or inst.distance != depth or inst.metric != metric:
-            raise SuiteError(f"{files[-1]}: instance {k} is index {inst.index}, distance {inst.distance}, "
+            raise SuiteError(f"{largest}: instance {k} is index {inst.index}, distance {inst.distance}, "
                              f"metric {inst.metric}; expected index {k}, distance {depth}, metric {metric}")
         starts.append(Start(inst.state, inst.distance))
     return tuple(starts)
@@ -117,8 +111,8 @@ def _starts_in(depth: int, metric: str, directory: Path) -> tuple[Start, ...]:
 
 def shipped_set_size(depth: int, metric: str, directory: Path | None = None) -> int:
     """The size the largest shipped file of ``depth`` was asked for (its name's ``n``), 0 if none."""
-    directory = directory or instances_dir()
-    return max((_file_size(p) for p in directory.glob(f"{metric}-d{depth:02d}-n*.jsonl")), default=0)
+    largest = largest_instance_file(metric, depth, directory)
+    return asked_size(largest) if largest is not None else 0
 
 
 def certified_route(depth: int, metric: str, count: int) -> tuple[str, tuple[Start, ...], str]:

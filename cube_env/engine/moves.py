@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .facelets import N_STICKERS, sticker_geometry
+from .facelets import FACES, N_STICKERS, sticker_geometry
 
 # name -> (axis normal the turn is clockwise about, layers as (lo, hi) of the
 # coordinate along +axis, i.e. which cubies move)
@@ -71,7 +71,7 @@ def invert(perm: np.ndarray) -> np.ndarray:
     return inv
 
 
-_FAMILIES = "URFDLB" + "xyz" + "MES" + "urfdlb"
+_FAMILIES = FACES + "xyz" + "MES" + FACES.lower()
 _SUFFIXES = ("", "2", "'")
 
 
@@ -95,7 +95,7 @@ INVERSE = np.array([MOVE_INDEX[_inverse_name] for _inverse_name in (
 )], dtype=np.int64)
 """``INVERSE[m]`` is the index of the move that undoes move ``m``."""
 
-FACE_TURNS = tuple(f + s for f in "URFDLB" for s in _SUFFIXES)
+FACE_TURNS = tuple(f + s for f in FACES for s in _SUFFIXES)
 ROTATIONS = tuple(f + s for f in "xyz" for s in _SUFFIXES)
 
 QUARTER_ACTIONS = ("U", "U'", "D", "D'", "L", "L'", "R", "R'", "F", "F'", "B", "B'")

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .facelets import FACES
 from .metric import METRICS, Metric, parse_metric
 from .moves import MOVE_INDEX
 
-SCRAMBLE_FACES = "URFDLB"
+SCRAMBLE_FACES = FACES
 """The faces a scramble draws from, in draw order: face ``f``'s axis is ``f % 3``, and U<D, R<L, F<B is the
 allowed order of two turns of one axis."""
 SCRAMBLE_SUFFIXES: dict[Metric, tuple[str, ...]] = {"quarter": ("", "'"), "half": ("", "2", "'")}

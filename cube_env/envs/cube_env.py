@@ -284,8 +284,8 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         """Engine move of a face-turn action in the global frame: the same turn of
         the held face that now carries the named face's original centre."""
         name = self.action_names[action]
-        home = "URFDLB".index(name[0])
-        held_face = "URFDLB"[int(np.flatnonzero(self._held[list(CENTRES)] // 9 == home)[0])]
+        home = FACES.index(name[0])
+        held_face = FACES[int(np.flatnonzero(self._held[list(CENTRES)] // 9 == home)[0])]
         return MOVE_INDEX[held_face + name[1:]]
 
     def _instance_from(self, options: dict[str, Any]) -> Instance:

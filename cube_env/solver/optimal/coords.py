@@ -31,7 +31,7 @@ import numba as nb
 import numpy as np
 
 from ...engine.cubie import CORNER_FACELETS, EDGE_FACELETS
-from ...engine.facelets import N_STICKERS, sticker_geometry
+from ...engine.facelets import FACES, N_STICKERS, sticker_geometry
 from ...engine.moves import MOVE_INDEX, MOVE_NAMES, TABLE
 
 N_MOVES = 18
@@ -44,7 +44,7 @@ N_SYM = 16
 
 FACE_MOVES = tuple(MOVE_NAMES[:N_MOVES])
 """Move names in solver order (``3 * face + power``), equal to the engine's first 18."""
-assert FACE_MOVES == tuple(f + s for f in "URFDLB" for s in ("", "2", "'"))
+assert FACE_MOVES == tuple(f + s for f in FACES for s in ("", "2", "'"))
 
 HALF_TURN_MOVES = np.arange(N_MOVES, dtype=np.int64)
 QUARTER_TURN_MOVES = np.array([m for m in range(N_MOVES) if m % 3 != 1], dtype=np.int64)
