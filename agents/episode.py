@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import time
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import gymnasium as gym
 import numpy as np
 
+from cubebench.envs.cube_env import CubeEnv
 from cubebench.wrappers.description import describe_env
 from cubebench.wrappers.observations import SymbolicObservation, colour_text, symbolic_colours
 
@@ -132,7 +133,7 @@ def run_episode(
     letters = _symbolic_letters(env)
     obs, info = env.reset(seed=seed, options=reset_options)
     _observation_view(obs, tier, letters)  # an observation no model can be shown fails here, before any step
-    core = env.unwrapped
+    core = cast(CubeEnv, env.unwrapped)  # the CubeBench env under the wrappers
     toolbox = Toolbox(env, tier, tool_setting, obs, info)
     task = Task(
         tier=tier, tool_setting=tool_setting, tools=toolbox.names, action_names=tuple(core.action_names),

@@ -18,6 +18,8 @@ can), so their pass rates bound what the tools allow:
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from cubebench.engine import ORIENTATION_NAMES, ORIENTATIONS, TABLE, kernels
@@ -25,7 +27,7 @@ from cubebench.engine.facelets import CENTRES
 from cubebench.engine.moves import MOVE_INDEX
 from cubebench.solver.twophase import solve_twophase
 
-from .base import Task, Turn
+from .base import Agent, Task, Turn
 from .tools import Toolbox
 
 
@@ -125,4 +127,4 @@ class SolverAgent:
         return Turn(action=f'{action}; move("{solution}")')
 
 
-SCRIPTED_AGENTS = {"random": RandomAgent, "greedy": GreedyAgent, "solver": SolverAgent}
+SCRIPTED_AGENTS: dict[str, Callable[..., Agent]] = {"random": RandomAgent, "greedy": GreedyAgent, "solver": SolverAgent}

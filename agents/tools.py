@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import gymnasium as gym
 
@@ -33,6 +33,7 @@ from cubebench.engine import CubeInputError
 from cubebench.engine.facelets import CENTRES, FACES
 from cubebench.engine.moves import MOVE_NAMES
 from cubebench.engine.notation import parse
+from cubebench.envs.cube_env import CubeEnv
 from cubebench.solver.twophase import solve_twophase
 
 from .tool_registry import REGISTRY, ROTATIONS, tool_docs, tools_for
@@ -79,7 +80,7 @@ class Toolbox:
 
     def __init__(self, env: gym.Env, tier: str, setting: str, obs: Any, info: dict[str, Any]) -> None:
         self.env = env
-        self.core = env.unwrapped
+        self.core = cast(CubeEnv, env.unwrapped)  # the CubeBench env under the wrappers
         self.tier = tier
         self.setting = setting
         self.names = tools_for(tier, setting)

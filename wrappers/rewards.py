@@ -18,13 +18,14 @@ state (:attr:`~cubebench.wrappers.observations.NetObservation.hides_state`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
 
 from cubebench.engine.metric import parse_metric
 from cubebench.engine.rewards import REWARD_SPECS, parse_reward, potential
+from cubebench.envs.cube_env import CubeEnv
 
 
 class PotentialReward(gym.Wrapper, ABC):
@@ -42,7 +43,7 @@ class PotentialReward(gym.Wrapper, ABC):
         """The potential of an engine state (held frame)."""
 
     def _potential(self, info: dict[str, Any]) -> float:
-        value = float(self.phi(self.env.unwrapped.state))
+        value = float(self.phi(cast(CubeEnv, self.env.unwrapped).state))
         if self._report_phi:
             info["phi"] = value
         info["reward_kind"] = self.name

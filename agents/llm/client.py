@@ -94,14 +94,14 @@ class ModelClient(ABC):
         budget = budget if budget is not None else self.budget
         if budget is not None:
             budget.check_before(estimate_tokens(messages), self.price)
-        settings = {
-            "stop": list(stop) if stop else None,
-            "max_tokens": max_tokens if max_tokens is not None else self.max_tokens,
-            "temperature": temperature if temperature is not None else self.temperature,
-            "seed": seed if seed is not None else self.seed,
-            "extra": dict(extra or {}),
-        }
-        request = self._build_request(messages, **settings)
+        request = self._build_request(
+            messages,
+            stop=list(stop) if stop else None,
+            max_tokens=max_tokens if max_tokens is not None else self.max_tokens,
+            temperature=temperature if temperature is not None else self.temperature,
+            seed=seed if seed is not None else self.seed,
+            extra=dict(extra or {}),
+        )
         reply = self._call_with_retries(request)
         if budget is not None:
             budget.charge(reply)

@@ -63,7 +63,7 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
         if raw is None:
             continue
         try:
-            value = float(raw) / divisor
+            value: float | None = float(raw) / divisor
         except ValueError:
             value = _http_date_seconds(raw) if key == "retry-after" else None
         if value is not None and math.isfinite(value):

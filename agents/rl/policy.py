@@ -41,6 +41,8 @@ def inverse_actions(metric: str) -> np.ndarray:
 class MLPPolicy(nn.Module):
     """Shared MLP trunk with a policy head (logits) and a value head."""
 
+    inverse: torch.Tensor  # buffer: inverse[a] is the action that undoes action a
+
     def __init__(self, n_actions: int = 12, hidden: tuple[int, ...] = (512, 256), metric: Metric = "quarter") -> None:
         super().__init__()
         self.hidden = tuple(int(h) for h in hidden)

@@ -67,7 +67,7 @@ class PPO(PolicyGradient):
         n, t_max = self.env.num_envs, self.cfg.n_steps
         set_horizon(self.env, self.budget, self.horizon, self.curriculum.frontier)
         self.env.set_depths(self.curriculum.sample(n, self.rng))
-        buf = {k: [] for k in ("obs", "prev", "act", "logp", "val", "rew", "done", "boot")}
+        buf: dict[str, list[np.ndarray]] = {k: [] for k in ("obs", "prev", "act", "logp", "val", "rew", "done", "boot")}
         ends, wins, lengths = 0, 0, []
         for _ in range(t_max):
             act, logp, val = self._policy_step(self.obs, self.prev)

@@ -54,6 +54,8 @@ class SB3VecEnv(VecEnv):
         self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        if self._actions is None:
+            raise RuntimeError("step_wait() needs the actions from step_async()")
         obs, rew, term, trunc, info = self.venv.step(self._actions)
         done = term | trunc
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]

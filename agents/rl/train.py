@@ -126,7 +126,8 @@ def train(args: argparse.Namespace) -> dict[str, float]:
     meta = {"args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}}
     (args.out / "config.json").write_text(json.dumps(meta, indent=2))
     deadline = time.perf_counter() + 60 * args.minutes
-    best, last_eval, updates = -1.0, {}, 0
+    best, updates = -1.0, 0
+    last_eval: dict[str, float] = {}
     bar = tqdm(total=args.env_steps or None, unit="step", unit_scale=True, disable=args.no_progress)
     while time.perf_counter() < deadline and not (args.env_steps and algo.env_steps >= args.env_steps):
         before = algo.env_steps

@@ -98,7 +98,7 @@ class _State:
     interruptible = False
     pending = None
     fired = False
-    limits = {}
+    limits: dict = {}  # the host's limits (the init message's "limits")
 
 
 state = _State()

@@ -300,12 +300,12 @@ class Sandbox:
         hard = soft + self.limits.kill_grace_seconds
         request = {"type": "exec", "code": code, "number": self.blocks_run}
         try:
-            self._session.channel.write(request, hard)
+            self._live_session().channel.write(request, hard)
         except (ChannelClosed, ChannelTimeout):  # died between blocks: start afresh once
             self._restart()
             fresh = True
             try:
-                self._session.channel.write(request, hard)
+                self._live_session().channel.write(request, hard)
             except (ChannelClosed, ChannelTimeout):
                 return self._lost([], "crash", "a fresh interpreter died before the block could start",
                                   started=False)
@@ -458,9 +458,21 @@ class Sandbox:
         self._restart()
         return True
 
+    def _live_session(self) -> _Session:
+        """The current interpreter's session (``_start`` makes one before any block runs)."""
+        if self._session is None:
+            raise SandboxError("the sandbox has no interpreter session")
+        return self._session
+
+    def _end_session(self) -> None:
+        """Kill the current interpreter and release its resources (its finalizer)."""
+        if self._finalizer is None:
+            raise SandboxError("the sandbox has no interpreter session")
+        self._finalizer()
+
     def _cpu_watchdog(self) -> Callable[[], None]:
         """A check, run while the host waits, that kills a block over its CPU limit."""
-        pid = self._session.child_pid
+        pid = self._live_session().child_pid
         baseline = _cpu_seconds_of(pid) or 0.0
         budget = self.limits.cpu_seconds + self.limits.kill_grace_seconds
 
@@ -475,7 +487,7 @@ class Sandbox:
     def _serve_block(self, soft: float, hard: float, watch: Callable[[], None]) -> ExecResult:
         """Answer tool calls until the block's result arrives or the block must die."""
         calls: list[SandboxToolCall] = []
-        channel = self._session.channel
+        channel = self._live_session().channel
         while True:
             try:
                 msg = channel.read(hard, watch)
@@ -513,7 +525,7 @@ class Sandbox:
         else:
             reply = self._execute_tool(call, self._tools[name])
         try:
-            self._session.channel.write({"type": "tool_result", **reply}, hard)
+            self._live_session().channel.write({"type": "tool_result", **reply}, hard)
         except (ChannelClosed, ChannelTimeout):
             pass  # the next read reports the death or the timeout
 
@@ -562,8 +574,8 @@ class Sandbox:
             return result
         extra = self._sandbox_threads() - 1
         if extra > 0:
-            self._session.kill()
-            self._finalizer()
+            self._live_session().kill()
+            self._end_session()
             note = (f"the code block left {extra} thread(s) or process(es) running after it ended; "
                     "they are not allowed to outlive a block, so the interpreter was killed")
             result.stop_detail = f"{result.stop_detail}; then {note}" if result.stop_detail else note
@@ -574,7 +586,7 @@ class Sandbox:
     def _sandbox_threads(self) -> int:
         """Threads of every process of the sandbox: those of its PID namespace, or else
         those of its own uid (0 when neither can tell them apart from the host's)."""
-        pid = self._session.child_pid
+        pid = self._live_session().child_pid
         if self.layers.get("pid-namespace", "").startswith("active"):
             try:
                 ns = os.readlink(f"/proc/{pid}/ns/pid")
@@ -587,7 +599,7 @@ class Sandbox:
 
     def _death_reason(self) -> tuple[str, str]:
         """Why the interpreter died on its own, from the launcher's exit report."""
-        info = self._session.reap()
+        info = self._live_session().reap()
         sig, code = info.get("signal"), info.get("code")
         cpu = float(info.get("cpu") or 0.0)
         if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu >= self.limits.interpreter_cpu_seconds):
@@ -606,10 +618,11 @@ class Sandbox:
 
     def _lost(self, calls: list[SandboxToolCall], reason: str, detail: str, *,
               killed_by_host: bool = False, started: bool = True) -> ExecResult:
+        session = self._live_session()
         if killed_by_host:
-            self._session.kill()
-        self._session.reap()
-        stdout = self._session.mirrored_output(self.limits.max_output_chars) if started else ""
-        self._finalizer()
+            session.kill()
+        session.reap()
+        stdout = session.mirrored_output(self.limits.max_output_chars) if started else ""
+        self._end_session()
         return ExecResult(stdout=stdout, timed_out=reason in ("wall", "cpu"), killed_reason=reason,
                           stop_detail=detail, tool_calls=calls, interpreter_lost=True)

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Callable, Hashable, Iterable
+from typing import Callable, Hashable, Iterable, TypeVar
 
 from .stats import Rate
 from .store import EpisodeRow
+
+_K = TypeVar("_K", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -37,9 +39,9 @@ def cell_of(rows: Iterable[EpisodeRow]) -> Cell:
     )
 
 
-def group(rows: Iterable[EpisodeRow], key: Callable[[EpisodeRow], Hashable]) -> dict[Hashable, Cell]:
+def group(rows: Iterable[EpisodeRow], key: Callable[[EpisodeRow], _K]) -> dict[_K, Cell]:
     """Cells keyed by ``key(row)``."""
-    buckets: dict[Hashable, list[EpisodeRow]] = defaultdict(list)
+    buckets: dict[_K, list[EpisodeRow]] = defaultdict(list)
     for r in rows:
         buckets[key(r)].append(r)
     return {k: cell_of(v) for k, v in buckets.items()}

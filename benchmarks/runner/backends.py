@@ -55,7 +55,7 @@ def _threads(episodes: list[EpisodeSpec], factory: AgentFactory, settings: PlayS
     Daemon threads, not a ThreadPoolExecutor: at exit the interpreter would
     join the executor's threads and wait for every running episode.
     """
-    todo: queue.Queue[EpisodeSpec | None] = queue.Queue()
+    todo: queue.Queue[EpisodeSpec] = queue.Queue()
     done: queue.Queue[tuple[EpisodeSpec, EpisodeRecord | None, BaseException | None]] = queue.Queue()
     stop = threading.Event()
     for ep in episodes:

@@ -36,8 +36,12 @@ def _pyplot() -> Any:
 
 
 def _errorbar(rate: Rate) -> tuple[float, float, float]:
-    lo, hi = rate.interval  # type: ignore[misc]
-    return rate.value, rate.value - lo, hi - rate.value  # type: ignore[operator]
+    """(pass rate, distance down to the interval's low end, up to its high end) of a non-empty cell."""
+    value, interval = rate.value, rate.interval
+    if value is None or interval is None:
+        raise ValueError("an empty cell has no error bar")
+    lo, hi = interval
+    return value, value - lo, hi - value
 
 
 def plot_by_depth(rows: list[EpisodeRow], path: Path) -> Path:
@@ -92,7 +96,9 @@ def plot_comparison(rows: list[EpisodeRow], path: Path, dimension: str) -> Path 
                 continue
             y, a, b = _errorbar(cell.rate)
             xs.append(g + (i - (len(values) - 1) / 2) * width)
-            ys.append(y), lo.append(a), hi.append(b)
+            ys.append(y)
+            lo.append(a)
+            hi.append(b)
         label = SETTING_TITLES.get(value, value) if dimension == "setting" else value
         ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=label)
     ax.set_xticks(range(len(groups)), [f"{TIER_TITLES[t]}\n{h}" for t, h in groups], fontsize=8)

@@ -22,7 +22,7 @@ import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -84,6 +84,13 @@ class EpisodeRow:
     wall_s: float
     distance_start: int | None
     distance_end: int | None
+
+
+def _episode_row(values: Sequence[Any]) -> EpisodeRow:
+    """The row of one episode from its ``SUMMARY_COLUMNS`` values (SQLite keeps ``solved`` as 0 or 1)."""
+    row = dict(zip(SUMMARY_COLUMNS, values))
+    row["solved"] = bool(row["solved"])
+    return EpisodeRow(**row)
 
 
 def _jsonable(value: Any) -> Any:
@@ -176,6 +183,8 @@ class RunStore:
         with self._transaction():
             cur = self.db.execute("INSERT INTO sessions (started_at, argv) VALUES (?, ?)",
                                   (time.time(), json.dumps(argv)))
+        if cur.lastrowid is None:  # sqlite3 sets it after every INSERT that adds a row
+            raise StoreError("the session row was not stored")
         self.session = int(cur.lastrowid)
         return self.session
 
@@ -217,7 +226,7 @@ class RunStore:
         """Summary rows of every stored episode, in plan order."""
         cols = ", ".join(f"e.{c}" for c in SUMMARY_COLUMNS)
         query = f"SELECT {cols} FROM episodes e JOIN plan p ON p.key = e.key ORDER BY p.position"
-        return [EpisodeRow(*r[:8], bool(r[8]), *r[9:]) for r in self.db.execute(query)]
+        return [_episode_row(r) for r in self.db.execute(query)]
 
     def record(self, key: str) -> EpisodeRecord:
         row = self.db.execute("SELECT record FROM episodes WHERE key = ?", (key,)).fetchone()

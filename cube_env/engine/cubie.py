@@ -84,7 +84,7 @@ def from_colours(col: np.ndarray) -> CubieCube:
         if ori is not None:
             spun = (c[ori], c[(ori + 1) % 3], c[(ori + 2) % 3])
             match = next((j for j in range(8) if tuple(CORNER_COLOURS[j]) == spun), None)
-        if match is None:
+        if match is None or ori is None:  # no match whenever there is no orientation
             colours = "".join(FACES[k] for k in c)
             raise InvalidStateError(
                 f"corner slot {CORNER_NAMES[i]} holds stickers {colours}, which are not one corner "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Any, Callable, SupportsFloat
+from typing import TYPE_CHECKING, Any, Callable, SupportsFloat
 
 import gymnasium as gym
 import numba as nb
@@ -28,6 +28,9 @@ from ..render.ansi import net_text
 from ..render.net import render_net
 from ..render.window import Window, display_available
 
+if TYPE_CHECKING:
+    from numba.core.dispatcher import Dispatcher
+
 _RESET_KEYS = ("state", "scramble", "depth", "instance")
 OBS_FORMATS = ("indices", "onehot")
 
@@ -43,7 +46,9 @@ _NO_MOVE = -1
 _UNPICKLED = ("_held", "_letters", "_obs_view", "_kernel")
 
 
-def _make_step_kernel(table: np.ndarray, face_codes: np.ndarray) -> Callable[[np.ndarray, int], bool]:
+def _make_step_kernel(
+    table: np.ndarray, face_codes: np.ndarray
+) -> Dispatcher[Callable[[np.ndarray, int], bool]]:
     """The step kernel, with the move table and face letters baked in as constants.
 
     A closure over them, not module globals: Numba's cache hashes a closure's
@@ -90,7 +95,9 @@ def _compiled_step_kernel() -> Callable[[np.ndarray, int], bool]:
     work = np.zeros(_WORK_SIZE, dtype=np.uint8)
     _step_kernel(work, _NO_MOVE)  # compile, or load from the cache
     try:
-        return _step_kernel.overloads[(nb.typeof(work), nb.typeof(_NO_MOVE))].entry_point
+        compiled = _step_kernel.overloads[(nb.typeof(work), nb.typeof(_NO_MOVE))]
+        # numba's CompileResult is a namedtuple built from a runtime field list, so mypy sees no fields
+        return compiled.entry_point  # type: ignore[attr-defined]
     except (AttributeError, KeyError):
         return _step_kernel
 
@@ -118,6 +125,9 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     that Tier 1's default form shows (made here so that form needs no
     per-step conversion).  Each step returns a fresh array.
     """
+
+    action_space: spaces.Discrete
+    _solved: bool  # set with the state (the ``state`` setter)
 
     metadata = {"render_modes": ["ansi", "rgb_array"] + (["human"] if display_available() else []), "render_fps": 4}
 
@@ -183,7 +193,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
             self.render()  # Gymnasium's convention: a human-mode env draws itself on every reset and step
         return self._obs_view.copy(), self._info()
 
-    def step(self, action: int) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
+    def step(self, action: int | np.integer) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
         if self.instance is None:
             raise RuntimeError("call reset() before step()")
         if action.__class__ is not int or not 0 <= action < self._n_actions:

@@ -369,7 +369,7 @@ class CubeVectorEnv(VectorEnv):
         for key, value in values.items():
             info[key], info["_" + key] = value, mask.copy()
         if self._dense:
-            info["reward_kind"] = np.where(mask, self.reward, None).astype(object)
+            info["reward_kind"] = np.where(mask, self.reward, np.array(None, dtype=object)).astype(object)
             info["_reward_kind"] = mask.copy()
         return info
 

@@ -74,7 +74,7 @@ def net_layout(size: int) -> NetLayout:
     return NetLayout(cell=cell, label=label, faces=faces)
 
 
-def _font(px: int) -> ImageFont.ImageFont:
+def _font(px: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     """Pillow's bundled scalable font (no system fonts needed on servers)."""
     try:
         return ImageFont.load_default(size=px)

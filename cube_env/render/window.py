@@ -8,8 +8,12 @@ asking for it elsewhere raises a clear error instead of hanging.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.image import AxesImage
 
 
 _FILE_BACKENDS = {"agg", "cairo", "pdf", "pgf", "ps", "svg", "template"}
@@ -37,7 +41,7 @@ class Window:
         self._plt = plt
         self._fig, self._ax = plt.subplots(num=title)
         self._ax.axis("off")
-        self._image = None
+        self._image: AxesImage | None = None
 
     def show(self, frame: np.ndarray) -> None:
         if self._image is None:

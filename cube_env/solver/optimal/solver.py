@@ -110,10 +110,10 @@ def _tasks(metric: str, length: int) -> np.ndarray:
         prefixes: list[list[int]] = [[]]
         states = [start]
         for _ in range(length):
-            prefixes, states = zip(*[
+            next_prefixes, next_states = zip(*[
                 (p + [int(m)], int(nxt[s, m])) for p, s in zip(prefixes, states) for m in moves if allowed[s, m]
             ]) if prefixes else ((), ())
-            prefixes, states = list(prefixes), list(states)
+            prefixes, states = list(next_prefixes), list(next_states)
         out = np.full((len(prefixes), MAX_DEPTH), -1, dtype=np.int64)
         for i, p in enumerate(prefixes):
             out[i, : len(p)] = p

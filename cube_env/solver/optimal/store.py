@@ -22,7 +22,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import IO, Any, Callable
 
 import numba as nb
 import numpy as np
@@ -70,7 +70,7 @@ def paths(name: str) -> tuple[Path, Path]:
     return base.with_suffix(".npy"), base.with_suffix(".json")
 
 
-def _atomic_write(path: Path, write: Callable[[object], None], mode: str) -> None:
+def _atomic_write(path: Path, write: Callable[[IO[Any]], object], mode: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     try:
