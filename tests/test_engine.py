@@ -13,7 +13,7 @@ from cubebench.engine import (
 from cubebench.engine import simd
 from cubebench.engine.apply import apply_batch, apply_sequence
 from cubebench.engine.cubie import to_state
-from cubebench.engine.moves import INVERSE, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
+from cubebench.engine.moves import INVERSE
 from cubebench.engine.notation import format_moves, invert_moves, parse, parse_array
 from cubebench.engine.scramble import scramble
 
