@@ -1,6 +1,8 @@
-"""Shared fixtures: engine helpers to build states from notation."""
+"""Shared fixtures: engine helpers to build states from notation, and skips for optional extras."""
 
 from __future__ import annotations
+
+import importlib.util
 
 import numpy as np
 import pytest
@@ -22,3 +24,35 @@ def apply(seq: str, state: np.ndarray = SOLVED) -> np.ndarray:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
+
+
+# --------------------------------------------------------------------------- optional extras
+
+EXTRA_OF = {
+    "openai": "llm", "anthropic": "llm", "httpx": "llm",
+    "torch": "rl", "stable_baselines3": "rl",
+    "matplotlib": "report",
+    "pyrender": "render3d", "trimesh": "render3d",
+    "pettingzoo": "multi", "ray": "ray", "llama_cpp": "local-llm",
+}
+"""The extra of pyproject.toml that installs each optional dependency a test may need."""
+
+
+def extra_reason(*modules: str) -> str:
+    """Why a test is skipped without ``modules``: what is missing and which extra installs it."""
+    extras = sorted({EXTRA_OF[m.split(".")[0]] for m in modules})
+    which = " and ".join(f"the {e} extra" for e in extras)
+    return f"needs {', '.join(modules)} ({which}): pip install 'cubebench[{','.join(extras)}]'"
+
+
+def missing(*modules: str) -> list[str]:
+    """The top-level modules among ``modules`` that are not installed (nothing is imported)."""
+    return [m for m in modules if importlib.util.find_spec(m) is None]
+
+
+def needs(*modules: str) -> pytest.MarkDecorator:
+    """Skip marker for a test (or, as ``pytestmark``, a module) that needs optional dependencies;
+    where they are installed the test runs unchanged. A module that must import one at its top uses
+    ``pytest.importorskip(name, reason=extra_reason(name))`` instead."""
+    gone = missing(*modules)
+    return pytest.mark.skipif(bool(gone), reason=extra_reason(*gone) if gone else "")

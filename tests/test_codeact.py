@@ -14,8 +14,11 @@ from cubebench.agents.llm import OpenAIChatClient, RetryPolicy
 from cubebench.agents.llm.testing import ScriptedServer
 from cubebench.agents.sandbox import SandboxLimits
 from cubebench.engine import SOLVED, to_facelets
+from conftest import needs
 
 FAST = RetryPolicy(max_attempts=2, base_delay_s=0.001, max_delay_s=0.01)
+OPENAI = needs("openai")
+"""The episodes talk to the scripted server through the real openai client (the llm extra)."""
 
 
 def play(script: list[str], setting: str = "basic", scramble: str = "R U", tier: str = "symbolic",
@@ -44,6 +47,7 @@ def test_extract_code_variants() -> None:
     assert extract_code("no code here") is None
 
 
+@OPENAI
 def test_code_moves_the_cube_and_output_comes_back() -> None:
     record, requests = play([code("r = move(\"U'\")\nprint('first:', r)\nseq = \"R'\""), code("move(seq)")])
     assert record.status == "solved" and record.n_steps == 2 and record.n_moves == 2
@@ -52,6 +56,7 @@ def test_code_moves_the_cube_and_output_comes_back() -> None:
     assert record.steps[1].action.strip() == "move(seq)"  # variables persisted between blocks
 
 
+@OPENAI
 def test_basic_setting_reaches_no_solver() -> None:
     probe = (
         "out = []\n"
@@ -77,12 +82,14 @@ def test_basic_setting_reaches_no_solver() -> None:
     assert "no solve'" in shown and "no solve_current" in shown
 
 
+@OPENAI
 def test_ideal_solver_is_reachable_only_through_its_tool() -> None:
     record, _ = play([code("move(solve_current())")], setting="ideal", scramble="R U F' D2 L")
     assert record.status == "solved"
     assert [c.name for c in record.steps[0].tool_calls] == ["solve_current", "move"]
 
 
+@OPENAI
 def test_misbehaving_code_is_stopped_and_the_episode_goes_on() -> None:
     script = [code("while True:\n    pass"), code("print(undefined_name)"), "no code block at all",
               code("move(\"U'\")\nmove(\"R'\")")]
@@ -94,6 +101,7 @@ def test_misbehaving_code_is_stopped_and_the_episode_goes_on() -> None:
     assert record.errors == 0 and record.parse_errors == 1
 
 
+@OPENAI
 def test_tools_take_their_documented_parameter_names() -> None:
     record, _ = play([code("print(move(seq=\"U'\"))\ntry:\n    move(sequence='R')\nexcept Exception as e:\n"
                                   "    print('caught', e)\nmove(seq=\"R'\")")])
@@ -104,12 +112,14 @@ def test_tools_take_their_documented_parameter_names() -> None:
     assert "move(seq: str)" in bad.result and "sequence" in bad.result
 
 
+@OPENAI
 def test_tool_errors_raise_inside_the_sandbox() -> None:
     record, requests = play([code("try:\n    move('R Q')\nexcept Exception as e:\n    print('caught', e)")])
     assert "caught unknown move 'Q' at position 2" in requests[1].body["messages"][-1]["content"]
     assert record.steps[0].tool_calls[0].error
 
 
+@OPENAI
 def test_replies_without_code_are_the_models_failure_not_an_error_episode() -> None:
     prose = "Let me think about which face to turn first."
     record, requests = play([], default=prose)
@@ -119,6 +129,7 @@ def test_replies_without_code_are_the_models_failure_not_an_error_episode() -> N
     assert all("Error: no code block found" in r.body["messages"][-1]["content"] for r in requests[1:])
 
 
+@OPENAI
 @pytest.mark.parametrize("reward", ["sticker", "none"])
 def test_dense_rewards_are_shown_to_the_model(reward: str) -> None:
     record, requests = play([code("move(\"U'\")"), code("print('hi')")], env_kw={"reward": reward})
@@ -157,6 +168,7 @@ def matrix_model(tier: str, setting: str):
     return reply
 
 
+@OPENAI
 @pytest.mark.parametrize("setting", ["basic", "standard", "ideal"])
 @pytest.mark.parametrize("tier", list(cubebench.TIERS))
 def test_codeact_plays_every_tier_and_tool_setting(tier: str, setting: str) -> None:

@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("openai")
-pytest.importorskip("anthropic")
+from conftest import extra_reason
+
+pytest.importorskip("openai", reason=extra_reason("openai"))
+pytest.importorskip("anthropic", reason=extra_reason("anthropic"))
 
 from cubebench.agents.llm import (AnthropicClient, Budget, BudgetExceeded, ModelError, OpenAIChatClient,  # noqa: E402
                         RetryPolicy, image_part, make_client, price_for,

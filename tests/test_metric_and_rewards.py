@@ -121,7 +121,7 @@ def test_runner_and_cli_use_the_engine_metric() -> None:
 
 
 def test_rl_train_takes_metric_and_reads_moves() -> None:
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="needs torch (the rl extra): pip install 'cubebench[rl]'")
     from cubebench.agents.rl.train import parse_args
 
     assert parse_args(["--metric", "half"]).metric == "half"

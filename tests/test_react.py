@@ -10,6 +10,9 @@ from cubebench.agents.episode import run_episode
 from cubebench.agents.llm import AnthropicClient, Budget, OpenAIChatClient, RetryPolicy
 from cubebench.agents.llm.testing import ScriptedServer, Step
 from cubebench.agents.react import ReActAgent
+from conftest import needs
+
+pytestmark = needs("openai")  # the real openai client (the llm extra) against a scripted server
 
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.001, max_delay_s=0.01, max_retry_after_s=0.01)
 
@@ -131,6 +134,7 @@ def test_images_reach_the_model_as_base64_parts() -> None:
     assert image["image_url"]["url"].startswith("data:image/png;base64,")
 
 
+@needs("anthropic")
 def test_anthropic_client_drives_the_same_agent() -> None:
     script = ["Thought: undo\nAction: move(\"R'\")"]
     with ScriptedServer(script) as srv:

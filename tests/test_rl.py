@@ -12,12 +12,13 @@ from gymnasium.vector import AutoresetMode
 
 torch = pytest.importorskip("torch", reason="the RL baselines need the rl extra: pip install -e '.[rl]'")
 
-import cubebench
-from cubebench.agents.rl.evaluate import beam_search, eval_instances, policy_rollouts, rollouts
-from cubebench.agents.rl.policy import SHIPPED_CHECKPOINT, MLPPolicy, inverse_actions, load_checkpoint, save_checkpoint
-from cubebench.agents.rl.schedule import DepthCurriculum
-from cubebench.agents.rl.train import main as train_main
-from cubebench.envs.vector_env import CubeVectorEnv
+import cubebench  # noqa: E402
+from cubebench.agents.rl.evaluate import beam_search, eval_instances, policy_rollouts, rollouts  # noqa: E402
+from cubebench.agents.rl.policy import (SHIPPED_CHECKPOINT, MLPPolicy, inverse_actions, load_checkpoint,  # noqa: E402
+                                        save_checkpoint)
+from cubebench.agents.rl.schedule import DepthCurriculum  # noqa: E402
+from cubebench.agents.rl.train import main as train_main  # noqa: E402
+from cubebench.envs.vector_env import CubeVectorEnv  # noqa: E402
 
 torch.set_num_threads(1)
 

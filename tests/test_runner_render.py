@@ -20,6 +20,7 @@ from PIL import Image
 
 from cubebench.runner.cli import main
 from cubebench.engine.facelets import COLOUR_RGB
+from conftest import needs
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
@@ -58,6 +59,7 @@ def run(tmp_path_factory) -> Path:
     return db
 
 
+@needs("matplotlib")
 def test_html_report_shows_its_tables_and_plots(tmp_path: Path, run: Path) -> None:
     page = tmp_path / "report.html"
     assert main(["report", str(run), "--html", str(page)]) == 0

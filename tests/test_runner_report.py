@@ -14,6 +14,7 @@ from cubebench.runner.report import build_report, text_report
 from cubebench.runner.store import open_run
 from cubebench.runner.tables import render_text
 from cubebench.runner.cli import main
+from conftest import needs
 
 SUITE = {"name": "rep", "tiers": ["symbolic", "vertex"], "depths": [1, 8], "instances": 2,
          "rewards": ["none", "face"], "tool_settings": ["basic"]}
@@ -54,6 +55,7 @@ def test_report_without_matplotlib_still_renders_and_says_why(run: Path, monkeyp
     assert main(["report", str(run), "--plots", "x"]) == 2
 
 
+@needs("matplotlib")
 def test_reward_comparison_plot_is_written_when_rewards_vary(run: Path, tmp_path: Path) -> None:
     with open_run(run) as store:
         made = write_plots(store.rows(), tmp_path)

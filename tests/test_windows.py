@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import extra_reason
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -24,6 +26,7 @@ def display(tmp_path_factory: pytest.TempPathFactory):
     if shutil.which("Xvfb") is None:
         pytest.skip("Xvfb is not installed")
     pytest.importorskip("tkinter")
+    pytest.importorskip("matplotlib", reason=extra_reason("matplotlib"))  # the windows are matplotlib figures
     number = 90 + os.getpid() % 100
     server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", "800x600x24", "-nolisten", "tcp"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
