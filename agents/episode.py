@@ -143,7 +143,7 @@ def run_episode(
     record = EpisodeRecord(
         agent=getattr(agent, "name", type(agent).__name__),
         config={"tier": tier, "tool_setting": tool_setting, "seed": seed, "reset_options": reset_options,
-                "max_steps": max_steps, **(config or {})},
+                "max_steps": max_steps, "env": described.as_dict(), **(config or {})},
         start_facelets=core.facelets,
         distance_start=info.get("distance"),
     )

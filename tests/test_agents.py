@@ -226,7 +226,7 @@ def test_an_observation_no_model_can_be_shown_is_refused() -> None:
     odd = gym.wrappers.TransformObservation(gym.make(cubebench.TIERS["symbolic"], max_steps=None),
                                             lambda o: np.zeros(3, dtype=np.float32),
                                             gym.spaces.Box(0, 1, (3,), np.float32))
-    with pytest.raises(EnvDescriptionError, match="TransformObservation changes the observation"):
+    with pytest.raises(EnvDescriptionError, match="changes the observation"):
         run_episode(Recorder(), odd, reset_options={"scramble": "R"}, distance_budget_s=None)
 
 

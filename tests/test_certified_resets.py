@@ -7,7 +7,9 @@ import pytest
 
 import cubebench
 from cubebench.engine import from_facelets, kernels
-from cubebench.generators import CertifiedGenerator, shipped_instances
+from cubebench import make_cube_env
+from cubebench.generators import CertifiedGenerator, NoInstanceSetError, ScrambleGenerator, shipped_instances
+from cubebench.shipped import largest_instance_file
 
 
 @pytest.mark.parametrize("tier", list(cubebench.TIERS))
@@ -64,3 +66,13 @@ def test_heuristic_reward_matches_the_exact_distance() -> None:
         exact = optimal_distance(env.unwrapped.state, "quarter")
         assert info["phi"] == -exact and info["phi_source"] == "exact"
     assert total == pytest.approx(info["phi"] + 12)
+
+
+def test_a_missing_instance_set_is_a_typed_error() -> None:
+    """The runner tells "no certified set behind this" apart from other failures by type, not by message text."""
+    with pytest.raises(NoInstanceSetError, match="needs a generator with shipped instance sets"):
+        make_cube_env(generator=ScrambleGenerator()).reset(options={"instance": 0})
+    with pytest.raises(NoInstanceSetError, match="no shipped quarter-turn instance set for depth 19"):
+        shipped_instances("quarter", 19)
+    assert largest_instance_file("quarter", 8).name == "quarter-d08-n100.jsonl"
+    assert largest_instance_file("half", 20).name == "half-d20-n2.jsonl" and largest_instance_file("half", 19) is None

@@ -59,6 +59,14 @@ def test_the_observation_form_and_step_limit_are_the_envs_own() -> None:
     assert (got.tier, got.obs_format, got.reward, got.metric, got.max_steps) == ("face", "text", "none", "quarter", 7)
 
 
+def test_a_time_limit_on_top_is_the_step_limit_and_the_record_keeps_the_description() -> None:
+    env = gym.wrappers.TimeLimit(make_cube_env("symbolic", reward="face", max_steps=20, generator=SCRAMBLES), 3)
+    assert describe_env(env).max_steps == 3
+    record = run_episode(SolverAgent(), env, reset_options={"scramble": "R"}, distance_budget_s=None)
+    assert record.config["env"] == describe_env(env).as_dict()
+    assert record.config["env"]["reward"] == "face" and record.config["env"]["metric"] == "quarter"
+
+
 def test_what_cannot_be_described_raises() -> None:
     with pytest.raises(EnvDescriptionError, match="no tier"):
         describe_env(CubeEnv())
@@ -66,9 +74,12 @@ def test_what_cannot_be_described_raises() -> None:
         describe_env(rewards.StickerReward(CubeEnv()))
     with pytest.raises(EnvDescriptionError, match="not a CubeBench env"):
         describe_env(gym.make("CartPole-v1"))
-    flattened = gym.wrappers.FlattenObservation(gym.make("CubeBench-Symbolic-v0"))
-    with pytest.raises(EnvDescriptionError, match="FlattenObservation changes the observation"):
-        describe_env(flattened)
+    for outer in (gym.wrappers.FlattenObservation(gym.make("CubeBench-Symbolic-v0")),
+                  gym.wrappers.FrameStackObservation(gym.make("CubeBench-Face-v0"), 2),  # a plain Wrapper
+                  gym.wrappers.TransformObservation(gym.make("CubeBench-Visual-v0"), lambda o: o[::2, ::2],
+                                                    gym.spaces.Box(0, 255, (112, 112, 3), np.uint8))):
+        with pytest.raises(EnvDescriptionError, match="changes the observation.* image_size="):
+            describe_env(outer)
 
 
 def test_a_face_env_without_a_spec_is_played_as_the_face_tier() -> None:

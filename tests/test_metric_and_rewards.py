@@ -40,7 +40,7 @@ def test_metric_has_one_spelling() -> None:
 
 @pytest.mark.parametrize("old, new", [("face", "half"), ("htm", "half"), ("qtm", "quarter")])
 def test_old_metric_spellings_warn_and_name_the_new_one(old: str, new: str) -> None:
-    with pytest.warns(DeprecationWarning, match=f"metric={new!r}"):
+    with pytest.warns(FutureWarning, match=f"metric={new!r}"):
         assert parse_metric(old) == new
     with pytest.raises(ValueError, match="'quarter'.*'half'"):
         check_metric(old)  # the solver and the curriculum take the one spelling only
@@ -66,11 +66,11 @@ def test_every_env_takes_metric_and_still_reads_moves(make) -> None:
         quarter = make()
     assert half.metric == "half" and quarter.metric == "quarter"
     assert len(half.action_names) - len(quarter.action_names) == 6
-    with pytest.warns(DeprecationWarning, match="moves='face' is deprecated; use metric='half'"):
+    with pytest.warns(FutureWarning, match="moves='face' is deprecated; use metric='half'"):
         assert make(moves="face").metric == "half"
-    with pytest.warns(DeprecationWarning, match="moves='quarter' is deprecated; use metric='quarter'"):
+    with pytest.warns(FutureWarning, match="moves='quarter' is deprecated; use metric='quarter'"):
         assert make(moves="quarter").metric == "quarter"
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="disagree"):
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match="disagree"):
         make(metric="half", moves="quarter")
     with pytest.raises(ValueError, match="unknown metric"):
         make(metric="slice")
@@ -86,7 +86,7 @@ def test_gym_make_half_metric_has_18_actions() -> None:
 
 def test_scramble_and_generators_read_the_metric() -> None:
     assert len(scramble(5, "half", 0)) == 5
-    with pytest.warns(DeprecationWarning, match="metric='half'"):
+    with pytest.warns(FutureWarning, match="metric='half'"):
         assert scramble(5, "face", 0) == scramble(5, "half", 0)
     with pytest.raises(ValueError, match="unknown metric"):
         scramble(5, "slice", 0)
@@ -105,7 +105,7 @@ def test_runner_and_cli_use_the_engine_metric() -> None:
     assert not hasattr(__import__("cubebench.runner.instances", fromlist=["x"]), "env_moves")
     data = {"name": "x", "tiers": ["symbolic"], "depths": [2], "instances": 1, "rewards": ["none"],
             "tool_settings": ["basic"]}
-    with pytest.warns(DeprecationWarning, match="metric='half'"):
+    with pytest.warns(FutureWarning, match="metric='half'"):
         assert suites.suite_from_dict({**data, "metric": "face"}).metric == "half"
     with pytest.raises(suites.SuiteError, match="metric"):
         suites.suite_from_dict({**data, "metric": "slice"})
@@ -126,7 +126,7 @@ def test_rl_train_takes_metric_and_reads_moves() -> None:
 
     assert parse_args(["--metric", "half"]).metric == "half"
     assert parse_args([]).metric == "quarter" and parse_args(["--reward", "sparse"]).reward == "none"
-    with pytest.warns(DeprecationWarning, match="metric='half'"):
+    with pytest.warns(FutureWarning, match="metric='half'"):
         assert parse_args(["--moves", "face"]).metric == "half"
 
 
@@ -247,3 +247,27 @@ def test_vector_env_equals_gym_make_episodes(reward: str) -> None:
                 assert (r, term, trunc) == (rewards[i], terms[i], truncs[i])
                 done[i] = term or trunc
     assert done.all()  # every episode reached its end (max_steps at the latest)
+
+
+def test_an_old_spelling_in_a_suite_file_is_shown_to_the_user(tmp_path) -> None:
+    """Python hides DeprecationWarnings raised outside ``__main__``; a user running a suite file must see it."""
+    import json
+    import subprocess
+    import sys
+
+    suite = tmp_path / "old.json"
+    suite.write_text(json.dumps({"name": "old", "tiers": ["symbolic"], "depths": [1], "instances": 1,
+                                 "rewards": ["none"], "tool_settings": ["basic"], "metric": "face"}))
+    run = subprocess.run([sys.executable, "-c", f"from cubebench.runner.suites import load_suite; "
+                          f"print(load_suite({str(suite)!r}).metric)"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "half"
+    assert "metric='face' is deprecated; use metric='half'" in run.stderr
+
+
+def test_an_explicit_quarter_metric_and_old_moves_face_disagree() -> None:
+    """``metric="quarter"`` given on purpose must not be taken for the default and overruled by ``moves=``."""
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match="disagree"):
+        make_cube_env(metric="quarter", moves="face")
+    with pytest.warns(FutureWarning, match="use metric='half'"):
+        assert make_cube_env(moves="face").unwrapped.metric == "half"
+    assert make_cube_env().unwrapped.metric == "quarter"

@@ -33,7 +33,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     source = out / "source"  # a copy: building in place would leave build/ and egg-info in the checkout
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "build", "runs", "*.egg-info", "__pycache__",
-                                                                "*.nbi", "*.nbc", "venv", ".venv"))
+                                                                "*.nbi", "*.nbc", "venv", ".venv", ".mypy_cache",
+                                                                ".ruff_cache", ".pytest_cache"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
                     str(source)], check=True, capture_output=True)
     (built,) = out.glob("cubebench-*.whl")
@@ -125,14 +126,18 @@ SDK_PROBE = textwrap.dedent('''
 ''')
 
 
+OPENAI_AGENTS = "openai-agents>=0.24,<0.25"
+"""The SDK release line this test was written against (0.24.0: Agent, Runner, OpenAIChatCompletionsModel)."""
+
+
 @pytest.mark.slow
 def test_wheel_lives_beside_the_openai_agents_sdk(wheel: Path, tmp_path: Path) -> None:
     """``pip install cubebench openai-agents`` in a fresh venv: the SDK's ``agents`` and ours both work."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     py = venv / "bin" / "python"
-    install = subprocess.run([str(py), "-m", "pip", "install", "-q", f"{wheel}[llm]", "openai-agents"],
-                             capture_output=True, text=True)
+    install = subprocess.run([str(py), "-m", "pip", "install", "-q", f"{wheel}[llm]", OPENAI_AGENTS],
+                             capture_output=True, text=True, timeout=900)
     assert install.returncode == 0, install.stderr[-3000:]
     work = tmp_path / "elsewhere"  # outside the checkout, so nothing resolves to the repository's folders
     work.mkdir()

@@ -332,3 +332,15 @@ def test_true_distances_are_recorded_with_a_budget(tmp_path: Path) -> None:
     assert distances[0] == 2 and all(isinstance(d, int) for d in distances)
     # one quarter turn per step changes the quarter-turn distance by exactly one
     assert all(abs(a - b) == 1 for a, b in zip(distances, distances[1:]))
+
+
+def test_the_mlp_agent_without_torch_names_the_extra() -> None:
+    """A core install has no torch: ``--agent mlp`` must say which extra to install, not show a traceback."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; sys.modules['torch'] = None\n"  # import torch now raises ImportError, as without the extra
+             "from cubebench.runner.specs import AgentSpecError, make_agent\n"
+             "try:\n    make_agent('mlp')\nexcept AgentSpecError as err:\n    print(err)\n")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "pip install 'cubebench[rl]'" in run.stdout, run.stderr[-2000:]

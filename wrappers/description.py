@@ -37,6 +37,7 @@ class EnvDescription:
     reward: str
     metric: str
     max_steps: int | None
+    """The fewest actions after which the env truncates (its own limit or a ``TimeLimit``'s); ``None``: none."""
     view_actions: bool
 
     def as_dict(self) -> dict[str, Any]:
@@ -47,16 +48,15 @@ def describe_env(env: gym.Env) -> EnvDescription:
     """The :class:`EnvDescription` of ``env``; raises :class:`EnvDescriptionError` if it cannot say."""
     tier_wrapper: Any = None
     reward = "none"
+    max_steps: list[int] = []
     layer: Any = env
     while isinstance(layer, gym.Wrapper):
         if isinstance(layer, TIER_WRAPPERS):
             tier_wrapper = tier_wrapper or layer
-        elif isinstance(layer, gym.ObservationWrapper) and tier_wrapper is None:
-            raise EnvDescriptionError(
-                f"{type(layer).__name__} changes the observation on top of the tier's wrapper, so the tier no "
-                "longer says what the agent sees; put observation wrappers inside the tier wrapper or drop them")
         if isinstance(layer, PotentialReward) and reward == "none":
             reward = layer.name
+        if isinstance(layer, gym.wrappers.TimeLimit):
+            max_steps.append(layer._max_episode_steps)
         layer = layer.env
     if not isinstance(layer, CubeEnv):
         raise EnvDescriptionError(f"not a CubeBench env: the innermost env is {type(layer).__name__}, not CubeEnv")
@@ -64,5 +64,12 @@ def describe_env(env: gym.Env) -> EnvDescription:
         raise EnvDescriptionError(
             "the env has no tier: wrap the CubeEnv in SymbolicObservation, NetObservation, FaceViewObservation "
             "or VertexViewObservation, or build it with gym.make('CubeBench-<Tier>-v0') or make_cube_env(tier)")
+    if env.observation_space != tier_wrapper.observation_space:
+        raise EnvDescriptionError(
+            f"a wrapper on top of {type(tier_wrapper).__name__} changes the observation ({env.observation_space} "
+            f"instead of {tier_wrapper.observation_space}), so the tier no longer says what the agent sees; "
+            "choose the form with the env's own options (obs_format=, image_size=, letters=) instead")
+    if layer.max_steps is not None:
+        max_steps.append(layer.max_steps)
     return EnvDescription(tier=tier_wrapper.tier, obs_format=tier_wrapper.form, reward=reward, metric=layer.metric,
-                          max_steps=layer.max_steps, view_actions=layer.view_actions)
+                          max_steps=min(max_steps, default=None), view_actions=layer.view_actions)

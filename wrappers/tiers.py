@@ -34,7 +34,7 @@ def make_cube_env(
     *,
     depth: int = 1,
     reward: str = "none",
-    metric: Metric = "quarter",
+    metric: Metric | None = None,
     max_steps: int | None = 20,
     render_mode: str | None = None,
     obs_format: str | None = None,
@@ -57,7 +57,7 @@ def make_cube_env(
     alias ``sparse``; ``sticker``; ``face``; ``heuristic``).  ``metric``:
     ``"quarter"`` (12 actions) or ``"half"`` (18); ``moves=`` is its
     deprecated spelling (``"face"`` for ``"half"``), still read with a
-    ``DeprecationWarning``.
+    ``FutureWarning``.
     """
     if tier not in TIERS:
         raise ValueError(f"unknown tier {tier!r}; expected one of {sorted(TIERS)}")

@@ -21,7 +21,7 @@ from cubebench.engine.apply import apply_batch
 from cubebench.engine.moves import MOVE_INDEX, TABLE
 from cubebench.engine.scramble import scramble
 from cubebench.engine.state import from_facelets
-from cubebench.generators import shipped_instances
+from cubebench.generators import NoInstanceSetError, shipped_instances
 
 from .policy import SHIPPED_CHECKPOINT, MLPPolicy, action_names, load_checkpoint
 
@@ -61,7 +61,7 @@ def eval_instances(depth: int, metric: str = "quarter", n: int = 20) -> tuple[np
     """
     try:
         starts = shipped_instances(metric, depth)[:n]
-    except ValueError:  # no shipped set for this depth
+    except NoInstanceSetError:  # no shipped set for this depth
         starts = ()
     if starts:
         return np.stack([from_facelets(s["state"]) for s in starts]), "certified"

@@ -97,7 +97,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def _deprecated_moves(value: str) -> str:
     """``--moves quarter|face``, the old spelling of ``--metric quarter|half`` (warned)."""
-    return metric_argument("quarter", value)
+    return metric_argument(None, value)
 
 
 def build(args: argparse.Namespace) -> tuple[Any, MLPPolicy]:

@@ -15,6 +15,7 @@ import gymnasium as gym
 import cubebench
 from cubebench.agents.episode import run_episode
 from cubebench.agents.records import EpisodeRecord
+from cubebench.wrappers.description import describe_env
 
 from .plan import EpisodeSpec
 from .specs import AgentFactory
@@ -54,8 +55,7 @@ def play_episode(ep: EpisodeSpec, factory: AgentFactory, settings: PlaySettings)
             distance_budget_s=settings.distance_budget_s,
             config={"key": ep.key, "depth": ep.depth, "instance": ep.instance, "reward": ep.reward,
                     "metric": ep.metric, "instance_source": ep.source, "agent_seed": ep.agent_seed,
-                    "certified_distance": ep.certified_distance,
-                    "obs_format": env.spec.kwargs.get("obs_format") if env.spec else None},
+                    "certified_distance": ep.certified_distance, "obs_format": describe_env(env).obs_format},
         )
         if record.distance_start is None and ep.certified_distance is not None:
             record.distance_start = ep.certified_distance  # reset by state: the env does not know it

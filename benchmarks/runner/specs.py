@@ -14,7 +14,6 @@ concurrent episodes never share conversation state.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -200,12 +199,14 @@ class AgentFactory:
 
 
 def _rl_builder() -> Any:
+    """The RL package's agent factory; a missing torch (the ``rl`` extra) is a clear spec error."""
     try:
-        rl = importlib.import_module("cubebench.agents.rl")
+        from cubebench.agents import rl
+
+        builder = getattr(rl, RL_FACTORY, None)  # the package loads torch here, on first use
     except ImportError as err:
-        raise AgentSpecError(f"the 'mlp' agent needs the RL policy package cubebench.agents.rl, which cannot be imported "
-                             f"here ({err}); install the 'rl' extra or use a checkout that has agents/rl") from None
-    builder = getattr(rl, RL_FACTORY, None)
+        raise AgentSpecError(f"the 'mlp' agent needs {err.name or 'torch'} (the rl extra): "
+                             "pip install 'cubebench[rl]'") from None
     if builder is None:
         raise AgentSpecError(f"cubebench.agents.rl has no {RL_FACTORY}(checkpoint=None, *, seed=None) -> Agent; "
                              "the 'mlp' spec cannot build the policy")

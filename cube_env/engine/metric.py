@@ -7,8 +7,10 @@ curriculum, runner, CLIs, RL):
 - ``"half"`` (HTM): 18 actions, any face turn counts one.
 
 :func:`parse_metric` is the one place an outside spelling is read: the old
-ones (``face``, ``htm``, ``qtm``) still work with a :class:`DeprecationWarning`
-that names the new one; anything else is a ``ValueError``.
+ones (``face``, ``htm``, ``qtm``) still work with a :class:`FutureWarning`
+(Python's warning for deprecations aimed at end users: shown by default, from
+CLIs and suite files too) that names the new one; anything else is a
+``ValueError``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ Metric = Literal["quarter", "half"]
 METRICS: tuple[Metric, ...] = ("quarter", "half")
 DEFAULT_METRIC: Metric = "quarter"
 DEPRECATED_METRICS: dict[str, Metric] = {"face": "half", "htm": "half", "qtm": "quarter"}
-"""Old spellings :func:`parse_metric` still reads (with a DeprecationWarning)."""
+"""Old spellings :func:`parse_metric` still reads (with a FutureWarning)."""
 
 TURN_ACTIONS: dict[Metric, tuple[str, ...]] = {"quarter": QUARTER_ACTIONS, "half": FACE_ACTIONS}
 """The face-turn actions of each metric, in env action order."""
@@ -44,7 +46,7 @@ def parse_metric(value: object, key: str = "metric", stacklevel: int = 2) -> Met
     """The :data:`Metric` a user's spelling names.
 
     ``"quarter"`` and ``"half"`` as they are; the deprecated ``"face"``,
-    ``"htm"`` (half) and ``"qtm"`` (quarter) with a ``DeprecationWarning``
+    ``"htm"`` (half) and ``"qtm"`` (quarter) with a ``FutureWarning``
     naming ``metric=<new>``; anything else raises ``ValueError``.  ``key`` is
     the argument's name in messages; ``stacklevel`` points the warning at the
     caller (2: whoever called this function).
@@ -53,27 +55,28 @@ def parse_metric(value: object, key: str = "metric", stacklevel: int = 2) -> Met
         return cast(Metric, value)
     if isinstance(value, str) and value in DEPRECATED_METRICS:
         new = DEPRECATED_METRICS[value]
-        warnings.warn(f"{key}={value!r} is deprecated; use metric={new!r}", DeprecationWarning,
+        warnings.warn(f"{key}={value!r} is deprecated; use metric={new!r}", FutureWarning,
                       stacklevel=stacklevel + 1)
         return new
     raise _unknown(value, key)
 
 
-def metric_argument(metric: str, moves: str | None, stacklevel: int = 2) -> Metric:
-    """The metric of an env's keyword arguments: ``metric=``, or the deprecated ``moves=`` (warned).
+def metric_argument(metric: str | None, moves: str | None, stacklevel: int = 2) -> Metric:
+    """The metric of an env's keyword arguments: ``metric=`` (``None``: the default, quarter), or the
+    deprecated ``moves=`` (warned).
 
     ``moves`` took ``"quarter"`` or ``"face"``; it still does (any metric
-    spelling, in fact), with a ``DeprecationWarning`` naming ``metric=``.
+    spelling, in fact), with a ``FutureWarning`` naming ``metric=``.
     Giving both with different values is a ``ValueError``.
     """
     if moves is None:
-        return parse_metric(metric, stacklevel=stacklevel + 1)
+        return parse_metric(DEFAULT_METRIC if metric is None else metric, stacklevel=stacklevel + 1)
     with warnings.catch_warnings():  # one warning, about moves= itself
-        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", FutureWarning)
         chosen = parse_metric(moves, key="moves")
-    warnings.warn(f"moves={moves!r} is deprecated; use metric={chosen!r}", DeprecationWarning,
+    warnings.warn(f"moves={moves!r} is deprecated; use metric={chosen!r}", FutureWarning,
                   stacklevel=stacklevel + 1)
-    if metric != DEFAULT_METRIC and parse_metric(metric, stacklevel=stacklevel + 1) != chosen:
+    if metric is not None and parse_metric(metric, stacklevel=stacklevel + 1) != chosen:
         raise ValueError(f"moves={moves!r} (deprecated) and metric={metric!r} disagree; give metric= only")
     return chosen
 

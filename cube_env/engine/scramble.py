@@ -15,21 +15,20 @@ from .facelets import FACES
 from .metric import METRICS, Metric, parse_metric
 from .moves import MOVE_INDEX
 
-SCRAMBLE_FACES = FACES
-"""The faces a scramble draws from, in draw order: face ``f``'s axis is ``f % 3``, and U<D, R<L, F<B is the
-allowed order of two turns of one axis."""
+# A scramble draws faces in FACES order (URFDLB): face f's axis is f % 3, and U<D, R<L, F<B is the
+# allowed order of two turns of one axis.
 SCRAMBLE_SUFFIXES: dict[Metric, tuple[str, ...]] = {"quarter": ("", "'"), "half": ("", "2", "'")}
 """The turn suffixes a scramble draws from in each metric, in draw order."""
 
 
 _MOVE_TABLES = {
-    m: np.array([[MOVE_INDEX[f + s] for s in SCRAMBLE_SUFFIXES[m]] for f in SCRAMBLE_FACES], dtype=np.int64)
+    m: np.array([[MOVE_INDEX[f + s] for s in SCRAMBLE_SUFFIXES[m]] for f in FACES], dtype=np.int64)
     for m in METRICS
 }
 
 
 def scramble_move_table(metric: str) -> np.ndarray:
-    """Engine move of (face index in :data:`SCRAMBLE_FACES`, suffix index) as :func:`scramble` draws them."""
+    """Engine move of (face index in ``FACES``, suffix index) as :func:`scramble` draws them."""
     return _MOVE_TABLES[parse_metric(metric, stacklevel=2)].copy()
 
 

@@ -114,7 +114,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     Rotations never count as moves and never change whether the cube is solved.
 
     ``moves=`` (``"quarter"`` or ``"face"``) is the deprecated spelling of
-    ``metric=``: it still works, with a ``DeprecationWarning``.
+    ``metric=``: it still works, with a ``FutureWarning``.
 
     Reward is sparse: 1.0 on the step that solves the cube.  The episode
     terminates when solved and truncates after ``max_steps`` actions (``None``
@@ -134,7 +134,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     def __init__(
         self,
         depth: int = 1,
-        metric: Metric = "quarter",
+        metric: Metric | None = None,
         view_actions: bool = False,
         move_frame: str = "held",
         max_steps: int | None = 20,

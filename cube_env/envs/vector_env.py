@@ -89,7 +89,7 @@ class CubeVectorEnv(VectorEnv):
         tier: str = "symbolic",
         depth: int = 1,
         reward: str = "none",
-        metric: Metric = "quarter",
+        metric: Metric | None = None,
         max_steps: int | None = 20,
         max_episode_steps: int | None = None,
         obs_format: str | None = None,
