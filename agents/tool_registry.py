@@ -12,8 +12,8 @@ and tool settings that expose it. Everything that names tools is generated from 
 - the local model's GBNF grammar and its regex (:mod:`.llm.grammar`, from each argument's
   :class:`Tokens` or :class:`Letters` pattern).
 
-It imports only the engine's face letters, so :mod:`.llm.grammar` reads it without reaching up to
-the toolbox (and the engine's solver) above it.
+It imports only the engine's face letters and the partial tiers' names, so :mod:`.llm.grammar`
+reads it without reaching up to the toolbox (and the engine's solver) above it.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 
 from cubebench.engine.facelets import FACES
+from cubebench.wrappers.tiers import PARTIAL_TIERS
 
 __all__ = ["TOOL_SETTINGS", "MAX_TOKENS", "Tokens", "Letters", "Param", "ToolSpec", "MOVES", "ROTATIONS",
            "FACELETS", "REGISTRY", "TOOL_NAMES", "tools_for", "tool_docs"]
@@ -142,7 +143,7 @@ REGISTRY: dict[str, ToolSpec] = {spec.name: spec for spec in (
              'apply face turns in Singmaster notation, e.g. move("R U R\' U\'")'),
     ToolSpec("rotate", (Param("views", ROTATIONS),),
              "turn the whole cube to change your view: x, x', y, y', z, z' (e.g. rotate(\"y\"))",
-             tiers=("face", "vertex")),
+             tiers=PARTIAL_TIERS),
     ToolSpec("observe", (), "look at the cube again"),
     ToolSpec("done", (), "end the episode (when you believe the cube is solved)"),
     ToolSpec("solve", (Param("facelets", FACELETS),),

@@ -42,6 +42,8 @@ __all__ = ["Toolbox", "ToolCall", "ToolError", "ToolCallError", "VISIBLE_FACES",
 
 VISIBLE_FACES = {"symbolic": FACES, "visual": FACES, "face": "F", "vertex": "UFR"}
 """Positions (faces of the held cube) each tier shows."""
+_ROTATION_TOKENS = ROTATIONS.tokens()
+"""What ``rotate`` takes: the registry's rotation tokens (x x' x2 y ...)."""
 
 # Slice and wide turns as face turns plus a rotation (identities checked in tests/test_engine.py).
 _EXPANSIONS = {
@@ -143,8 +145,8 @@ class Toolbox:
 
     def _tool_rotate(self, record: ToolCall, views: str) -> str:
         tokens = views.split() if isinstance(views, str) else []
-        if not tokens or any(t not in ROTATIONS.tokens() for t in tokens):
-            raise ToolError(f"rotate() takes whole-cube rotations {' '.join(ROTATIONS.tokens())} "
+        if not tokens or any(t not in _ROTATION_TOKENS for t in tokens):
+            raise ToolError(f"rotate() takes whole-cube rotations {' '.join(_ROTATION_TOKENS)} "
                             f"(e.g. \"y\" or \"x z2\"), got {views!r}")
         return self._execute(record, self.expand(views))
 

@@ -25,6 +25,8 @@ TIERS = {
     "vertex": "CubeBench-Vertex-v0",
 }
 VECTOR_ENTRY_POINT = "cubebench.envs.vector_env:CubeVectorEnv"
+PARTIAL_TIERS = ("face", "vertex")
+"""Tiers that show part of the cube: their core env has the view actions and their agent the ``rotate`` tool."""
 VECTOR_TIERS = ("symbolic", "visual")
 """Tiers with a native batched env: ``gym.make_vec(id, num_envs=N)`` steps them in one Numba call."""
 
@@ -67,7 +69,7 @@ def make_cube_env(
     env: gym.Env = CubeEnv(
         depth=depth,
         metric=metric,
-        view_actions=tier in ("face", "vertex"),
+        view_actions=tier in PARTIAL_TIERS,
         move_frame=move_frame,
         max_steps=max_steps,
         render_mode=render_mode,

@@ -23,10 +23,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
+from cubebench.wrappers.tiers import PARTIAL_TIERS
+
 from .stats import Rate
 from .store import EpisodeRow, RunStore
 
-PARTIAL_TIERS = ("face", "vertex")
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,6 @@ ALLOW_SCRAMBLE_FALLBACK = False
 instead of stopping.  Off: the sets ship, and a certified suite must never run on uncertified states."""
 
 
-
 @dataclass(frozen=True)
 class Start:
     """One certified start state: its 54 letters and certified distance (from a shipped file)."""

@@ -26,9 +26,8 @@ import cubebench
 from cubebench.agents.actions import ActionParseError, parse_action
 from cubebench.agents.base import Observation, Task, Turn
 from cubebench.agents.episode import run_episode
-from cubebench.agents.tools import tool_docs
 from cubebench.agents.records import EpisodeRecord
-from cubebench.agents.tools import Toolbox
+from cubebench.agents.tools import Toolbox, tool_docs
 from cubebench.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, FACES
 from cubebench.engine.metric import Metric, parse_metric
 from cubebench.engine.rewards import parse_reward

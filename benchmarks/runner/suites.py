@@ -18,10 +18,12 @@ from cubebench.agents.base import TOOL_SETTINGS
 from cubebench.engine.metric import METRICS, Metric, parse_metric
 from cubebench.engine.rewards import REWARDS, unalias_reward
 from cubebench.shipped import package_dir
+from cubebench.wrappers.tiers import TIERS as TIER_IDS
 
 
 SCHEMA = "cubebench-suite/1"
-TIERS = ("symbolic", "visual", "face", "vertex")
+TIERS = tuple(TIER_IDS)
+"""Tier names in table order (the registered ids' order)."""
 INSTANCE_SOURCES = ("certified", "scramble")
 DEFAULT_HORIZONS = {"short": [1, 2, 3, 4], "long": [8, 12, 16, 20]}
 

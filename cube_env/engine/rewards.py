@@ -85,11 +85,6 @@ def unalias_reward(name: str) -> str:
     return REWARD_ALIASES.get(name, name)
 
 
-def reward_kind(name: str) -> int:
-    """The kernels' code of the reward ``name`` (any accepted spelling)."""
-    return REWARD_SPECS[parse_reward(name)].kind
-
-
 @nb.njit(cache=True, nogil=True)
 def potential_of_bits(bits, kind):
     """The potential ``phi`` of reward code ``kind`` from a state's :func:`~.kernels.centre_bits`
