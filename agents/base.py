@@ -34,6 +34,10 @@ class Task:
     metric: str
     max_steps: int
     description: str
+    max_moves: int | None = None
+    """The episode's move budget (face turns in ``metric``); ``None``: unbounded."""
+    max_rotations: int | None = None
+    """The episode's view-rotation budget; ``None``: unbounded or no rotations."""
 
 
 @dataclass

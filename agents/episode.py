@@ -29,12 +29,23 @@ from .tools import Toolbox, tools_for
 
 DEFAULT_MAX_STEPS = 20
 """CubeBench's budget of interaction steps per episode."""
+DEFAULT_MAX_MOVES: dict[str, int] = {"quarter": 40, "half": 30}
+"""The episode move budget (face turns, in the env's metric) :func:`run_episode` gives an env that has none.
+
+Room for any optimal plan (God's number is 26 quarter turns, 20 face turns)
+plus exploration, and for the two-phase solver's plan of every shipped
+instance (at most 34 quarter turns, 23 face turns); far too little to
+enumerate (every sequence of 2 quarter turns, each undone, is 576 turns) or
+to follow the heuristic reward by trial and error (46 or more quarter turns
+at depth 8, measured).  The reasoning is in docs/environments.md."""
+DEFAULT_MAX_ROTATIONS = 40
+"""The view-rotation budget :func:`run_episode` gives a partial tier that has none (two looks per step)."""
 
 TASK_TEXT = (
     "You are solving a 3x3 Rubik's cube{tier_note}. Faces are named U (up), D (down), L (left), "
     "R (right), F (front), B (back); moves use Singmaster notation (R = right face clockwise as seen "
     "from that face, R' counter-clockwise, R2 half turn){rotations}. A cube is solved when every face "
-    "shows one colour. You have {max_steps} interaction steps; each step is one action. Tools: {tools}."
+    "shows one colour. You have {max_steps} interaction steps; each step is one action.{budget} Tools: {tools}."
 )
 _TIER_NOTES = {
     "symbolic": " given as a 54-letter facelet string in URFDLB order",
@@ -44,12 +55,40 @@ _TIER_NOTES = {
 }
 
 
-def describe_task(tier: str, setting: str, tools: tuple[str, ...], max_steps: int) -> str:
+def describe_task(tier: str, setting: str, tools: tuple[str, ...], max_steps: int,
+                  max_moves: int | None = None, max_rotations: int | None = None, metric: str = "quarter") -> str:
     """The task text shown to models (no ground truth in it)."""
     rotations = "; rotate the whole cube with x, y, z to change your view" if "rotate" in tools else ""
     return TASK_TEXT.format(
-        tier_note=_TIER_NOTES.get(tier, ""), rotations=rotations, max_steps=max_steps, tools=", ".join(tools)
+        tier_note=_TIER_NOTES.get(tier, ""), rotations=rotations, max_steps=max_steps, tools=", ".join(tools),
+        budget=_budget_text(max_moves, max_rotations if "rotate" in tools else None, metric),
     )
+
+
+def _budget_text(max_moves: int | None, max_rotations: int | None, metric: str) -> str:
+    """The budgets as the task states them (a half turn costs two quarter turns)."""
+    text = ""
+    if max_moves is not None:
+        unit = "quarter turns (a half turn counts two)" if metric == "quarter" else "face turns"
+        text += (f" You may make at most {max_moves} {unit} in the whole episode; a move past that is "
+                 "refused and ends the episode.")
+    if max_rotations is not None:
+        text += f" You may rotate the cube at most {max_rotations} times; a rotation past that is refused."
+    return text
+
+
+def ensure_budget(env: gym.Env) -> None:
+    """Give ``env`` the default move budget (and rotation budget, on a partial tier) if it has none.
+
+    No episode the evaluation loop plays is unbounded: a face-turn budget
+    makes blind enumeration and reward probing fail (docs/environments.md).
+    """
+    core = cast(CubeEnv, env.unwrapped)
+    max_moves = core.max_moves if core.max_moves is not None else DEFAULT_MAX_MOVES[core.metric]
+    max_rotations = core.max_rotations
+    if max_rotations is None and core.view_actions:
+        max_rotations = DEFAULT_MAX_ROTATIONS
+    core.set_budget(max_moves, max_rotations)
 
 
 def _observation_view(obs: Any, tier: str, letters: Callable[[np.ndarray], str]) -> tuple[str, np.ndarray | None]:
@@ -119,13 +158,15 @@ def run_episode(
 ) -> EpisodeRecord:
     """Play one episode of ``agent`` on ``env`` and return its full record.
 
-    The tier, observation form, reward and metric are read off the env's own
-    wrapper stack (:func:`~cubebench.wrappers.description.describe_env`), so
-    the tools and the record follow what the agent really faces; an env that
-    cannot say its tier raises.  ``tier``, if given, must agree with it.
+    The tier, observation form, reward, metric and budgets are read off the
+    env's own wrapper stack (:func:`~cubebench.wrappers.description.describe_env`),
+    so the tools and the record follow what the agent really faces; an env
+    that cannot say its tier raises.  ``tier``, if given, must agree with it.
+    An env without a move budget gets the default one (:func:`ensure_budget`).
     ``distance_budget_s`` bounds the optimal-solver time spent on the
     distance at each step's end (``None`` skips it).
     """
+    ensure_budget(env)
     described = describe_env(env)
     if tier is not None and tier != described.tier:
         raise ValueError(f"run_episode(tier={tier!r}) but the env is the {described.tier!r} tier")
@@ -138,7 +179,9 @@ def run_episode(
     task = Task(
         tier=tier, tool_setting=tool_setting, tools=toolbox.names, action_names=tuple(core.action_names),
         obs_format=described.obs_format, reward=described.reward, metric=described.metric, max_steps=max_steps,
-        description=describe_task(tier, tool_setting, toolbox.names, max_steps),
+        description=describe_task(tier, tool_setting, toolbox.names, max_steps, described.max_moves,
+                                  described.max_rotations, described.metric),
+        max_moves=described.max_moves, max_rotations=described.max_rotations,
     )
     record = EpisodeRecord(
         agent=getattr(agent, "name", type(agent).__name__),
@@ -227,4 +270,5 @@ def _finish(record: EpisodeRecord, toolbox: Toolbox, started: float, errored: bo
     return record
 
 
-__all__ = ["run_episode", "describe_task", "tools_for", "DEFAULT_MAX_STEPS"]
+__all__ = ["run_episode", "describe_task", "ensure_budget", "tools_for", "DEFAULT_MAX_STEPS", "DEFAULT_MAX_MOVES",
+           "DEFAULT_MAX_ROTATIONS"]

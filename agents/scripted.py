@@ -67,7 +67,7 @@ class GreedyAgent:
 
     It scores moves on its own sticker count, not on the env's reward: a baseline whose
     choices are the same under every reward setting (and that never pays for the
-    heuristic reward's solver calls to look ahead).
+    heuristic and oracle rewards' solver calls to look ahead).
     """
 
     def __init__(self, seed: int | None = None) -> None:

@@ -19,6 +19,12 @@ parameters and the texts models read about them are the registry's
 
 Each tool is the method ``_tool_<name>`` taking the registry's parameters
 (``tests/test_tool_registry.py`` holds them to it).
+
+Every call is bounded on the host, whatever calls it (a parsed reply, code in
+the sandbox): a string argument longer than :data:`MAX_ARG_CHARS` is refused
+before it is parsed, and the env's move and rotation budgets
+(:class:`~cubebench.envs.CubeEnv`) stop a sequence at the first action past
+them, so one call never runs more than a budget's worth of actions.
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ __all__ = ["Toolbox", "ToolCall", "ToolError", "ToolCallError", "VISIBLE_FACES",
 
 VISIBLE_FACES = {"symbolic": FACES, "visual": FACES, "face": "F", "vertex": "UFR"}
 """Positions (faces of the held cube) each tier shows."""
+MAX_ARG_CHARS = 4096
+"""Longest string argument a tool takes: a move sequence of a thousand turns, far past any budget."""
 _ROTATION_TOKENS = ROTATIONS.tokens()
 """What ``rotate`` takes: the registry's rotation tokens (x x' x2 y ...)."""
 
@@ -114,6 +122,7 @@ class Toolbox:
         try:
             if name not in self.names:
                 raise ToolCallError(f"unknown tool {name!r}; available tools: {', '.join(self.names)}")
+            _check_sizes(name, args, kwargs)
             fn: Callable[..., str] = getattr(self, "_tool_" + name)
             try:
                 bound = inspect.signature(fn).bind(record, *args, **(kwargs or {}))
@@ -208,10 +217,15 @@ class Toolbox:
     def _execute(self, record: ToolCall, actions: list[int]) -> str:
         names = self.core.action_names
         done: list[str] = []
+        refused = ""
         for a in actions:
             if self.over:
                 break
-            self.obs, reward, self.terminated, self.truncated, self.info = self.env.step(a)
+            obs, reward, self.terminated, self.truncated, info = self.env.step(a)
+            if "refused" in info:  # past a budget: nothing happened
+                refused = str(info["refused"])
+                break
+            self.obs, self.info = obs, info
             record.reward += float(reward)
             done.append(names[a])
             if a < self.core.n_turns:
@@ -222,22 +236,46 @@ class Toolbox:
                 self._seen |= self._visible()
         record.actions, record.solved = done, bool(self.terminated)
         self.total_reward += record.reward
-        return self._describe(done, len(actions), record.reward)
+        return self._describe(done, len(actions), record.reward, refused)
 
-    def _describe(self, done: list[str], asked: int, reward: float) -> str:
-        text = f"Executed {' '.join(done)} ({len(done)} action{'s' if len(done) != 1 else ''})."
+    def _describe(self, done: list[str], asked: int, reward: float, refused: str) -> str:
+        text = f"Executed {' '.join(done)} ({len(done)} action{'s' if len(done) != 1 else ''})." if done \
+            else "Executed nothing."
+        if self.terminated:
+            reason = "the cube is solved"
+        elif refused or self.truncated:
+            budget_spent = self.info.get("moves_left") == 0
+            reason = refused or (f"the move budget ({self.core.max_moves} face turns) is used up" if budget_spent
+                                 else "the step limit is reached")
+        else:
+            reason = ""
         if len(done) < asked:
-            text += f" Stopped after {len(done)} of {asked}:"
-            text += " the cube is solved." if self.terminated else " the action budget is used up."
-        elif self.terminated:
-            text += " The cube is solved."
+            text += f" Stopped after {len(done)} of {asked}: {reason or 'the episode is over'}."
+        elif reason:
+            text += f" {reason[0].upper()}{reason[1:]}."
+        if self.truncated and not self.terminated:
+            text += " The episode is over."
         if "reward_kind" in self.info:
             text += f" Reward {reward:+g}."
-        return text
+        return text + self._budget_left()
+
+    def _budget_left(self) -> str:
+        """What is left of the budgets, as the agent should see it after each action tool."""
+        left = [f"{self.info['moves_left']} face turns"] if "moves_left" in self.info else []
+        if "rotations_left" in self.info:
+            left.append(f"{self.info['rotations_left']} view rotations")
+        return f" Left: {' and '.join(left)}." if left else ""
 
     def _visible(self) -> set[int]:
         state = self.core.state
         return {int(state[CENTRES[FACES.index(f)]]) // 9 for f in VISIBLE_FACES[self.tier]}
+
+
+def _check_sizes(name: str, args: list[Any], kwargs: dict[str, Any] | None) -> None:
+    """Refuse an over-long string argument before anything parses it."""
+    for value in [*args, *(kwargs or {}).values()]:
+        if isinstance(value, str) and len(value) > MAX_ARG_CHARS:
+            raise ToolError(f"{name}() argument too long: {len(value)} characters (at most {MAX_ARG_CHARS})")
 
 
 def _usage(name: str, args: list[Any], kwargs: dict[str, Any] | None) -> str:

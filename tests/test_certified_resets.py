@@ -53,10 +53,10 @@ def test_depth_resets_are_certified_by_the_optimal_solver(metric: str, depth: in
 
 
 @pytest.mark.slow
-def test_heuristic_reward_matches_the_exact_distance() -> None:
+def test_oracle_reward_matches_the_exact_distance() -> None:
     from cubebench.solver.optimal import optimal_distance
 
-    env = gym.make("CubeBench-Symbolic-v0", reward="heuristic", depth=12)
+    env = gym.make("CubeBench-Symbolic-v0", reward="oracle", depth=12)
     _, info = env.reset(seed=0)
     assert info["distance"] == 12 and info["phi"] == -12 and info["phi_source"] == "exact"
     total = 0.0

@@ -139,7 +139,7 @@ def test_gym_make_by_module_prefix() -> None:
     env = gym.make("cubebench:CubeBench-Symbolic-v0", depth=2)
     obs, info = env.reset(seed=0)
     assert env.observation_space.contains(obs)
-    assert gym.spec("CubeBench-Symbolic-v0").entry_point == "cubebench.wrappers.tiers:make_cube_env"
+    assert gym.spec("CubeBench-Symbolic-v0").entry_point == "cubebench.wrappers.tiers:make_checked_env"
     assert cubebench.__version__
 
 
@@ -214,3 +214,37 @@ def test_copies_step_on_their_own(clone) -> None:
     assert twin.facelets == env.facelets == to_facelets(apply("R"))
     _, r, term, _, _ = twin.step(twin.action_names.index("R'"))
     assert (r, term) == (1.0, True) and twin.is_solved and not env.is_solved
+
+
+# --- reset options are checked, not coerced (issue 13, item 11) ---------------------------------
+@pytest.mark.parametrize("options", [
+    {"depth": "3"}, {"depth": 2.5}, {"depth": True}, {"depth": None}, {"depth": -1},
+    {"instance": 1.5}, {"instance": None}, {"instance": "0"}, {"instance": False}, {"instance": -2},
+    {"scramble": None}, {"scramble": 5}, {"scramble": ["R"]},
+])
+def test_reset_options_of_the_wrong_type_are_refused_with_a_message(options: dict) -> None:
+    env = gym.make("CubeBench-Symbolic-v0")
+    key = next(iter(options))
+    with pytest.raises(ValueError, match=f"reset option '{key}' must be"):
+        env.reset(options=options)
+
+
+def test_reset_options_must_be_a_dict_and_numpy_ints_are_ints() -> None:
+    env = CubeEnv(depth=1)
+    with pytest.raises(ValueError, match="reset options must be a dict"):
+        env.reset(options=[("depth", 2)])  # type: ignore[arg-type]
+    assert env.reset(options={"depth": np.int64(2)})[1]["depth"] == 2
+    assert env.reset(options={"instance": np.int32(3)})[1]["depth"] == 1
+    with pytest.raises(ValueError, match="'depth' must be an int"):
+        CubeEnv(depth="3")  # type: ignore[arg-type]
+
+
+def test_a_refused_first_reset_does_not_break_the_env_checker() -> None:
+    """Gymnasium 1.4's passive checker fails the first step after a refused first reset; the ids' checker does not."""
+    env = gym.make("CubeBench-Symbolic-v0")
+    with pytest.raises(ValueError, match="must be an int"):
+        env.reset(options={"depth": "3"})
+    env.reset(seed=0, options={"depth": 2})
+    for _ in range(3):
+        env.step(0)
+    assert "RetryingPassiveEnvChecker" in str(env) and "<PassiveEnvChecker" not in str(env)

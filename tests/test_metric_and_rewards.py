@@ -132,12 +132,12 @@ def test_rl_train_takes_metric_and_reads_moves() -> None:
 
 # --- rewards -----------------------------------------------------------------------------------------
 def test_one_registry_of_reward_names() -> None:
-    assert REWARDS == ("none", "sticker", "face", "heuristic") and REWARD_ALIASES == {"sparse": "none"}
+    assert REWARDS == ("none", "sticker", "face", "heuristic", "oracle") and REWARD_ALIASES == {"sparse": "none"}
     assert set(REWARD_WRAPPERS) == set(DENSE_REWARDS) == set(REWARDS) - {"none"}
     assert NATIVE_REWARDS == ("none", "sticker", "face")
     assert suites.REWARDS is REWARDS
     assert [parse_reward(n) for n in REWARDS] == list(REWARDS) and parse_reward("sparse") == "none"
-    with pytest.raises(ValueError, match="unknown reward 'dense'.*none, sticker, face, heuristic"):
+    with pytest.raises(ValueError, match="unknown reward 'dense'.*none, sticker, face, heuristic, oracle"):
         parse_reward("dense")
 
 

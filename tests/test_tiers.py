@@ -382,7 +382,7 @@ def test_face_view_after_y_shows_what_was_the_r_face() -> None:
 # --- hidden state, determinism, API -------------------------------------------
 @pytest.fixture
 def fake_solver(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The heuristic reward without the solver's tables: exact on even steps, the bound on odd ones."""
+    """The oracle reward without the solver's tables: exact on even steps, the bound on odd ones."""
     import cubebench.solver.optimal as optimal
 
     calls = itertools.count()
@@ -402,7 +402,7 @@ def _infos_of(env: gym.Env, options: dict[str, Any] | None) -> list[dict[str, An
 
 
 @pytest.mark.parametrize("env_id", IDS[1:])
-@pytest.mark.parametrize("reward", ["none", "sticker", "face", "heuristic"])
+@pytest.mark.parametrize("reward", ["none", "sticker", "face", "heuristic", "oracle"])
 @pytest.mark.parametrize("options", [None, {"depth": 3}, {"scramble": "R U F' L2"}], ids=["seeded", "depth", "scramble"])
 @pytest.mark.usefixtures("fake_solver")
 def test_partial_tiers_hide_the_state_in_info(env_id: str, reward: str, options: dict[str, Any] | None) -> None:
@@ -424,7 +424,7 @@ def test_partial_tiers_hide_the_state_in_info(env_id: str, reward: str, options:
         info = _infos_of(debug_env, options)[-1]
         assert info["facelets"] == debug_env.unwrapped.facelets and "scramble" in info
         assert reward == "none" or "phi" in info
-        assert (reward == "heuristic") == ("phi_source" in info)
+        assert (reward == "oracle") == ("phi_source" in info)
 
 
 def test_view_tiers_refuse_a_core_without_view_actions() -> None:

@@ -1,4 +1,4 @@
-"""What an env is, read off its own wrapper stack: tier, observation form, reward, metric, step limit.
+"""What an env is, read off its own wrapper stack: tier, observation form, reward, metric, step limit, budgets.
 
 An episode's record and the tools an agent gets must follow from the env the
 agent really faces, however it was built (``gym.make`` with or without an id's
@@ -39,6 +39,10 @@ class EnvDescription:
     max_steps: int | None
     """The fewest actions after which the env truncates (its own limit or a ``TimeLimit``'s); ``None``: none."""
     view_actions: bool
+    max_moves: int | None = None
+    """The episode's move budget (face turns); ``None``: unbounded."""
+    max_rotations: int | None = None
+    """The episode's view-rotation budget; ``None``: unbounded (or no view actions)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -72,4 +76,5 @@ def describe_env(env: gym.Env) -> EnvDescription:
     if layer.max_steps is not None:
         max_steps.append(layer.max_steps)
     return EnvDescription(tier=tier_wrapper.tier, obs_format=tier_wrapper.form, reward=reward, metric=layer.metric,
-                          max_steps=min(max_steps, default=None), view_actions=layer.view_actions)
+                          max_steps=min(max_steps, default=None), view_actions=layer.view_actions,
+                          max_moves=layer.max_moves, max_rotations=layer.max_rotations if layer.view_actions else None)

@@ -33,13 +33,16 @@ from cubebench.render.net import render_net
 from cubebench.render.text import face_text_grid, net_text_grid, vertex_text_grids
 from cubebench.render.vertex import render_vertex
 
-PUBLIC_INFO_KEYS = frozenset({"depth", "steps", "moves", "is_success", "reward_kind"})
-"""``info`` keys the partial tiers pass on: episode bookkeeping and the task's
-curriculum depth, nothing computed from the current or initial state beyond
-whether it is solved (which termination reveals anyway).  The dense reward's
-potential ``phi`` is hidden too (with the heuristic reward it is minus the
-exact distance), and so is ``phi_source`` (whether the solver answered in
-time depends on the distance); the reward itself is the agent's to see.  A
+PUBLIC_INFO_KEYS = frozenset({"depth", "steps", "moves", "is_success", "reward_kind",
+                              "moves_left", "rotations_left", "refused"})
+"""``info`` keys the partial tiers pass on: episode bookkeeping (the budgets
+left, a refused action's reason) and the task's curriculum depth, nothing
+computed from the current or initial state beyond whether it is solved
+(which termination reveals anyway).  The dense reward's potential ``phi`` is
+hidden too (it is a function of the hidden state: minus the exact distance
+with the oracle reward), and so is ``phi_source`` (whether the solver
+answered in time depends on the distance); the reward itself is the agent's
+to see.  A
 reward wrapper put *outside* a partial tier asks :attr:`hides_state` and
 leaves these keys out as well."""
 

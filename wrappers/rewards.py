@@ -2,7 +2,8 @@
 
 The reward names are the registry's (:mod:`cubebench.engine.rewards`):
 ``none`` (alias ``sparse``: no wrapper, the core env's 1.0 on solving),
-``sticker``, ``face`` and ``heuristic``.  The ``sticker`` and ``face``
+``sticker``, ``face``, ``heuristic`` (the two-phase solver's estimate) and
+``oracle`` (the exact distance; RL research only).  The ``sticker`` and ``face``
 potentials are the registry's own :func:`~cubebench.engine.rewards.potential`,
 the code the vector env's step kernel runs.
 
@@ -23,9 +24,10 @@ from typing import Any, cast
 import gymnasium as gym
 import numpy as np
 
-from cubebench.engine.metric import parse_metric
+from cubebench.engine.metric import metric_length, parse_metric
 from cubebench.engine.rewards import REWARD_SPECS, parse_reward, potential
 from cubebench.envs.cube_env import CubeEnv
+from cubebench.solver.twophase import solve_twophase
 
 
 class PotentialReward(gym.Wrapper, ABC):
@@ -89,19 +91,43 @@ class FaceReward(KernelPotentialReward):
 
 
 class HeuristicReward(PotentialReward):
-    """phi = -distance to solved: exact where the optimal solver answers in
-    ``time_budget`` seconds, otherwise minus its admissible lower bound.
+    """phi = -(length of the two-phase solver's solution), in the env's metric.
 
-    ``info["phi_source"]`` says which (``"exact"`` or ``"lower_bound"``),
-    wherever ``phi`` itself is reported.
+    CubeBench's heuristic reward: "distance estimation via classic solving
+    algorithms".  Kociemba's two-phase algorithm answers in milliseconds at
+    every depth; its solution is short but not optimal (on the certified
+    quarter-turn sets it averages 11 quarter turns at depth 8 and 30 at
+    depth 20), so the estimate is noisy and a move that lowers it need not
+    lower the true distance.  The exact distance is :class:`OracleReward`.
     """
 
     name = "heuristic"
 
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.metric = cast(CubeEnv, env.unwrapped).metric
+
+    def phi(self, state: np.ndarray) -> float:
+        return -float(metric_length(solve_twophase(state), self.metric))
+
+
+class OracleReward(PotentialReward):
+    """phi = -(exact optimal distance): exact where the optimal solver answers in
+    ``time_budget`` seconds, otherwise minus its admissible lower bound.
+
+    For RL research only.  A model that may probe rewards (try a move, read
+    the reward, undo) reads an optimal plan straight off this potential, so it
+    measures nothing about the model: the runner refuses it.
+    ``info["phi_source"]`` says which (``"exact"`` or ``"lower_bound"``),
+    wherever ``phi`` itself is reported.
+    """
+
+    name = "oracle"
+
     def __init__(self, env: gym.Env, time_budget: float = 0.5, metric: str | None = None) -> None:
         super().__init__(env)
         self.time_budget = time_budget
-        self.metric = parse_metric(metric) if metric else getattr(env.unwrapped, "metric", "quarter")
+        self.metric = parse_metric(metric) if metric else cast(CubeEnv, env.unwrapped).metric
         self._source = "exact"
 
     def phi(self, state: np.ndarray) -> float:
@@ -122,12 +148,12 @@ class HeuristicReward(PotentialReward):
         return value
 
 
-REWARD_WRAPPERS: dict[str, type[PotentialReward]] = {cls.name: cls for cls in (StickerReward, FaceReward, HeuristicReward)}
+REWARD_WRAPPERS: dict[str, type[PotentialReward]] = {cls.name: cls for cls in (StickerReward, FaceReward, HeuristicReward, OracleReward)}
 """The wrapper of each dense reward of the registry (:data:`~cubebench.engine.rewards.DENSE_REWARDS`)."""
 
 
 def make_reward_wrapper(env: gym.Env, reward: str = "none", **kwargs: Any) -> gym.Env:
-    """Wrap ``env`` for the reward named ``none|sticker|face|heuristic`` (``sparse`` = ``none``: no wrapper)."""
+    """Wrap ``env`` for the reward named ``none|sticker|face|heuristic|oracle`` (``sparse`` = ``none``: no wrapper)."""
     name = parse_reward(reward)
     if not REWARD_SPECS[name].dense:
         return env

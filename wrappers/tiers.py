@@ -48,6 +48,8 @@ def make_cube_env(
     generator: Any = None,
     reward_kwargs: dict[str, Any] | None = None,
     moves: str | None = None,
+    max_moves: int | None = None,
+    max_rotations: int | None = None,
 ) -> gym.Env:
     """Build the env of one tier (what ``gym.make`` calls for every id).
 
@@ -59,7 +61,9 @@ def make_cube_env(
     alias ``sparse``; ``sticker``; ``face``; ``heuristic``).  ``metric``:
     ``"quarter"`` (12 actions) or ``"half"`` (18); ``moves=`` is its
     deprecated spelling (``"face"`` for ``"half"``), still read with a
-    ``FutureWarning``.
+    ``FutureWarning``.  ``max_moves`` and ``max_rotations``: the episode's
+    face-turn and view-rotation budgets (:class:`~cubebench.envs.CubeEnv`;
+    ``None``: unbounded).
     """
     if tier not in TIERS:
         raise ValueError(f"unknown tier {tier!r}; expected one of {sorted(TIERS)}")
@@ -75,6 +79,8 @@ def make_cube_env(
         render_mode=render_mode,
         generator=generator,
         obs_format="onehot" if onehot else "indices",  # the core makes Tier 1's default form itself
+        max_moves=max_moves,
+        max_rotations=max_rotations,
     )
     env = rewards.make_reward_wrapper(env, reward, **(reward_kwargs or {}))
     if tier == "symbolic":
@@ -87,14 +93,40 @@ def make_cube_env(
     return observations.VertexViewObservation(env, form=form, size=image_size, renderer=renderer, debug=debug)
 
 
+class RetryingPassiveEnvChecker(gym.wrappers.PassiveEnvChecker):
+    """Gymnasium's passive env checker, but a first ``reset`` that raises is checked again next time.
+
+    Gymnasium 1.4's checker marks its reset check done before the reset runs,
+    so after a refused first reset (bad options) it keeps no reset data and
+    its first ``step`` fails with ``TypeError`` inside
+    ``env_data_reuse_passive_checker`` (its ``previous_data`` is ``None``).
+    The registered ids use this checker instead (``disable_env_checker=True``
+    on the spec keeps ``gym.make`` from adding the stock one).
+    """
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        first = not self.checked_reset
+        try:
+            return super().reset(seed=seed, options=options)
+        except BaseException:
+            if first:
+                self.checked_reset = False
+            raise
+
+
+def make_checked_env(**kwargs: Any) -> gym.Env:
+    """The registered ids' entry point: :func:`make_cube_env` under :class:`RetryingPassiveEnvChecker`."""
+    return RetryingPassiveEnvChecker(make_cube_env(**kwargs))
+
+
 def register_envs() -> None:
     """Register the four tier ids (idempotent)."""
     for tier, env_id in TIERS.items():
         if env_id not in gym.registry:
             gym.register(
                 id=env_id,
-                entry_point="cubebench.wrappers.tiers:make_cube_env",
+                entry_point="cubebench.wrappers.tiers:make_checked_env",
                 vector_entry_point=VECTOR_ENTRY_POINT if tier in VECTOR_TIERS else None,
                 kwargs={"tier": tier},
-                disable_env_checker=False,
+                disable_env_checker=True,  # make_checked_env adds the checker (see RetryingPassiveEnvChecker)
             )

@@ -34,6 +34,15 @@ class Report:
             "openai", "anthropic", "openai-compatible", "local") else ""
         return agent["spec"] + style
 
+    @property
+    def budget(self) -> str:
+        """The episodes' move and rotation budgets, as the suite set them."""
+        moves = self.suite.get("max_moves")
+        if moves is None:
+            return "none (a run from before move budgets: blind enumeration was possible)"
+        unit = "quarter turns" if self.suite["metric"] == "quarter" else "face turns"
+        return f"{moves} {unit} per episode; {self.suite.get('max_rotations')} view rotations on Face and Vertex"
+
     def summary(self) -> Table:
         """Run facts: what ran, how much of it, at what cost."""
         c = cell_of(self.rows)
@@ -45,6 +54,7 @@ class Report:
         facts = [
             ("run", str(self.path)), ("suite", f"{self.suite['name']} ({self.suite['metric']}-turn metric, "
                                                f"{self.suite['max_steps']} interaction steps)"),
+            ("budget", self.budget),
             ("agent", self.agent), ("instances", source),
             ("episodes", f"{len(self.rows)} of {self.planned} finished"),
             ("pass rate", c.rate.format()), ("errors", errors),

@@ -3,7 +3,7 @@
 A suite is a JSON file (schema ``cubebench-suite/1``, documented in
 ``docs/runner.md``) naming the grid to run: tiers x depths x instances x
 rewards x tool settings, the metric the depths are measured in, the step
-budget and a seed.  The named suites live in ``benchmarks/suites/`` (the
+budget, the episode's move and rotation budgets and a seed.  The named suites live in ``benchmarks/suites/`` (the
 ``cubebench.suites`` data package); a user passes a path to run their own.
 """
 
@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from cubebench.agents.base import TOOL_SETTINGS
+from cubebench.agents.episode import DEFAULT_MAX_MOVES, DEFAULT_MAX_ROTATIONS
 from cubebench.engine.metric import METRICS, Metric, parse_metric
-from cubebench.engine.rewards import REWARDS, unalias_reward
+from cubebench.engine.rewards import ORACLE_REWARDS, REWARDS, unalias_reward
 from cubebench.shipped import package_dir
 from cubebench.wrappers.tiers import TIERS as TIER_IDS
 
@@ -24,6 +25,8 @@ from cubebench.wrappers.tiers import TIERS as TIER_IDS
 SCHEMA = "cubebench-suite/1"
 TIERS = tuple(TIER_IDS)
 """Tier names in table order (the registered ids' order)."""
+EVAL_REWARDS = tuple(r for r in REWARDS if r not in ORACLE_REWARDS)
+"""The rewards a suite may evaluate agents with: not the oracle (a model probing it reads off the optimal plan)."""
 INSTANCE_SOURCES = ("certified", "scramble")
 DEFAULT_HORIZONS = {"short": [1, 2, 3, 4], "long": [8, 12, 16, 20]}
 
@@ -49,6 +52,10 @@ class Suite:
     tool_settings: tuple[str, ...]
     metric: Metric = "quarter"
     max_steps: int = 20
+    max_moves: int = DEFAULT_MAX_MOVES["quarter"]
+    """The episode's move budget (face turns in ``metric``); a suite file without it gets the metric's default."""
+    max_rotations: int = DEFAULT_MAX_ROTATIONS
+    """The episode's view-rotation budget on the Face and Vertex tiers."""
     seed: int = 0
     instance_source: str = "certified"
     horizons: dict[str, list[int]] = field(default_factory=lambda: dict(DEFAULT_HORIZONS))
@@ -128,10 +135,12 @@ def suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Suite:
         tiers=_choices(data, "tiers", TIERS, source),
         depths=_ints(data, "depths", source, minimum=0),
         instances=_int(data, "instances", source, minimum=1),
-        rewards=_choices(data, "rewards", REWARDS, source, spelling=unalias_reward),
+        rewards=_rewards(data, source),
         tool_settings=_choices(data, "tool_settings", TOOL_SETTINGS, source),
-        metric=_metric(data.get("metric", "quarter"), source),
+        metric=(metric := _metric(data.get("metric", "quarter"), source)),
         max_steps=_int(data, "max_steps", source, minimum=1, default=20),
+        max_moves=_int(data, "max_moves", source, minimum=1, default=DEFAULT_MAX_MOVES[metric]),
+        max_rotations=_int(data, "max_rotations", source, minimum=0, default=DEFAULT_MAX_ROTATIONS),
         seed=_int(data, "seed", source, minimum=0, default=0),
         instance_source=_one_of(data.get("instance_source", "certified"), INSTANCE_SOURCES,
                                 "instance_source", source),
@@ -153,6 +162,14 @@ def _metric(value: Any, source: str) -> Metric:
         return parse_metric(value)
     except ValueError:
         raise SuiteError(f"{source}: metric must be one of {list(METRICS)}, got {value!r}") from None
+
+
+def _rewards(data: dict[str, Any], source: str) -> tuple[str, ...]:
+    """The suite's rewards; the oracle is refused with the reason."""
+    if isinstance(data["rewards"], list) and set(data["rewards"]) & set(ORACLE_REWARDS):
+        raise SuiteError(f"{source}: the oracle reward (minus the exact distance) is for RL research, not for "
+                         "evaluating agents: a model that probes it reads off an optimal plan; use heuristic")
+    return _choices(data, "rewards", EVAL_REWARDS, source, spelling=unalias_reward)
 
 
 def _choices(data: dict[str, Any], key: str, allowed: tuple[str, ...], source: str,

@@ -84,3 +84,9 @@ def metric_argument(metric: str | None, moves: str | None, stacklevel: int = 2) 
 def turn_actions(metric: str) -> tuple[str, ...]:
     """The face-turn action names of ``metric`` (12 quarter turns, or 18 face turns), in env order."""
     return TURN_ACTIONS[check_metric(metric)]
+
+
+def metric_length(solution: str, metric: Metric) -> int:
+    """Moves in a face-turn solution (``"R U2 F'"``) counted in ``metric``: a half turn is two quarter turns."""
+    turns = solution.split()
+    return len(turns) + (sum(t.endswith("2") for t in turns) if metric == "quarter" else 0)

@@ -8,8 +8,17 @@ Every layer that takes a reward name reads it here: the reward wrappers
   (accepted everywhere, recorded as ``none``).
 - ``sticker``: dense, ``phi`` = stickers matching their face's centre (6..54).
 - ``face``: dense, ``phi`` = faces completed (0..6).
-- ``heuristic``: dense, ``phi`` = minus the optimal distance (the solver;
-  Python only, so not batched in the vector env).
+- ``heuristic``: dense, ``phi`` = minus the length of the two-phase
+  solver's solution (Kociemba's algorithm, counted in the env's metric): the
+  paper's "distance estimation via classic solving algorithms", cheap at
+  every depth and only an estimate, so probing it is no shortcut to the
+  optimal plan.
+- ``oracle``: dense, ``phi`` = minus the *exact* optimal distance (the
+  optimal solver; its lower bound past a time budget).  An oracle for RL
+  research: a model that probes it reads off an optimal plan, so it is not
+  for LLM evaluation and the runner refuses it.
+
+``heuristic`` and ``oracle`` are Python-only, so not batched in the vector env.
 
 A dense reward is the potential difference ``phi(next) - phi(current)``.  The
 potentials the kernels compute (``sticker``, ``face``) have one
@@ -59,10 +68,13 @@ REWARD_SPECS: dict[str, RewardSpec] = {spec.name: spec for spec in (
     RewardSpec("none", SPARSE_KIND, "sparse: 1.0 on the step that solves (alias: sparse)"),
     RewardSpec("sticker", STICKER_KIND, "dense: phi = stickers matching their face's centre (6..54)"),
     RewardSpec("face", FACE_KIND, "dense: phi = faces completed (0..6)"),
-    RewardSpec("heuristic", PYTHON_KIND, "dense: phi = minus the optimal distance (or the solver's lower bound)"),
+    RewardSpec("heuristic", PYTHON_KIND, "dense: phi = minus the two-phase solver's solution length (an estimate)"),
+    RewardSpec("oracle", PYTHON_KIND, "dense, RL research only: phi = minus the exact optimal distance (an oracle)"),
 )}
 REWARDS: tuple[str, ...] = tuple(REWARD_SPECS)
-"""Every reward's name, in table order: ``none``, ``sticker``, ``face``, ``heuristic``."""
+"""Every reward's name, in table order: ``none``, ``sticker``, ``face``, ``heuristic``, ``oracle``."""
+ORACLE_REWARDS: tuple[str, ...] = ("oracle",)
+"""Rewards that reveal the exact distance: for RL research, never for evaluating a model that can probe them."""
 REWARD_ALIASES: dict[str, str] = {"sparse": "none"}
 """Other names :func:`parse_reward` accepts, and the name each stands for."""
 DENSE_REWARDS: tuple[str, ...] = tuple(n for n, s in REWARD_SPECS.items() if s.dense)

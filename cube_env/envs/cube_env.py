@@ -120,6 +120,16 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     terminates when solved and truncates after ``max_steps`` actions (``None``
     for no limit).
 
+    ``max_moves`` and ``max_rotations`` are the episode's move budget (face
+    turns, counted in the metric's actions) and view-rotation budget
+    (``None``: unbounded).  A face turn past the budget is refused: the cube
+    does not change, the step truncates and ``info["refused"]`` says why.
+    The face turn that spends the budget without solving truncates too: with
+    no turn left the cube cannot be solved.  A refused rotation truncates
+    nothing (face turns may still solve the cube).  Refused actions count as
+    neither steps nor moves.  ``info["moves_left"]`` and
+    ``info["rotations_left"]`` are reported where a budget is set.
+
     The observation is the held cube's colours: ``obs_format="indices"``
     (default) gives 54 colour indices, ``"onehot"`` the (54, 6) uint8 rows
     that Tier 1's default form shows (made here so that form needs no
@@ -142,6 +152,8 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         generator: Generator | None = None,
         obs_format: str = "indices",
         moves: str | None = None,
+        max_moves: int | None = None,
+        max_rotations: int | None = None,
     ) -> None:
         if obs_format not in OBS_FORMATS:
             raise ValueError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
@@ -153,9 +165,10 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         self._window: Window | None = None
-        self.depth = int(depth)
+        self.depth = _int_option({"depth": depth}, "depth")
         self.move_frame = move_frame
         self.max_steps = max_steps
+        self.set_budget(max_moves, max_rotations)
         self.render_mode = render_mode
         self.generator = generator or CertifiedGenerator()
         turns = turn_actions(self.metric)
@@ -178,6 +191,13 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         self._episode_info = self._info_template(None)
         self.steps = 0
         self.moves = 0
+        self.rotations = 0
+
+    def set_budget(self, max_moves: int | None, max_rotations: int | None) -> None:
+        """Set the move and rotation budgets (``None``: unbounded); they apply from the next step on."""
+        self.max_moves = _budget(max_moves, "max_moves")
+        self.max_rotations = _budget(max_rotations, "max_rotations")
+        self._budgeted = self.max_moves is not None or self.max_rotations is not None
 
     # --- Gymnasium API -------------------------------------------------
     def reset(
@@ -189,6 +209,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         self.state = self.instance.state
         self.steps = 0
         self.moves = 0
+        self.rotations = 0
         if self.render_mode == "human":
             self.render()  # Gymnasium's convention: a human-mode env draws itself on every reset and step
         return self._obs_view.copy(), self._info()
@@ -198,6 +219,8 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
             raise RuntimeError("call reset() before step()")
         if action.__class__ is not int or not 0 <= action < self._n_actions:
             action = self._check_action(action)
+        if self._budgeted and self._over_budget(action):
+            return self._refuse(action)
         was_solved = self._solved
         move = self._action_moves[action]
         if self.move_frame == "global" and action < self.n_turns:
@@ -206,11 +229,28 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         self._snapshot = None
         self.steps = steps = self.steps + 1
         self.moves += action < self.n_turns
+        self.rotations += action >= self.n_turns
         reward = 1.0 if solved and not was_solved else 0.0
         truncated = self.max_steps is not None and steps >= self.max_steps and not solved
+        if self.max_moves is not None and self.moves >= self.max_moves and not solved:
+            truncated = True
         if self.render_mode == "human":
             self.render()
         return self._obs_view.copy(), reward, solved, truncated, self._info()
+
+    def _over_budget(self, action: int) -> bool:
+        if action < self.n_turns:
+            return self.max_moves is not None and self.moves >= self.max_moves
+        return self.max_rotations is not None and self.rotations >= self.max_rotations
+
+    def _refuse(self, action: int) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
+        """The step of an action past its budget: nothing changes, and ``info["refused"]`` says why."""
+        info = self._info()
+        if action < self.n_turns:
+            info["refused"] = f"the move budget ({self.max_moves} face turns) is used up"
+        else:
+            info["refused"] = f"the rotation budget ({self.max_rotations} view rotations) is used up"
+        return self._obs_view.copy(), 0.0, self._solved, action < self.n_turns and not self._solved, info
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode == "ansi":
@@ -298,10 +338,12 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         held_face = FACES[int(np.flatnonzero(self._held[list(CENTRES)] // 9 == home)[0])]
         return MOVE_INDEX[held_face + name[1:]]
 
-    def _instance_from(self, options: dict[str, Any]) -> Instance:
+    def _instance_from(self, options: Any) -> Instance:
+        if not isinstance(options, dict):
+            raise ValueError(f"reset options must be a dict, got {type(options).__name__}")
         unknown = set(options) - set(_RESET_KEYS)
         if unknown:
-            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; expected one of {_RESET_KEYS}")
+            raise ValueError(f"unknown reset option(s) {sorted(map(repr, unknown))}; expected one of {_RESET_KEYS}")
         given = [k for k in ("state", "scramble", "depth", "instance") if k in options]
         if len(given) > 1:
             raise ValueError(f"reset options {given} conflict: give only one of them")
@@ -310,21 +352,22 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
             state = from_facelets(raw) if isinstance(raw, str) else validate_state(raw)
             return Instance(state=state, scramble="", depth=-1, metric=self.metric)
         if "scramble" in options:
+            if not isinstance(options["scramble"], str):
+                raise ValueError(f"reset option 'scramble' must be a move string like \"R U F'\", "
+                                 f"got {type(options['scramble']).__name__}")
             moves = parse_array(options["scramble"])
             state = kernels.apply_moves(SOLVED, TABLE, moves)
-            return Instance(state=state, scramble=str(options["scramble"]), depth=-1, metric=self.metric)
+            return Instance(state=state, scramble=options["scramble"], depth=-1, metric=self.metric)
         if "instance" in options:
-            return self._shipped_instance(options["instance"])
-        depth = int(options.get("depth", self.depth))
-        if depth < 0:
-            raise ValueError(f"depth must be >= 0, got {depth}")
+            return self._shipped_instance(_int_option(options, "instance"))
+        depth = _int_option(options, "depth") if "depth" in options else self.depth
         return self.generator(depth, self.metric, self.np_random)
 
     def _shipped_instance(self, index: int) -> Instance:
         lookup = getattr(self.generator, "instance", None)
         if lookup is None:
             raise NoInstanceSetError("reset(options={'instance': k}) needs a generator with shipped instance sets")
-        return lookup(self.depth, self.metric, int(index))
+        return lookup(self.depth, self.metric, index)
 
     @staticmethod
     def _info_template(inst: Instance | None) -> dict[str, Any]:
@@ -345,7 +388,31 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         info["steps"] = self.steps
         info["moves"] = self.moves
         info["is_success"] = self._solved
+        if self._budgeted:
+            if self.max_moves is not None:
+                info["moves_left"] = self.max_moves - self.moves
+            if self.max_rotations is not None:
+                info["rotations_left"] = self.max_rotations - self.rotations
         return info
+
+
+def _int_option(options: dict[str, Any], key: str) -> int:
+    """A reset option that must be a non-negative int: ``"3"``, ``2.5``, ``True`` and ``None`` are refused."""
+    value = options[key]
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"reset option {key!r} must be an int, got {value!r} ({type(value).__name__})")
+    if value < 0:
+        raise ValueError(f"reset option {key!r} must be >= 0, got {value}")
+    return int(value)
+
+
+def _budget(value: int | None, name: str) -> int | None:
+    """A budget argument: ``None`` or a non-negative int (bools and floats refused)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name} must be None or a non-negative int, got {value!r}")
+    return int(value)
 
 
 __all__ = ["CubeEnv", "InvalidStateError"]

@@ -141,7 +141,7 @@ class CubeVectorEnv(VectorEnv):
                              f"use one of {[f for f in allowed[tier] if f]} or vectorization_mode='sync'")
         if reward not in NATIVE_REWARDS:
             raise ValueError(f"reward {reward!r} is not computed natively; use one of "
-                             f"{list(NATIVE_REWARDS)} or vectorization_mode='sync' (heuristic calls the solver)")
+                             f"{list(NATIVE_REWARDS)} or vectorization_mode='sync' (heuristic and oracle call a solver)")
         if move_frame not in ("held", "global") or letters not in ("faces", "colours"):
             raise ValueError(f"bad move_frame {move_frame!r} or letters {letters!r}")
         if render_mode not in (None, "ansi", "rgb_array"):

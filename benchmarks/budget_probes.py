@@ -1,0 +1,78 @@
+"""The measurements behind the default move budget (docs/environments.md, "Move budget").
+
+Prints, for the shipped certified sets of a metric:
+
+- the longest two-phase solution (what the built-in solver agent plays) per depth;
+- for the heuristic-reward probe (try each move in a fixed order, keep the
+  first whose reward is positive, else undo it), the moves it needs to solve
+  each certified instance with no budget, over many move orders: the fewest
+  is how small the budget must stay for the probe to fail.
+
+    python benchmarks/budget_probes.py [--metric quarter] [--depths 3 4 8] [--orders 24]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import gymnasium as gym
+import numpy as np
+
+import cubebench
+from cubebench.engine.metric import metric_length
+from cubebench.shipped import instances_dir
+from cubebench.solver.twophase import solve_twophase
+
+
+def longest_twophase(metric: str) -> dict[str, int]:
+    """The longest two-phase solution (in ``metric``) of each shipped instance file."""
+    out = {}
+    for path in sorted(instances_dir().glob(f"{metric}-d*.jsonl")):
+        states = [json.loads(line)["state"] for line in path.read_text().splitlines() if line.strip()]
+        out[path.name] = max(metric_length(solve_twophase(s), metric) for s in states)  # type: ignore[arg-type]
+    return out
+
+
+def probe_moves(env: gym.Env, instance: int, order: list[int]) -> int | None:
+    """Moves the reward probe spends to solve ``instance`` (``None``: it gets stuck)."""
+    inverse = [a ^ 1 for a in range(12)]  # U U' D D' ... : each action's inverse is its neighbour
+    env.reset(options={"instance": instance})
+    used = 0
+    for _ in range(400):
+        for a in order:
+            _, reward, solved, _, _ = env.step(a)
+            used += 1
+            if solved:
+                return used
+            if reward > 0:
+                break
+            env.step(inverse[a])
+            used += 1
+        else:
+            return None
+    return None
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--metric", default="quarter", choices=["quarter"])
+    p.add_argument("--depths", type=int, nargs="+", default=[3, 4, 8])
+    p.add_argument("--orders", type=int, default=24, help="move orders tried (12 rotations, then random ones)")
+    args = p.parse_args()
+    for name, longest in longest_twophase(args.metric).items():
+        print(f"two-phase longest {name}: {longest}")
+    rng = np.random.default_rng(0)
+    orders = [list(np.roll(np.arange(12), s)) for s in range(min(12, args.orders))]
+    orders += [list(rng.permutation(12)) for _ in range(args.orders - len(orders))]
+    for depth in args.depths:
+        env = gym.make(cubebench.TIERS["symbolic"], depth=depth, reward="heuristic", metric=args.metric,
+                       max_steps=None, obs_format="indices")
+        n = 12 if depth == 1 else 20
+        spent = [m for order in orders for k in range(n) if (m := probe_moves(env, k, order)) is not None]
+        print(f"heuristic probe, depth {depth}: solved {len(spent)} of {n * len(orders)} (instance x order); "
+              f"fewest moves {min(spent, default=None)}, median {int(np.median(spent)) if spent else None}")
+
+
+if __name__ == "__main__":
+    main()
