@@ -73,3 +73,13 @@ def test_an_empty_run_reports_that_nothing_finished(tmp_path: Path) -> None:
     text = text_report(report)
     assert "0 of 16 finished" in text and "No finished episodes yet." in text
     assert "No finished episodes yet." in report_html(report)
+
+
+def test_the_report_states_the_move_budget_each_episode_ran_under(run: Path) -> None:
+    with open_run(run) as store:
+        report = build_report(store)
+        configs = [record.config["env"] for _, record in store.records()]
+    assert dict(report.summary().rows)["budget"] == "40 quarter turns per episode; 40 view rotations on Face and Vertex"
+    assert len(configs) == 16
+    for env in configs:
+        assert env["max_moves"] == 40 and env["max_rotations"] == (40 if env["tier"] == "vertex" else None)

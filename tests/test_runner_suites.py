@@ -10,7 +10,7 @@ import pytest
 from cubebench.runner import instances
 from cubebench.runner.instances import instance_seed, resolve_source
 from cubebench.runner.plan import episode_key, plan_episodes
-from cubebench.runner.suites import SuiteError, available_suites, load_suite, suite_from_dict
+from cubebench.runner.suites import SuiteError, available_suites, load_suite, suite_from_dict, suites_dir
 
 GRID = {"tiers": ["symbolic", "visual", "face", "vertex"], "depths": [1, 2, 3, 4, 8, 12, 16, 20]}
 
@@ -20,6 +20,9 @@ def test_the_named_suites_ship_and_describe_the_cubebench_grid() -> None:
     full = load_suite("full")
     assert list(full.tiers) == GRID["tiers"] and list(full.depths) == GRID["depths"]
     assert full.instances == 20 and full.max_steps == 20 and full.metric == "quarter"
+    for name in available_suites():  # every shipped suite states its budgets (docs/environments.md)
+        data = json.loads((suites_dir() / f"{name}.json").read_text())
+        assert (data["max_moves"], data["max_rotations"]) == (40, 40)
     assert set(full.rewards) == {"none", "sticker", "face", "heuristic"}
     assert set(full.tool_settings) == {"basic", "standard", "ideal"}
     assert full.size == 4 * 8 * 20 * 4 * 3
@@ -37,7 +40,28 @@ def test_a_user_suite_file_loads_and_round_trips(tmp_path: Path) -> None:
     path.write_text(json.dumps(data))
     suite = load_suite(str(path))
     assert suite.metric == "half" and suite.size == 3
+    assert (suite.max_moves, suite.max_rotations) == (30, 40)  # the half-turn metric's default budget
     assert suite_from_dict(suite.to_dict()) == suite
+    assert suite_from_dict({**data, "max_moves": 12}).max_moves == 12
+
+
+def test_the_plan_carries_the_suite_budgets_into_every_episode() -> None:
+    from cubebench.runner.execute import PlaySettings, make_env
+    from cubebench.wrappers.description import describe_env
+
+    suite = suite_from_dict({"name": "b", "tiers": ["symbolic", "face"], "depths": [2], "instances": 1,
+                             "rewards": ["none"], "tool_settings": ["basic"], "max_moves": 9, "max_rotations": 3})
+    for ep in plan_episodes(suite, "certified"):
+        described = describe_env(make_env(ep, PlaySettings(obs_format="text")))
+        assert (ep.max_moves, described.max_moves) == (9, 9)
+        assert described.max_rotations == (3 if ep.tier == "face" else None)
+
+
+def test_suites_refuse_the_oracle_reward() -> None:
+    data = {"name": "x", "tiers": ["face"], "depths": [2], "instances": 1, "rewards": ["none", "oracle"],
+            "tool_settings": ["basic"]}
+    with pytest.raises(SuiteError, match="oracle reward .* is for RL research"):
+        suite_from_dict(data)
 
 
 @pytest.mark.parametrize("change, message", [
@@ -48,6 +72,9 @@ def test_a_user_suite_file_loads_and_round_trips(tmp_path: Path) -> None:
     ({"rewards": ["dense"]}, "rewards"),
     ({"tool_settings": ["oracle"]}, "tool_settings"),
     ({"metric": "slice"}, "metric"),
+    ({"max_moves": 0}, "max_moves must be an integer >= 1"),
+    ({"max_moves": None}, "max_moves"),
+    ({"max_rotations": 2.5}, "max_rotations"),
     ({"colour": "red"}, "unknown field"),
     ({"schema": "other/2"}, "schema"),
 ])

@@ -16,6 +16,7 @@ import cubebench
 from cubebench.agents.episode import run_episode
 from cubebench.agents.records import EpisodeRecord
 from cubebench.wrappers.description import describe_env
+from cubebench.wrappers.tiers import PARTIAL_TIERS
 
 from .plan import EpisodeSpec
 from .specs import AgentFactory
@@ -35,10 +36,12 @@ class PlaySettings:
 
 
 def make_env(ep: EpisodeSpec, settings: PlaySettings, symbolic_format: str = "text") -> gym.Env:
-    """The env of an episode's cell; the env's own action limit is off (the budget is interaction steps)."""
+    """The env of an episode's cell: no action limit (interaction steps bound the episode), the suite's
+    move and rotation budgets (a plan from before budgets gets run_episode's defaults)."""
     obs_format = symbolic_format if ep.tier == "symbolic" else settings.obs_format
     kwargs: dict[str, Any] = {"depth": ep.depth, "reward": ep.reward, "metric": ep.metric,
-                              "max_steps": None, "obs_format": obs_format}
+                              "max_steps": None, "obs_format": obs_format, "max_moves": ep.max_moves,
+                              "max_rotations": ep.max_rotations if ep.tier in PARTIAL_TIERS else None}
     if ep.tier == "vertex":
         kwargs["renderer"] = settings.renderer
     return gym.make(cubebench.TIERS[ep.tier], **kwargs)

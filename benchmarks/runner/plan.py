@@ -36,6 +36,10 @@ class EpisodeSpec:
     """What ``env.reset(options=...)`` gets: ``{"instance": k}``, ``{"state": ...}`` or ``{"depth": d}``."""
     certified_distance: int | None = None
     """The instance's certified optimal distance (certified sources), else ``None``."""
+    max_moves: int | None = None
+    """The episode's move budget (the suite's); ``None`` in plans stored before budgets: the default applies."""
+    max_rotations: int | None = None
+    """The episode's view-rotation budget on the partial tiers (the suite's)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -67,5 +71,6 @@ def plan_episodes(suite: Suite, source: str) -> list[EpisodeSpec]:
                             env_seed=ref.seed, agent_seed=agent_seed(suite.seed, key), source=source,
                             reset_options=ref.reset_options,
                             certified_distance=ref.start.distance if ref.start else (depth if source == "certified" else None),
+                            max_moves=suite.max_moves, max_rotations=suite.max_rotations,
                         ))
     return plan

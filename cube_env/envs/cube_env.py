@@ -191,7 +191,6 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         self._episode_info = self._info_template(None)
         self.steps = 0
         self.moves = 0
-        self.rotations = 0
 
     def set_budget(self, max_moves: int | None, max_rotations: int | None) -> None:
         """Set the move and rotation budgets (``None``: unbounded); they apply from the next step on."""
@@ -209,7 +208,6 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         self.state = self.instance.state
         self.steps = 0
         self.moves = 0
-        self.rotations = 0
         if self.render_mode == "human":
             self.render()  # Gymnasium's convention: a human-mode env draws itself on every reset and step
         return self._obs_view.copy(), self._info()
@@ -229,10 +227,9 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         self._snapshot = None
         self.steps = steps = self.steps + 1
         self.moves += action < self.n_turns
-        self.rotations += action >= self.n_turns
         reward = 1.0 if solved and not was_solved else 0.0
         truncated = self.max_steps is not None and steps >= self.max_steps and not solved
-        if self.max_moves is not None and self.moves >= self.max_moves and not solved:
+        if self._budgeted and not solved and self.max_moves is not None and self.moves >= self.max_moves:
             truncated = True
         if self.render_mode == "human":
             self.render()
@@ -242,6 +239,11 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         if action < self.n_turns:
             return self.max_moves is not None and self.moves >= self.max_moves
         return self.max_rotations is not None and self.rotations >= self.max_rotations
+
+    @property
+    def rotations(self) -> int:
+        """View rotations taken this episode (every action is a face turn or a rotation)."""
+        return self.steps - self.moves
 
     def _refuse(self, action: int) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
         """The step of an action past its budget: nothing changes, and ``info["refused"]`` says why."""
