@@ -103,7 +103,12 @@ class CubeVectorEnv(VectorEnv):
         parallel: bool | None = None,
         vbmi: bool | None = None,
         moves: str | None = None,
+        max_moves: int | None = None,
+        max_rotations: int | None = None,
     ) -> None:
+        if max_moves is not None or max_rotations is not None:
+            raise ValueError("the native vector env has no move budget (its episodes end after max_steps actions); "
+                             "use vectorization_mode='sync' for budgeted envs")
         reward = parse_reward(reward)
         self._check_args(num_envs, tier, reward, obs_format, move_frame, letters, render_mode)
         self.num_envs = int(num_envs)
