@@ -1,6 +1,8 @@
-"""Scripted baselines: random, greedy one-step lookahead, and the solver agent.
+"""Scripted baselines: random, reward prober, greedy one-step lookahead, and the solver agent.
 
-They act through the same :class:`~cubebench.agents.tools.Toolbox` as every agent.  The
+They act through the same :class:`~cubebench.agents.tools.Toolbox` as every agent.
+``ProberAgent`` reads nothing but the rewards the tools report: it is what a
+dense reward is worth to an agent that cannot see the cube (Exp 2).  The
 greedy and solver agents are *privileged calibration baselines*: they read
 the true state from ``tools.core`` as a perfect perceiver would (a model never
 can), so their pass rates bound what the tools allow:
@@ -60,6 +62,43 @@ class RandomAgent:
         tool = "rotate" if action[0] in "xyz" else "move"
         tools.call(tool, [action])
         return Turn(action=f'{tool}("{action}")')
+
+
+class ProberAgent:
+    """Follows the reward by trial and error, blind: each step it tries turns in a seeded order,
+    keeps the first whose reward is positive (or that solves) and undoes each other one.
+
+    It never reads the observation, so what it solves the reward alone found, within the
+    episode's move budget.  Under the sparse reward it only finds one-move solutions; a
+    step where no turn pays ends the episode with ``done()``.
+    """
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.name = "prober"
+        self.rng = np.random.default_rng(seed)
+        self.turns: tuple[str, ...] = ()
+
+    def reset(self, task: Task) -> None:
+        self.turns = tuple(a for a in task.action_names if a[0] not in "xyz")
+
+    def act(self, observation, tools: Toolbox) -> Turn:
+        tried = 0
+        for i in self.rng.permutation(len(self.turns)):
+            turn = self.turns[int(i)]
+            tools.call("move", [turn])
+            tried += 1
+            last = tools.calls[-1]
+            if last.solved or last.reward > 0 or tools.over:
+                return Turn(action=f"probed {tried} turn(s); kept {turn}")
+            tools.call("move", [_inverse(turn)])
+            if tools.over:
+                return Turn(action=f"probed {tried} turn(s); the budget ran out")
+        tools.call("done")
+        return Turn(action=f"probed {tried} turn(s); none paid: done()")
+
+
+def _inverse(turn: str) -> str:
+    return turn if turn.endswith("2") else turn[0] if turn.endswith("'") else turn + "'"
 
 
 class GreedyAgent:
@@ -127,4 +166,5 @@ class SolverAgent:
         return Turn(action=f'{action}; move("{solution}")')
 
 
-SCRIPTED_AGENTS: dict[str, Callable[..., Agent]] = {"random": RandomAgent, "greedy": GreedyAgent, "solver": SolverAgent}
+SCRIPTED_AGENTS: dict[str, Callable[..., Agent]] = {
+    "random": RandomAgent, "prober": ProberAgent, "greedy": GreedyAgent, "solver": SolverAgent}

@@ -12,7 +12,7 @@ from cubebench.wrappers.description import EnvDescriptionError
 from cubebench.agents.base import Agent, Turn
 from cubebench.agents.episode import run_episode
 from cubebench.agents.records import EpisodeRecord
-from cubebench.agents.scripted import GreedyAgent, RandomAgent, SolverAgent
+from cubebench.agents.scripted import GreedyAgent, ProberAgent, RandomAgent, SolverAgent
 from cubebench.agents.tools import Toolbox, ToolError, tools_for
 from cubebench.engine import SOLVED, kernels, to_facelets
 from cubebench.wrappers.rewards import PotentialReward
@@ -304,3 +304,30 @@ def test_an_agent_that_fails_to_reset_gives_an_error_record() -> None:
     record = run_episode(Refusing(), make("face"), reset_options={"scramble": "R"}, distance_budget_s=None)
     assert record.status == "error" and record.n_steps == 0 and not record.solved
     assert "cannot play the face tier" in record.config["reset_error"]
+
+
+@pytest.mark.parametrize("tier", ["symbolic", "face"])
+def test_the_prober_follows_a_dense_reward_blind_and_stays_in_the_budget(tier: str) -> None:
+    """It solves a short scramble with the heuristic reward, not without a dense reward."""
+    results = {}
+    for reward in ("heuristic", "none"):
+        env = gym.make(cubebench.TIERS[tier], reward=reward, max_steps=None, obs_format="text")
+        record = run_episode(ProberAgent(seed=3), env, reset_options={"scramble": "R U"}, distance_budget_s=None)
+        results[reward] = record
+        assert record.n_moves <= record.config["env"]["max_moves"] and record.n_rotations == 0
+    assert results["heuristic"].solved and results["heuristic"].n_steps == 2
+    assert not results["none"].solved and results["none"].steps[-1].action.endswith("none paid: done()")
+    assert results["none"].n_moves == 24  # every turn tried and undone once
+
+
+def test_the_prober_never_looks_at_the_observation() -> None:
+    class Blindfold:
+        def __getattr__(self, name):
+            raise AssertionError(f"the prober read observation.{name}")
+
+    env = gym.make(cubebench.TIERS["symbolic"], reward="sticker", max_steps=None)
+    obs, info = env.reset(options={"scramble": "R U"})
+    agent, tools = ProberAgent(seed=0), Toolbox(env, "symbolic", "basic", obs, info)
+    agent.reset(type("T", (), {"action_names": env.unwrapped.action_names})())
+    agent.act(Blindfold(), tools)
+    assert tools.moves >= 1

@@ -1,6 +1,6 @@
 """Agent specs: one string names the agent a run evaluates.
 
-Built-in agents: ``random``, ``greedy``, ``solver`` (the scripted baselines of
+Built-in agents: ``random``, ``prober``, ``greedy``, ``solver`` (the scripted baselines of
 :mod:`cubebench.agents.scripted`), ``mlp`` or ``mlp:<checkpoint>`` (the RL policy of
 ``cubebench.agents.rl``, imported only when asked for), ``local`` or ``local:<gguf>``
 (the embedded SmolLM2 model behind a ReAct/CodeAct agent).  Model endpoints:
@@ -24,7 +24,7 @@ from cubebench.agents.react import ReActAgent
 from cubebench.agents.scripted import SCRIPTED_AGENTS
 
 STYLES = ("react", "codeact")
-BUILTIN = ("random", "greedy", "solver", "mlp", "local")
+BUILTIN = ("random", "prober", "greedy", "solver", "mlp", "local")
 MODEL_PROVIDERS = ("openai", "anthropic", "openai-compatible")
 RL_FACTORY = "make_policy_agent"
 """The function ``cubebench.agents.rl`` must expose for the ``mlp`` spec: ``make_policy_agent(checkpoint=None, *, seed=None) -> Agent``."""
