@@ -6,9 +6,11 @@ Prints, for the shipped certified sets of a metric:
 - for the heuristic-reward probe (try each move in a fixed order, keep the
   first whose reward is positive, else undo it), the moves it needs to solve
   each certified instance with no budget, over many move orders: the fewest
-  is how small the budget must stay for the probe to fail.
+  is how small the budget must stay for the probe to fail;
+- for the same probe with a fresh random order at every step (the ``prober``
+  agent), the share of seeded attempts that solve within each budget.
 
-    python benchmarks/budget_probes.py [--metric quarter] [--depths 3 4 8] [--orders 24]
+    python benchmarks/budget_probes.py [--metric quarter] [--depths 3 4 8] [--orders 24] [--seeds 50]
 """
 
 from __future__ import annotations
@@ -34,13 +36,14 @@ def longest_twophase(metric: str) -> dict[str, int]:
     return out
 
 
-def probe_moves(env: gym.Env, instance: int, order: list[int]) -> int | None:
-    """Moves the reward probe spends to solve ``instance`` (``None``: it gets stuck)."""
+def probe_moves(env: gym.Env, instance: int, order: list[int] | np.random.Generator) -> int | None:
+    """Moves the reward probe spends to solve ``instance`` (``None``: it gets stuck); ``order`` is
+    the move order, or a generator that draws a new one at every step."""
     inverse = [a ^ 1 for a in range(12)]  # U U' D D' ... : each action's inverse is its neighbour
     env.reset(options={"instance": instance})
     used = 0
     for _ in range(400):
-        for a in order:
+        for a in (order.permutation(12).tolist() if isinstance(order, np.random.Generator) else order):
             _, reward, solved, _, _ = env.step(a)
             used += 1
             if solved:
@@ -59,6 +62,8 @@ def main() -> None:
     p.add_argument("--metric", default="quarter", choices=["quarter"])
     p.add_argument("--depths", type=int, nargs="+", default=[3, 4, 8])
     p.add_argument("--orders", type=int, default=24, help="move orders tried (12 rotations, then random ones)")
+    p.add_argument("--seeds", type=int, default=50, help="random-order attempts per instance")
+    p.add_argument("--budgets", type=int, nargs="+", default=[30, 34, 40, 46, 52])
     args = p.parse_args()
     for name, longest in longest_twophase(args.metric).items():
         print(f"two-phase longest {name}: {longest}")
@@ -72,6 +77,9 @@ def main() -> None:
         spent = [m for order in orders for k in range(n) if (m := probe_moves(env, k, order)) is not None]
         print(f"heuristic probe, depth {depth}: solved {len(spent)} of {n * len(orders)} (instance x order); "
               f"fewest moves {min(spent, default=None)}, median {int(np.median(spent)) if spent else None}")
+        tries = [probe_moves(env, k, np.random.default_rng(1000 * k + s)) for k in range(n) for s in range(args.seeds)]
+        within = ", ".join(f"{b}: {sum(t is not None and t <= b for t in tries)}" for b in args.budgets)
+        print(f"  random order per step, {len(tries)} attempts, solved within budget {within}")
 
 
 if __name__ == "__main__":
