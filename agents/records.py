@@ -1,16 +1,61 @@
-"""Episode records: everything needed to replay what an agent saw and did."""
+"""Episode records: everything needed to replay what an agent saw and did.
+
+Text in a record comes from a model or from the code it wrote, so it may hold anything Python's
+``str`` can, lone surrogates included (``print(chr(0xd800))``; a JSON reply with ``"\\ud800"``),
+which UTF-8 cannot encode.  The record's plain form (:meth:`EpisodeRecord.to_dict`, what the result
+store, the worker backends, export and the viewer use) passes every string through
+:func:`safe_text`: each lone surrogate becomes the six characters of its escape, e.g. ``\\ud800``,
+so a stored record always encodes as UTF-8 and shows what was sent.
+"""
 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import io
-from dataclasses import asdict, dataclass, field
-from typing import Any
+import re
+import types
+import typing
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
+from typing import Any, Callable
 
 import numpy as np
 
 from .tools import ToolCall
+
+STATUSES = ("solved", "failed", "error")
+"""The statuses an episode ends with."""
+
+
+class RecordError(ValueError):
+    """A record's plain form (:meth:`EpisodeRecord.to_dict`) is malformed: a field missing, unknown or
+    of the wrong type, or an unknown status."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def safe_text(text: str) -> str:
+    """``text`` with every surrogate code point (U+D800-U+DFFF, which UTF-8 cannot encode) replaced by
+    its backslash escape (``chr(0xd800)`` -> ``\\ud800``); other text is returned unchanged."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def safe_strings(value: Any) -> Any:
+    """``value`` (JSON-like: dicts, lists, tuples, strings, scalars) with :func:`safe_text` applied to
+    every string, dict keys included (containers are copied)."""
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, dict):
+        return {safe_strings(k): safe_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [safe_strings(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(safe_strings(v) for v in value)
+    return value
 
 
 def png_bytes(image: np.ndarray) -> bytes:
@@ -80,20 +125,121 @@ class EpisodeRecord:
     parse_errors: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-serialisable form."""
-        return asdict(self)
+        """Plain JSON-serialisable form; every string is :func:`safe_text` (encodable as UTF-8)."""
+        return safe_strings(asdict(self))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "EpisodeRecord":
+        """The record of a :meth:`to_dict` form.
+
+        The form is checked against the fields' types first (:func:`check_form`): a missing required
+        field, an unknown field, a value of the wrong type or an unknown ``status`` raises
+        :class:`RecordError` naming the field.
+        """
+        check_form(data, cls, "record")
+        if data.get("status", "failed") not in STATUSES:
+            raise RecordError(f"record.status: {data['status']!r} is not one of {', '.join(STATUSES)}")
         steps = [
-            StepRecord(**{**s, "tool_calls": [ToolCall(**c) for c in s["tool_calls"]]}) for s in data["steps"]
+            StepRecord(**{**s, "tool_calls": [ToolCall(**c) for c in s["tool_calls"]]}) for s in data.get("steps", [])
         ]
         return cls(**{**data, "steps": steps})
 
 
+def check_form(data: Any, cls: type, where: str) -> None:
+    """Raise :class:`RecordError` (naming the place, ``where``) unless ``data``, as read from JSON, is
+    the plain form of the dataclass ``cls``: an object with every required field, no unknown one, and
+    values of the fields' annotated types (nested dataclasses, lists and ``X | None`` included; an
+    ``int`` is a ``float``, a ``bool`` is not an ``int``; a type JSON has no form for is not checked)."""
+    problem = _form_problem(data, cls)
+    if problem is not None:
+        raise RecordError(f"{where}{problem}")
+
+
+_Check = Callable[[Any], "str | None"]
+"""A compiled check: ``None`` when the value fits, else the problem (a path suffix, ``: `` and why)."""
+
+
+@functools.lru_cache(maxsize=None)
+def _fields_of(cls: type) -> tuple[frozenset[str], tuple[tuple[str, bool, _Check], ...]]:
+    hints = typing.get_type_hints(cls)
+    table = tuple((f.name, f.default is MISSING and f.default_factory is MISSING, _checker(hints[f.name]))
+                  for f in fields(cls))
+    return frozenset(name for name, _, _ in table), table
+
+
+def _form_problem(data: Any, cls: type) -> str | None:
+    if not isinstance(data, dict):
+        return f": expected an object, got {type(data).__name__}"
+    names, table = _fields_of(cls)
+    unknown = [str(k) for k in data if k not in names]
+    if unknown:
+        return f": unknown field(s) {', '.join(sorted(unknown))}"
+    for name, required, check in table:
+        if name in data:
+            problem = check(data[name])
+            if problem is not None:
+                return f".{name}{problem}"
+        elif required:
+            return f": the field {name} is missing"
+    return None
+
+
+_SCALARS: dict[Any, tuple[type, ...]] = {bool: (bool, np.bool_), int: (int, np.integer),
+                                         float: (int, float, np.integer, np.floating), str: (str,)}
+"""The values of each scalar type (NumPy's included: a record not yet through JSON may hold them)."""
+
+
+@functools.lru_cache(maxsize=None)
+def _checker(hint: Any) -> _Check:
+    """The check of values of type ``hint`` (built once per type)."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(hint)
+        nullable = type(None) in args
+        options = tuple(_checker(a) for a in args if a is not type(None))
+
+        def union(value: Any) -> str | None:
+            if value is None and nullable:
+                return None
+            if any(check(value) is None for check in options):
+                return None
+            return f": {type(value).__name__} is not {hint}"
+        return union
+    if origin in (list, tuple):  # a tuple is a list in JSON
+        args = typing.get_args(hint)
+        item = _checker(args[0]) if len(args) == 1 or (len(args) == 2 and args[1] is Ellipsis) else _checker(Any)
+
+        def items(value: Any) -> str | None:
+            if not isinstance(value, list):
+                return f": expected a list, got {type(value).__name__}"
+            for i, v in enumerate(value):
+                problem = item(v)
+                if problem is not None:
+                    return f"[{i}]{problem}"
+            return None
+        return items
+    if origin is dict or hint is dict:
+        def mapping(value: Any) -> str | None:  # dict[str, Any]: the values are free-form
+            if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+                return f": expected an object, got {type(value).__name__}"
+            return None
+        return mapping
+    if isinstance(hint, type) and is_dataclass(hint):
+        return functools.partial(_form_problem, cls=hint)
+    if hint in _SCALARS:
+        kinds = _SCALARS[hint]
+
+        def scalar(value: Any) -> str | None:  # True is no int here, though bool subclasses int
+            if isinstance(value, kinds) and (hint is bool or not isinstance(value, bool)):
+                return None
+            return f": expected {hint.__name__}, got {type(value).__name__}"
+        return scalar
+    return lambda value: None  # Any, or a type JSON has no form for
+
+
 def observation_digest(text: str, image: np.ndarray | None, store_image: bool) -> tuple[str, str | None]:
     """SHA-256 of what was shown (text and image bytes) and the image as base64 PNG if stored."""
-    h = hashlib.sha256(text.encode())
+    h = hashlib.sha256(text.encode("utf-8", "surrogatepass"))  # any str, lone surrogates included
     png_b64 = None
     if image is not None:
         h.update(np.ascontiguousarray(image).tobytes())

@@ -1,14 +1,22 @@
 """Interrupting a run (kill -9, Ctrl-C, kill) and resuming it gives exactly the episodes of an uninterrupted run.
 
-The run plays in a subprocess (``python -m cubebench.runner``, the ``cubebench`` CLI); the test watches its
-SQLite file and kills it once a few episodes are stored, resumes it, and compares every record (keys,
-statuses, actions) with a run that was never interrupted.  The random agent is seeded per episode, so
-its actions do not depend on scheduling or on which invocation played the episode.
+The run plays in a subprocess (the ``cubebench`` CLI's ``main``, through a small driver script); the test
+signals it once a few episodes are stored, resumes it, and compares every record (keys, statuses, actions)
+with a run that was never interrupted.  The random agent is seeded per episode, so its actions do not
+depend on scheduling or on which invocation played the episode.
+
+The signal must land while the run is under way.  Seeing a few stored rows is no proof of that: the
+run's 72 random episodes take 2-4 s, and on a loaded machine a polling test can fall behind until the run
+has finished; a Ctrl-C that lands after ``main`` returned ends the process by SIGINT (-2) instead of 130.
+So the driver holds the run inside its next episode once ``HANG_AFTER`` episodes are stored (the random
+agent's next ``act`` waits, as a slow model would) and marks that it does: the test signals only after
+the mark, and the run cannot end before the signal.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -24,30 +32,56 @@ from cubebench.runner.cli import main
 SUITE = {"name": "resume", "tiers": ["symbolic", "face"], "depths": [1, 2, 3, 8], "instances": 3,
          "rewards": ["none"], "tool_settings": ["basic", "standard", "ideal"]}
 PLANNED = 2 * 4 * 3 * 3
+HANG_AFTER = 3
+
+DRIVER = """
+import os, sys, time
+from pathlib import Path
+from cubebench.agents import scripted
+from cubebench.runner import store
+
+stored = 0
+add_episode, act = store.RunStore.add_episode, scripted.RandomAgent.act
+
+def counting_add_episode(self, spec, record):
+    global stored
+    add_episode(self, spec, record)
+    stored += 1
+
+def act_or_wait(self, observation, tools):
+    if stored >= int(os.environ["HANG_AFTER"]):  # inside the next episode: wait here for the signal
+        Path(os.environ["MARK"]).touch()
+        while True:
+            time.sleep(0.1)
+    return act(self, observation, tools)
+
+store.RunStore.add_episode = counting_add_episode
+scripted.RandomAgent.act = act_or_wait
+from cubebench.runner.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
 
 
 def _stored(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as con:
-            return con.execute("SELECT COUNT(*) FROM episodes").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0  # the schema is not written yet
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as con:
+        return con.execute("SELECT COUNT(*) FROM episodes").fetchone()[0]
 
 
-def _start(suite: Path, db: Path) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "cubebench.runner", "run", "--distance-budget", "0", "--suite", str(suite), "--agent", "random",
+def _start(suite: Path, db: Path, mark: Path) -> subprocess.Popen:
+    driver = db.with_name("driver.py")
+    driver.write_text(DRIVER)
+    cmd = [sys.executable, str(driver), "run", "--distance-budget", "0", "--suite", str(suite), "--agent", "random",
            "--out", str(db), "--no-progress", "--quiet"]
     # A shell starts background jobs with SIGINT ignored, and Python then installs no Ctrl-C handler:
     # restore the default so the test means the same however pytest itself was launched.
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, "MARK": str(mark), "HANG_AFTER": str(HANG_AFTER)},
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
-def _interrupt_after(proc: subprocess.Popen, db: Path, episodes: int, sig: int) -> int:
-    deadline = time.monotonic() + 120
-    while _stored(db) < episodes:
+def _interrupt_when_marked(proc: subprocess.Popen, mark: Path, sig: int) -> int:
+    deadline = time.monotonic() + 240
+    while not mark.exists():  # the run is inside episode HANG_AFTER + 1, its signal handling in place
         if proc.poll() is not None or time.monotonic() > deadline:
             raise AssertionError(f"the run ended before it could be interrupted: {proc.stderr.read().decode()}")
         time.sleep(0.01)
@@ -80,12 +114,13 @@ def reference(tmp_path_factory) -> dict[str, tuple]:
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM], ids=["kill-9", "ctrl-c", "kill"])
 def test_interrupted_run_resumes_to_exactly_the_uninterrupted_episodes(tmp_path: Path, reference, sig) -> None:
-    suite, db = tmp_path / "suite.json", tmp_path / "run.sqlite"
+    suite, db, mark = tmp_path / "suite.json", tmp_path / "run.sqlite", tmp_path / "under-way"
     suite.write_text(json.dumps(SUITE))
-    rc = _interrupt_after(_start(suite, db), db, 3, sig)
-    assert rc == (-signal.SIGKILL if sig == signal.SIGKILL else 130)
+    proc = _start(suite, db, mark)
+    rc = _interrupt_when_marked(proc, mark, sig)
+    assert rc == (-signal.SIGKILL if sig == signal.SIGKILL else 130), proc.stderr.read().decode()[-2000:]
     before = _blobs(db)
-    assert 3 <= len(before) < PLANNED  # interrupted mid-run, some episodes stored
+    assert len(before) == _stored(db) == HANG_AFTER  # interrupted mid-run, in the episode after these
     with sqlite3.connect(db) as con:
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
@@ -98,3 +133,27 @@ def test_interrupted_run_resumes_to_exactly_the_uninterrupted_episodes(tmp_path:
         sessions = store.sessions()
     expected_first = None if sig == signal.SIGKILL else "interrupted"
     assert [s["outcome"] for s in sessions] == [expected_first, "complete"]
+
+
+def test_a_kill_while_the_run_is_created_leaves_no_run_and_the_same_out_starts_over(tmp_path: Path) -> None:
+    """A run killed after its file was made but before its plan was written must not leave a run that
+    ``--resume`` calls complete (0 of 0) and ``--out`` refuses: creation is atomic."""
+    suite, db = tmp_path / "suite.json", tmp_path / "run.sqlite"
+    suite.write_text(json.dumps({**SUITE, "tiers": ["symbolic"], "depths": [1], "tool_settings": ["basic"]}))
+    argv = ["run", "--distance-budget", "0", "--suite", str(suite), "--agent", "random", "--out", str(db),
+            "--no-progress", "--quiet"]
+    probe = ("import os, signal, sys\n"
+             "from cubebench.runner import store\n"
+             "def killed(self, plan):  # the moment between creating the run and writing its plan\n"
+             "    os.kill(os.getpid(), signal.SIGKILL)\n"
+             "store.RunStore.write_plan = killed\n"
+             "from cubebench.runner.cli import main\n"
+             f"sys.exit(main({argv!r}))\n")
+    child = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
+    assert not db.exists()  # no run at the path: nothing to resume, nothing in the way of --out
+    assert main(["run", "--resume", str(db), "--no-progress", "--quiet"]) == 2
+    assert main(argv) == 0  # the same --out starts over
+    with open_run(db) as store:
+        assert len(store.rows()) == len(store.plan()) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.sqlite", "suite.json"]  # the killed creator's file is gone

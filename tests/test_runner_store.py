@@ -21,11 +21,11 @@ def _record(status: str) -> EpisodeRecord:
                          solved=status == "solved", n_steps=2, n_moves=3, input_tokens=5, output_tokens=7)
 
 
+META = {"suite": SUITE.to_dict(), "config": {"agent": {"spec": "random"}}}
+
+
 def _store(tmp_path: Path) -> RunStore:
-    store = RunStore(tmp_path / "run.sqlite", create=True)
-    store.set_meta("suite", SUITE.to_dict())
-    store.write_plan(plan_episodes(SUITE, "scramble"))
-    return store
+    return RunStore.create(tmp_path / "run.sqlite", META, plan_episodes(SUITE, "scramble"))
 
 
 def test_records_round_trip_compressed() -> None:
@@ -89,3 +89,27 @@ def test_sessions_record_each_invocation(tmp_path: Path) -> None:
         store.begin_session(["cubebench", "run", "--resume"])
         sessions = store.sessions()
     assert [s["outcome"] for s in sessions] == ["complete", None]
+
+
+def test_creation_is_all_or_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "run.sqlite"
+    plan = plan_episodes(SUITE, "scramble")
+    with pytest.raises(StoreError, match="configuration is missing"):
+        RunStore.create(path, {"suite": SUITE.to_dict()}, plan)
+    with pytest.raises(StoreError, match="plans no episodes"):
+        RunStore.create(path, META, [])
+    with pytest.raises(sqlite3.IntegrityError):  # a plan that cannot be written: no run, no leftovers
+        RunStore.create(path, META, plan + plan[:1])
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(StoreError, match="already holds a plan"), RunStore.create(path, META, plan) as store:
+        store.write_plan(plan)
+    with pytest.raises(StoreError, match="exists: resume it"):
+        RunStore.create(path, META, plan)
+    other = tmp_path / "other.sqlite"
+    stale = tmp_path / ".other.sqlite.creating-999999999"  # what a creator killed mid-way leaves (no such pid)
+    stale.write_bytes(b"partial")
+    Path(f"{stale}-wal").write_bytes(b"partial")
+    RunStore.create(other, META, plan).close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.sqlite", "run.sqlite"]
+    with open_run(other) as store:
+        assert [ep.key for ep in store.pending()] == [ep.key for ep in plan]

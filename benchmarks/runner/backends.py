@@ -7,15 +7,27 @@ picklable :class:`~.specs.AgentSpec` and play with
 :func:`~.execute.play_episode`.  Closing the iterator early (a ``--limit``,
 the cost cap, Ctrl-C) stops handing out work; episodes still running are
 abandoned and stay unfinished in the store, to be played again on resume.
+
+The ``process`` backend's workers never outlive the driver: closed early, the
+pool's workers are terminated; and each worker dies with the driver process
+however it ends (``kill -9`` included): on Linux the kernel kills it
+(``prctl(PR_SET_PDEATHSIG, SIGKILL)``), elsewhere, and as a fallback, a
+watchdog thread in the worker exits within a second of the driver's death.
+Workers ignore SIGINT: a Ctrl-C reaches the whole process group, and the
+driver alone handles it.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import multiprocessing
 import os
 import queue
+import signal
+import sys
 import threading
+import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Iterator
 
@@ -106,6 +118,40 @@ def _worker_factory(agent_spec: AgentSpec) -> AgentFactory:
     return _WORKER_FACTORIES[key]
 
 
+PARENT_WATCH_S = 0.5
+"""How often a worker's watchdog looks whether the driver is still alive."""
+
+
+def init_worker(driver_pid: int) -> None:
+    """Process-pool worker initializer: ignore Ctrl-C (the driver handles it) and die with the driver."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _set_parent_death_signal()
+    if os.getppid() != driver_pid:  # the driver died before the kernel could be asked
+        os._exit(1)
+    threading.Thread(target=_watch_driver, args=(driver_pid,), name="cubebench-driver-watch", daemon=True).start()
+
+
+def _set_parent_death_signal() -> bool:
+    """Linux: have the kernel SIGKILL this process when its parent dies; ``False`` where it cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        return libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch_driver(driver_pid: int) -> None:
+    """Exit the worker at once when the driver is gone (reparented, or its sentinel pipe closed)."""
+    parent = multiprocessing.parent_process()
+    while True:
+        if os.getppid() != driver_pid or (parent is not None and not parent.is_alive()):
+            os._exit(1)
+        time.sleep(PARENT_WATCH_S)
+
+
 def play_in_worker(ep: EpisodeSpec, agent_spec: AgentSpec, settings: PlaySettings) -> dict[str, Any]:
     """Worker entry point: play one episode, return the record as a plain dict."""
     return play_episode(ep, _worker_factory(agent_spec), settings).to_dict()
@@ -115,7 +161,8 @@ def _processes(episodes: list[EpisodeSpec], agent_spec: AgentSpec, settings: Pla
                n: int) -> Iterator[Result]:
     """A spawn-started process pool (renderers and numba do not survive ``fork`` well)."""
     ctx = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=max(1, n), mp_context=ctx)
+    pool = ProcessPoolExecutor(max_workers=max(1, n), mp_context=ctx, initializer=init_worker,
+                               initargs=(os.getpid(),))
     window = max(1, n) * 2
     pending: dict[Future, EpisodeSpec] = {}
     queue_ = list(reversed(episodes))
@@ -129,7 +176,25 @@ def _processes(episodes: list[EpisodeSpec], agent_spec: AgentSpec, settings: Pla
                 ep = pending.pop(fut)
                 yield ep, EpisodeRecord.from_dict(fut.result())
     finally:
+        workers = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
+        if pending:  # closed early (--limit, cost cap, Ctrl-C, an error): abandon the running episodes now
+            _stop(workers)
+        else:
+            pool.shutdown(wait=True)
+
+
+def _stop(workers: list[Any], grace_s: float = 2.0) -> None:
+    """Terminate worker processes, then kill those still alive after ``grace_s``."""
+    for proc in workers:
+        if proc.is_alive():
+            proc.terminate()
+    deadline = time.monotonic() + grace_s
+    for proc in workers:
+        proc.join(max(0.0, deadline - time.monotonic()))
+        if proc.is_alive():
+            proc.kill()
+            proc.join(1.0)
 
 
 # --- Ray -------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import sqlite3
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,6 +49,11 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
             return fn(args)
         except (_UserError, SuiteError, StoreError, AgentSpecError, PlotsUnavailable) as err:
             print(f"cubebench: error: {err}", file=sys.stderr)
+            return EXIT_USAGE
+        except sqlite3.DatabaseError as err:  # damage the checks at opening could not see
+            run = getattr(args, "resume", None) or getattr(args, "run", None) or getattr(args, "out", None)
+            print(f"cubebench: error: the run database{f' {run}' if run else ''} is damaged or unreadable: {err}",
+                  file=sys.stderr)
             return EXIT_USAGE
         except BrokenPipeError:  # output piped into `head` and closed early: not an error
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -197,7 +203,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         for path in write_plots(report.rows, Path(args.plots)):
             print(f"cubebench: wrote {path}", file=sys.stderr)
     if args.html:
-        Path(args.html).write_text(report_html(report))
+        Path(args.html).write_text(report_html(report), encoding="utf-8")
         print(f"cubebench: wrote {args.html}", file=sys.stderr)
     return 0
 
@@ -205,14 +211,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_view(args: argparse.Namespace) -> int:
     out = Path(args.out or Path(args.run).with_suffix(".viewer.html"))
     with open_run(args.run) as store:
-        out.write_text(viewer_html(store, args.episodes, args.max_episodes or None))
+        out.write_text(viewer_html(store, args.episodes, args.max_episodes or None), encoding="utf-8")
     print(f"cubebench: wrote {out}", file=sys.stderr)
     return 0
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
     with open_run(args.run) as store:
-        out: Any = open(args.out, "w", newline="") if args.out else sys.stdout
+        out: Any = open(args.out, "w", newline="", encoding="utf-8") if args.out else sys.stdout
         try:
             n = export_csv(store, out) if args.format == "csv" else export_jsonl(store, out, not args.no_images)
         finally:
@@ -290,8 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``cubebench ARGS``; bad cube input prints one line and exits 2, Ctrl-C exits 130."""
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         return int(args.func(args) or 0)
     except CubeInputError as err:
         print(f"cubebench: error: {err}", file=sys.stderr)

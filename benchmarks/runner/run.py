@@ -1,9 +1,10 @@
 """Starting and resuming runs: plan the suite, play pending episodes, store each as it finishes.
 
-A run is one SQLite file (:mod:`.store`).  ``start_run`` creates it with the
+A run is one SQLite file (:mod:`.store`).  ``start_run`` creates it, atomically, with the
 suite, the configuration, the library versions and the plan; ``resume_run``
-reopens it and plays only the planned episodes that have no record yet (with
-``retry_errors``, also those that ended in ``error``).  Either way the loop is
+reopens it and plays only the planned episodes that have no record yet (damaged
+records included: they are moved aside and played again; with ``retry_errors``,
+also those that ended in ``error``).  Either way the loop is
 :func:`execute`: episodes come back from the backend and each is committed
 before the next is counted, so an interruption loses at most the episodes
 that were still being played.
@@ -29,7 +30,7 @@ from .instances import resolve_source, source_notes
 from .plan import plan_episodes
 from .progress import Progress
 from .specs import AgentFactory, AgentSpec
-from .store import RunStore, StoreError, open_run
+from .store import RunStore, StoreDamaged, StoreError, open_run
 from .suites import Suite, SuiteError
 
 VERSIONED = ("cubebench", "numpy", "gymnasium", "numba", "kociemba", "pillow", "openai", "anthropic",
@@ -117,25 +118,25 @@ def start_run(suite: Suite, config: RunConfig, path: Path, *, limit: int | None 
     """Create the run database for ``suite`` and play it (or its first ``limit`` episodes)."""
     if config.backend not in BACKENDS:
         raise ValueError(f"unknown backend {config.backend!r}; expected one of {BACKENDS}")
-    if path.exists():
+    if path.exists() or path.is_symlink():
         raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
     factory = AgentFactory(config.agent)  # fails early on a bad spec, a missing key or extra
     if factory.tiers is not None and not set(suite.tiers) <= set(factory.tiers):
         factory.close()
         raise SuiteError(f"agent {config.agent.spec!r} plays only the {', '.join(factory.tiers)} tier(s); "
                          f"restrict the suite, e.g. --tiers {','.join(factory.tiers)}")
-    source = resolve_source(suite)
-    plan = plan_episodes(suite, source)
-    print(f"cubebench: {len(plan)} episodes planned, instances: {source}", file=sys.stderr)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with RunStore(path, create=True) as store:
-        store.set_meta("suite", suite.to_dict())
-        store.set_meta("config", config.to_dict())
-        store.set_meta("versions", versions())
-        store.set_meta("instance_source", source)
-        store.set_meta("instance_notes", source_notes(suite, source))
-        store.set_meta("created_at", time.time())
-        store.write_plan(plan)
+    try:
+        source = resolve_source(suite)
+        plan = plan_episodes(suite, source)
+        print(f"cubebench: {len(plan)} episodes planned, instances: {source}", file=sys.stderr)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        meta = {"suite": suite.to_dict(), "config": config.to_dict(), "versions": versions(),
+                "instance_source": source, "instance_notes": source_notes(suite, source), "created_at": time.time()}
+        store = RunStore.create(path, meta, plan)  # atomic: the path names a whole run or nothing
+    except BaseException:
+        factory.close()
+        raise
+    with store:
         return execute(store, config, factory, limit=limit, progress=progress, argv=argv)
 
 
@@ -143,10 +144,19 @@ def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = No
                concurrency: int | None = None, progress: bool | None = None,
                argv: list[str] | None = None) -> RunOutcome:
     """Play the unfinished episodes of an existing run (and its ``error`` ones with ``retry_errors``)."""
-    with open_run(path) as store:
-        config = RunConfig.from_dict(store.get_meta("config"))
+    with open_run(path, check_records=False) as store:
+        try:
+            config = RunConfig.from_dict(store.get_meta("config"))
+        except (KeyError, TypeError, ValueError) as err:
+            raise StoreDamaged(f"{path} is damaged (its configuration does not read back: "
+                               f"{type(err).__name__}: {err})") from None
         if concurrency is not None:
             config.concurrency = concurrency
+        damaged = store.retire_damaged()
+        if damaged:
+            keys = ", ".join(key for key, _ in damaged[:5]) + (", ..." if len(damaged) > 5 else "")
+            print(f"cubebench: {len(damaged)} damaged episode record(s) will be played again ({keys}; "
+                  f"e.g. {damaged[0][1]}); the damaged rows are kept in the 'retired' table", file=sys.stderr)
         if retry_errors:
             retired = store.retire_errors()
             if retired:

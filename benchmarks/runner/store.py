@@ -8,6 +8,18 @@ a finished episode can never be stored twice; a run killed at any moment
 nothing half-written (``synchronous=FULL``: a commit is on disk when it
 returns).  Resuming plays exactly the planned keys that have no row yet.
 
+A run is created atomically (:meth:`RunStore.create`): its file is written,
+suite, configuration and plan included, under a temporary name beside it and
+linked into place only when complete, so the run's path never names a run
+without its plan.
+
+Opening a run checks it (:class:`StoreDamaged` otherwise): the SQLite
+``integrity_check``, the tables and schema version, the suite, configuration
+and plan, and (unless ``check_records=False``) every stored episode, whose
+summary row and record must read back and agree.  A damaged episode is never
+counted as finished by a resume: ``retire_damaged()`` moves it to ``retired``
+(status ``damaged``) and the resume plays it again.
+
 ``error`` episodes (the agent or its model kept failing, e.g. an API outage)
 are finished records and are kept by a plain resume; ``retire_errors()``
 (``cubebench run --resume RUN --retry-errors``) moves them to the
@@ -17,6 +29,8 @@ are finished records and are kept by a plain resume; ``retire_errors()``
 from __future__ import annotations
 
 import json
+import os
+import re
 import sqlite3
 import time
 import zlib
@@ -26,7 +40,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from cubebench.agents.records import EpisodeRecord
+from cubebench.agents.records import EpisodeRecord, RecordError, check_form, safe_strings, safe_text
 
 from .plan import EpisodeSpec
 
@@ -61,6 +75,30 @@ SUMMARY_COLUMNS = ("key", "tier", "depth", "instance", "reward", "setting", "hor
 
 class StoreError(RuntimeError):
     """The file is not a CubeBench run, or a write would break the store's guarantees."""
+
+
+class StoreDamaged(StoreError):
+    """The run's file is damaged: SQLite finds it corrupt, or its tables, plan or records do not read back."""
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+DAMAGED = "damaged"
+"""The status in ``retired`` of a damaged episode row moved aside by :meth:`RunStore.retire_damaged`."""
+CREATING = ".creating-"
+"""A run being created is written to ``.<name>.creating-<pid>`` beside its path, then linked into place."""
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""A surrogate's JSON escape: a record's JSON holds lone surrogates only through these."""
+_COLUMN_TYPES: dict[str, tuple[type, ...]] = {
+    **dict.fromkeys(("key", "tier", "reward", "setting", "horizon", "status"), (str,)),
+    **dict.fromkeys(("depth", "instance", "solved", "n_steps", "n_moves", "input_tokens", "output_tokens"), (int,)),
+    **dict.fromkeys(("cost_usd", "wall_s"), (int, float)),
+    **dict.fromkeys(("distance_start", "distance_end"), (int, type(None))),
+}
+"""The Python types SQLite must give back for each summary column (it stores any type in any column)."""
+_FROM_RECORD = ("status", "n_steps", "n_moves", "input_tokens", "output_tokens", "cost_usd", "wall_s",
+                "distance_start", "distance_end")
+"""Summary columns copied from the record when the episode is stored: row and record must agree."""
 
 
 @dataclass(frozen=True)
@@ -102,29 +140,150 @@ def _jsonable(value: Any) -> Any:
 
 
 def encode_record(record: EpisodeRecord) -> bytes:
-    """A record as zlib-compressed JSON."""
+    """A record as zlib-compressed JSON (its :meth:`~EpisodeRecord.to_dict` form: text is UTF-8-safe)."""
     return zlib.compress(json.dumps(record.to_dict(), default=_jsonable).encode(), 6)
 
 
-def decode_record(blob: bytes) -> EpisodeRecord:
-    return EpisodeRecord.from_dict(json.loads(zlib.decompress(blob)))
+def decode_record(blob: Any) -> EpisodeRecord:
+    """The record of an :func:`encode_record` blob; :class:`RecordError` says why one does not read back."""
+    if not isinstance(blob, bytes):
+        raise RecordError(f"the record is {type(blob).__name__}, not compressed JSON")
+    try:
+        text = zlib.decompress(blob)
+    except zlib.error as err:
+        raise RecordError(f"the record does not decompress ({err})") from None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise RecordError(f"the record is not JSON ({type(err).__name__}: {str(err)[:100]})") from None
+    if _SURROGATE_ESCAPE.search(text):  # a record stored before text was made safe: make it so now
+        data = safe_strings(data)
+    return EpisodeRecord.from_dict(data)
+
+
+def _row_problem(values: Sequence[Any], blob: Any) -> str | None:
+    """What is wrong with one ``episodes`` row (its ``SUMMARY_COLUMNS`` values and record), or ``None``."""
+    row = dict(zip(SUMMARY_COLUMNS, values))
+    for name, kinds in _COLUMN_TYPES.items():
+        if not isinstance(row[name], kinds):
+            return f"column {name} holds {type(row[name]).__name__} {safe_text(str(row[name]))[:40]!r}"
+    if row["solved"] not in (0, 1):
+        return f"column solved holds {row['solved']!r}"
+    try:
+        record = decode_record(blob)
+    except RecordError as err:
+        return str(err)
+    differ = [name for name in _FROM_RECORD if not _same(row[name], getattr(record, name))]
+    if bool(row["solved"]) != record.solved:
+        differ.insert(0, "solved")
+    if differ:
+        return f"the summary row and the record disagree on {', '.join(differ)}"
+    return None
+
+
+def _meta_problem(suite: Any, config: Any) -> str | None:
+    """What is wrong with a run's suite and configuration, as far as every reader relies on them."""
+    if not isinstance(suite, dict) or not isinstance(suite.get("name"), str):
+        return "its suite is missing or malformed"
+    if not (isinstance(config, dict) and isinstance(config.get("agent"), dict)
+            and isinstance(config["agent"].get("spec"), str)):
+        return "its configuration is missing or malformed"
+    return None
+
+
+def _lenient_text(data: bytes) -> str:
+    """A TEXT value as ``str`` whatever its bytes (undecodable ones as lone surrogates: they differ from
+    every key and status, so the row reads as damaged)."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, NaN included (a summary column holds what the record held, NaN as well)."""
+    return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
+
+
+def _sqlite_header(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(SQLITE_HEADER))
+    except OSError as err:
+        raise StoreError(f"cannot read {path}: {err.strerror or err}") from None
 
 
 class RunStore:
-    """One run's database; use as a context manager or call :meth:`close`."""
+    """One run's database; use as a context manager or call :meth:`close`.
 
-    def __init__(self, path: str | Path, *, create: bool = False) -> None:
+    ``RunStore(path)`` opens an existing run and checks it (see the module's docstring); a damaged
+    one raises :class:`StoreDamaged`, a file that is no run :class:`StoreError`.  With
+    ``check_records=False`` the episodes are not read back at opening (a resume retires the damaged
+    ones instead).  ``create=True`` makes an empty database at ``path`` (no plan, not atomic:
+    :meth:`create` makes a run).
+    """
+
+    def __init__(self, path: str | Path, *, create: bool = False, check_records: bool = True) -> None:
         self.path = Path(path)
-        if not create and not self.path.is_file():
-            raise StoreError(f"no run database at {self.path}")
-        self.db = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        if create:
-            self.db.executescript(_SCHEMA)
-        self._check_schema(create)
         self.session: int | None = None
+        self._plan: list[EpisodeSpec] | None = None
+        if not create:
+            if not self.path.is_file():
+                raise StoreError(f"no run database at {self.path}")
+            if _sqlite_header(self.path) != SQLITE_HEADER:
+                raise StoreError(f"{self.path} is not a CubeBench run database (not an SQLite file, "
+                                 "or its header is damaged)")
+        self.db = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+        try:
+            if create:
+                self._pragmas()
+                self.db.executescript(_SCHEMA)
+                self.set_meta("schema_version", SCHEMA_VERSION)
+            else:
+                self._check(check_records)  # before any write: a damaged file is not touched
+                self._pragmas()
+        except sqlite3.DatabaseError as err:
+            self.db.close()
+            raise StoreDamaged(self._damaged_message(str(err))) from None
+        except BaseException:
+            self.db.close()
+            raise
+
+    @classmethod
+    def create(cls, path: str | Path, meta: dict[str, Any], plan: list[EpisodeSpec]) -> "RunStore":
+        """Create the run at ``path`` atomically, with ``meta`` and ``plan``, and open it.
+
+        The database is written under ``.<name>.creating-<pid>`` beside ``path`` and linked to
+        ``path`` only when complete (``os.link``: an existing file is never replaced), so a kill at
+        any moment leaves either no run at ``path`` or the whole of it.  A temporary file left by a
+        killed creator (its pid no longer alive) is removed first.
+        """
+        path = Path(path)
+        if path.exists() or path.is_symlink():
+            raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
+        problem = _meta_problem(meta.get("suite"), meta.get("config"))
+        if problem or not plan:
+            raise StoreError(f"cannot create {path}: {problem or 'it plans no episodes'}")
+        _remove_stale_partials(path)
+        tmp = path.with_name(f".{path.name}{CREATING}{os.getpid()}")
+        _remove_db_files(tmp)
+        try:
+            with cls(tmp, create=True) as store:
+                for key, value in meta.items():
+                    store.set_meta(key, value)
+                store.write_plan(plan)
+                store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            _fsync(tmp)
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` "
+                                 "or choose another --out") from None
+            except OSError:  # a file system without hard links: rename, after checking again
+                if path.exists():
+                    raise StoreError(f"{path} exists: resume it or choose another --out") from None
+                os.replace(tmp, path)
+            _fsync(path.parent)
+        finally:
+            _remove_db_files(tmp)
+        return cls(path)
 
     # --- lifecycle --------------------------------------------------------------
     def __enter__(self) -> "RunStore":
@@ -136,18 +295,52 @@ class RunStore:
     def close(self) -> None:
         self.db.close()
 
-    def _check_schema(self, create: bool) -> None:
-        try:
-            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        except sqlite3.DatabaseError as err:
-            raise StoreError(f"{self.path} is not an SQLite database: {err}") from None
-        if not {"meta", "plan", "episodes"} <= tables:
+    def _pragmas(self) -> None:
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+
+    def _damaged_message(self, what: str) -> str:
+        return (f"{self.path} is damaged ({what[:300]}): it cannot be read or resumed; "
+                f"`sqlite3 {self.path} .recover` may save its intact episodes")
+
+    def _check(self, check_records: bool) -> None:
+        """Everything a reader relies on: SQLite's integrity check, tables, schema, meta, plan, episodes."""
+        problems = [str(r[0]) for r in self.db.execute("PRAGMA integrity_check(3)")]
+        if problems != ["ok"]:
+            raise StoreDamaged(self._damaged_message("; ".join(problems)))
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not {"meta", "plan", "episodes", "retired", "sessions"} <= tables:
             raise StoreError(f"{self.path} is not a CubeBench run database")
         version = self.get_meta("schema_version")
-        if version is None and create:
-            self.set_meta("schema_version", SCHEMA_VERSION)
-        elif version != SCHEMA_VERSION:
+        if version != SCHEMA_VERSION:
             raise StoreError(f"{self.path}: store schema {version}, this cubebench reads {SCHEMA_VERSION}")
+        problem = _meta_problem(self.get_meta("suite"), self.get_meta("config"))
+        if problem:
+            raise StoreDamaged(self._damaged_message(problem))
+        self._plan = self._read_plan()
+        if not self._plan:
+            raise StoreDamaged(f"{self.path} holds no planned episodes: its creation was interrupted "
+                               "(by a cubebench older than atomic creation); delete it and start the run again")
+        if check_records:
+            damaged = self.damaged()
+            if damaged:
+                key, why = damaged[0]
+                raise StoreDamaged(f"{self.path}: {len(damaged)} damaged episode record(s), e.g. {key}: {why}; "
+                                   f"`cubebench run --resume {self.path}` plays them again")
+
+    def _read_plan(self) -> list[EpisodeSpec]:
+        plan = []
+        for key, spec in self.db.execute("SELECT key, spec FROM plan ORDER BY position"):
+            try:
+                data = json.loads(spec)
+                check_form(data, EpisodeSpec, f"plan[{key!r}]")
+            except (ValueError, TypeError, RecursionError) as err:  # RecordError is a ValueError
+                raise StoreDamaged(self._damaged_message(f"planned episode {key!r}: {str(err)[:150]}")) from None
+            if data["key"] != key:
+                raise StoreDamaged(self._damaged_message(f"planned episode {key!r} names {data['key']!r}"))
+            plan.append(EpisodeSpec(**data))
+        return plan
 
     # --- metadata and plan ----------------------------------------------------------
     def set_meta(self, key: str, value: Any) -> None:
@@ -156,7 +349,12 @@ class RunStore:
 
     def get_meta(self, key: str, default: Any = None) -> Any:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else default
+        if row is None:
+            return default
+        try:
+            return json.loads(row[0])
+        except (TypeError, ValueError, RecursionError):
+            raise StoreDamaged(self._damaged_message(f"its {key!r} entry is not JSON")) from None
 
     def write_plan(self, plan: list[EpisodeSpec]) -> None:
         """Store the planned episodes (once, when the run is created)."""
@@ -165,10 +363,12 @@ class RunStore:
         with self._transaction():
             self.db.executemany("INSERT INTO plan VALUES (?, ?, ?)",
                                 [(ep.key, i, json.dumps(ep.to_dict())) for i, ep in enumerate(plan)])
+        self._plan = None
 
     def plan(self) -> list[EpisodeSpec]:
-        rows = self.db.execute("SELECT spec FROM plan ORDER BY position")
-        return [EpisodeSpec(**json.loads(r[0])) for r in rows]
+        if self._plan is None:
+            self._plan = self._read_plan()
+        return list(self._plan)
 
     def finished_keys(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT key FROM episodes")}
@@ -193,7 +393,7 @@ class RunStore:
             return
         with self._transaction():
             self.db.execute("UPDATE sessions SET ended_at = ?, outcome = ? WHERE id = ?",
-                            (time.time(), outcome, self.session))
+                            (time.time(), safe_text(outcome), self.session))
 
     def sessions(self) -> list[dict[str, Any]]:
         rows = self.db.execute("SELECT id, started_at, ended_at, argv, outcome FROM sessions ORDER BY id")
@@ -202,16 +402,60 @@ class RunStore:
 
     # --- episodes ---------------------------------------------------------------------------
     def add_episode(self, spec: EpisodeSpec, record: EpisodeRecord) -> None:
-        """Store one finished episode in one transaction; a second record for a key is refused."""
+        """Store one finished episode in one transaction; a second record for a key is refused.
+
+        The record is read back before it is written: one that would not (a field of the wrong type
+        from a custom agent) is refused with :class:`StoreError`, so the store never holds a record
+        it would call damaged.
+        """
+        blob = encode_record(record)
+        try:
+            decode_record(blob)
+        except RecordError as err:
+            raise StoreError(f"episode {spec.key}: the agent's record cannot be stored: {err}") from None
         values = (spec.key, spec.tier, spec.depth, spec.instance, spec.reward, spec.setting, spec.horizon,
                   record.status, int(record.solved), record.n_steps, record.n_moves, record.input_tokens,
                   record.output_tokens, float(record.cost_usd), float(record.wall_s), record.distance_start,
-                  record.distance_end, self.session or 0, time.time(), encode_record(record))
+                  record.distance_end, self.session or 0, time.time(), blob)
         try:
             with self._transaction():
                 self.db.execute(f"INSERT INTO episodes VALUES ({', '.join('?' * len(values))})", values)
         except sqlite3.IntegrityError as err:
             raise StoreError(f"episode {spec.key} is already stored or not planned ({err})") from None
+
+    def damaged(self) -> list[tuple[str, str]]:
+        """``(key, what is wrong)`` of every stored episode whose summary row or record does not read back
+        (the blob does not decompress, is not JSON, lacks a field or holds one of the wrong type) or
+        whose row and record disagree; in storage order."""
+        return [(key, why) for _, key, why in self._damaged_rows()]
+
+    def _damaged_rows(self) -> list[tuple[int, str, str]]:
+        found = []
+        query = f"SELECT rowid, {', '.join(SUMMARY_COLUMNS)}, record FROM episodes ORDER BY rowid"
+        text_factory = self.db.text_factory
+        self.db.text_factory = _lenient_text  # a column of bytes that are not UTF-8 is a damaged row, not an error
+        try:
+            for rowid, *values, blob in self.db.execute(query):
+                why = _row_problem(values, blob)
+                if why is not None:
+                    found.append((rowid, safe_text(str(values[0])), why))
+        finally:
+            self.db.text_factory = text_factory
+        return found
+
+    def retire_damaged(self) -> list[tuple[str, str]]:
+        """Move damaged episodes (:meth:`damaged`) to ``retired`` (status ``damaged``), so a resume plays
+        them again; returns their ``(key, what is wrong)``."""
+        found = self._damaged_rows()
+        if found:
+            now = time.time()
+            with self._transaction():
+                for rowid, key, _ in found:
+                    self.db.execute("INSERT INTO retired (key, status, retired_at, record) "
+                                    "SELECT ?, ?, ?, COALESCE(record, X'') FROM episodes WHERE rowid = ?",
+                                    (key, DAMAGED, now, rowid))
+                    self.db.execute("DELETE FROM episodes WHERE rowid = ?", (rowid,))
+        return [(key, why) for _, key, why in found]
 
     def retire_errors(self) -> int:
         """Move ``error`` episodes to ``retired`` so a resume plays them again; returns how many."""
@@ -232,16 +476,28 @@ class RunStore:
         row = self.db.execute("SELECT record FROM episodes WHERE key = ?", (key,)).fetchone()
         if row is None:
             raise KeyError(key)
-        return decode_record(row[0])
+        return self._decode(key, row[0])
 
     def records(self) -> Iterator[tuple[str, EpisodeRecord]]:
         """(key, full record) of every stored episode, in plan order."""
         query = "SELECT e.key, e.record FROM episodes e JOIN plan p ON p.key = e.key ORDER BY p.position"
         for key, blob in self.db.execute(query):  # lazily: a large run's records need not fit in memory
-            yield key, decode_record(blob)
+            yield key, self._decode(key, blob)
+
+    def _decode(self, key: str, blob: Any) -> EpisodeRecord:
+        try:
+            return decode_record(blob)
+        except RecordError as err:
+            raise StoreDamaged(f"{self.path}: episode {key}: damaged record ({err}); "
+                               f"`cubebench run --resume {self.path}` plays it again") from None
 
     def retired_count(self) -> int:
-        return int(self.db.execute("SELECT COUNT(*) FROM retired").fetchone()[0])
+        """Error episodes replayed by ``--retry-errors`` (their old records are kept in ``retired``)."""
+        return int(self.db.execute("SELECT COUNT(*) FROM retired WHERE status = 'error'").fetchone()[0])
+
+    def damaged_count(self) -> int:
+        """Damaged episode rows a resume moved to ``retired`` (and played again)."""
+        return int(self.db.execute("SELECT COUNT(*) FROM retired WHERE status = ?", (DAMAGED,)).fetchone()[0])
 
     # --- helpers -------------------------------------------------------------------------------
     def _transaction(self) -> "_Tx":
@@ -262,9 +518,51 @@ class _Tx:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
-def open_run(path: str | Path) -> RunStore:
-    """Open an existing run database for reading or resuming."""
-    return RunStore(path, create=False)
+def _fsync(path: Path) -> None:
+    """Flush a file or a directory to disk (best effort where the platform cannot open directories)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
-__all__ = ["RunStore", "StoreError", "EpisodeRow", "open_run", "encode_record", "decode_record"]
+def _remove_db_files(db: Path) -> None:
+    """Remove a database file and its SQLite companions (``-wal``, ``-shm``, ``-journal``), if present."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(f"{db}{suffix}")
+        except FileNotFoundError:
+            pass
+
+
+def _remove_stale_partials(path: Path) -> None:
+    """Remove what creators of ``path`` that were killed mid-creation left (their pid is gone)."""
+    prefix = f".{path.name}{CREATING}"
+    try:
+        names = os.listdir(path.parent if str(path.parent) else ".")
+    except OSError:
+        return
+    for name in names:
+        pid_text = name[len(prefix):]
+        if not name.startswith(prefix) or not pid_text.isdigit():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:
+            _remove_db_files(path.with_name(name))
+        except (PermissionError, OverflowError, OSError):
+            continue  # alive (another user's), or not a pid: leave it
+
+
+def open_run(path: str | Path, *, check_records: bool = True) -> RunStore:
+    """Open an existing run database for reading or resuming (checked: see :class:`RunStore`)."""
+    return RunStore(path, create=False, check_records=check_records)
+
+
+__all__ = ["RunStore", "StoreError", "StoreDamaged", "EpisodeRow", "open_run", "encode_record", "decode_record"]
