@@ -24,7 +24,7 @@ from cubebench.wrappers.description import describe_env
 from cubebench.wrappers.observations import SymbolicObservation, colour_text, symbolic_colours
 
 from .base import Agent, Observation, Task, Turn
-from .records import EpisodeRecord, StepRecord, observation_digest
+from .records import EpisodeRecord, StepRecord, observation_digest, safe_text
 from .tools import Toolbox, tools_for
 
 DEFAULT_MAX_STEPS = 20
@@ -202,7 +202,8 @@ def run_episode(
     feedback, last_reward, errors_in_row, failed = "Initial observation.", None, 0, False
     for step in range(max_steps):
         text, image = _observation_view(toolbox.obs, tier, letters)
-        observation = Observation(step=step, steps_left=max_steps - step, text=f"{feedback}\n{text}".strip(),
+        # tool results and code output may carry lone surrogates: the model is shown them escaped, as stored
+        observation = Observation(step=step, steps_left=max_steps - step, text=safe_text(f"{feedback}\n{text}".strip()),
                                   image=image, raw=toolbox.obs, reward=last_reward)
         turn, latency = _act(agent, observation, toolbox)
         calls = toolbox.take_calls()

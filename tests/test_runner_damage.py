@@ -210,6 +210,9 @@ def test_a_damaged_record_is_reported_and_replayed_by_resume(reference: Path, tm
         assert store.damaged_count() == 1 and store.retired_count() == 0 and not store.damaged()
     for argv in _commands(db, tmp_path):
         assert main(argv) == 0
+    capsys.readouterr()
+    assert main(["report", str(db)]) == 0
+    assert "damaged records: 1 damaged record(s) replayed; kept in the store" in capsys.readouterr().out
 
 
 def test_a_damaged_record_is_not_finished_for_the_python_api(reference: Path, tmp_path: Path) -> None:

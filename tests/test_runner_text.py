@@ -117,5 +117,7 @@ def test_lone_surrogates_from_a_model_and_its_code(tmp_path: Path, style: str, r
         (key, record), = store.records()
     shown = record.steps[1].observation_text if style == "codeact" else record.steps[0].reply
     assert "\\ud800" in shown
+    if style == "codeact":  # the code's output reached the model escaped, as stored: no failed call
+        assert record.errors == 0 and record.n_steps == 2
     assert main(["view", str(run), "--out", str(tmp_path / "v.html")]) == 0
     assert main(["export", str(run), "--format", "jsonl", "--out", str(tmp_path / "e.jsonl")]) == 0

@@ -24,6 +24,7 @@ class Report:
     planned: int
     rows: list[EpisodeRow]
     retired: int
+    damaged: int
     tables: list[Table]
     notes: list[str]
 
@@ -63,6 +64,8 @@ class Report:
         ]
         if self.retired:
             facts.append(("retired records", f"{self.retired} error episode(s) replayed; kept in the store"))
+        if self.damaged:
+            facts.append(("damaged records", f"{self.damaged} damaged record(s) replayed; kept in the store"))
         return Table(title="Run", header=["", ""], rows=[list(f) for f in facts])
 
 
@@ -78,7 +81,8 @@ def build_report(store: RunStore) -> Report:
         tables.append(attribution_table(attribution, horizons))
     return Report(path=store.path, suite=suite, config=store.get_meta("config"),
                   versions=store.get_meta("versions", {}), instance_source=store.get_meta("instance_source", "?"),
-                  planned=len(store.plan()), rows=rows, retired=store.retired_count(), tables=tables,
+                  planned=len(store.plan()), rows=rows, retired=store.retired_count(),
+                  damaged=store.damaged_count(), tables=tables,
                   notes=store.get_meta("instance_notes", []))
 
 
