@@ -8,7 +8,7 @@ from typing import Any
 
 from .base import Observation, Task, Turn
 from .llm import BudgetExceeded, ModelClient, ModelError, text_part
-from .llm.messages import image_part
+from .llm.messages import image_part, safe_text
 from .records import png_bytes
 
 PROMPTS = Path(__file__).with_name("prompts")
@@ -59,19 +59,30 @@ class ChatAgent(ABC):
         self.messages = [{"role": "system", "content": system}]
 
     def act(self, observation: Observation, tools: Any) -> Turn:
+        """One model call. Only a call that returned a reply adds to the history (the observation and
+        the reply's text); a failed call (budget, model error, malformed reply, anything else the
+        client raises) leaves the history as it was, so it cannot break the calls after it."""
         self.messages.append({"role": "user", "content": self._content(observation)})
         try:
             reply = self.client.complete(self.messages, stop=self.stop, max_tokens=self.max_tokens, extra=self.extra)
         except BudgetExceeded as err:
             self.messages.pop()
             return Turn(error=f"budget exceeded: {err}", model_log=list(getattr(err, "log", None) or []), stop=True)
-        except ModelError as err:
+        except ModelError as err:  # MalformedReply included: the server's replies were not replies
             self.messages.pop()
-            return Turn(error=f"model error: {err}", model_log=list(getattr(err, "log", None) or []))
-        self.messages.append({"role": "assistant", "content": reply.text})
-        turn = Turn(reply=reply.text, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+            return Turn(error=f"model error: {safe_text(str(err))}", model_log=list(getattr(err, "log", None) or []))
+        except BaseException:
+            self.messages.pop()
+            raise
+        if not isinstance(reply.text, str):  # a client of its own that let a malformed reply through
+            self.messages.pop()
+            return Turn(error=f"model error: malformed reply: its text is a {type(reply.text).__name__}, not a str",
+                        model_log=list(getattr(reply, "log", None) or []))
+        text = safe_text(reply.text)
+        self.messages.append({"role": "assistant", "content": text})
+        turn = Turn(reply=text, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
                     cost_usd=reply.cost_usd, model_log=[reply.as_record()])
-        self.handle(reply.text, turn, tools)
+        self.handle(text, turn, tools)
         return turn
 
     def close(self) -> None:
@@ -79,7 +90,7 @@ class ChatAgent(ABC):
         self.client.close()
 
     def _content(self, observation: Observation) -> Any:
-        text = f"Observation: {observation.text}"
+        text = f"Observation: {safe_text(observation.text)}"  # code output may hold lone surrogates
         if observation.reward is not None and self.reward_line:  # dense rewards: what the last step earned
             text += f"\nReward: {observation.reward:+g}"
         text += f"\n({observation.steps_left} steps left)"

@@ -202,3 +202,21 @@ def test_scramble_is_seeded_and_not_redundant() -> None:
         for x, y in zip(names, names[1:]):
             if axis[x[0]] == axis[y[0]]:
                 assert "URFDLB".index(x[0]) < "URFDLB".index(y[0]), "opposite faces in non-canonical order"
+
+
+def test_notation_errors_quote_a_bounded_excerpt_of_any_input() -> None:
+    from cubebench.engine import NotationError
+
+    cases = [("R U " * 250_000 + "Q", "unknown move 'Q' at position 1000000 in 'R U R U", "…(1000001 characters)"),
+             ("R " + "Q" * 1_000_000, "unknown move 'QQQQQQQQQQQQQQQQQQQQ'… at position 2 in 'R QQQ", "…(1000002 characters)"),
+             ("M2" * 500_000 + " Q\x00\x00", "unknown move 'Q\\x00\\x00' at position 1000001", "…(1000004 characters)"),
+             ("\ud800" * 1_000_000, "unknown move '\\ud800\\ud800\\ud800'…", "…(1000000 characters)")]
+    for text, start, length in cases:
+        with pytest.raises(NotationError) as info:
+            parse(text)
+        message = str(info.value)
+        assert message.startswith(start) and length in message, message[:200]
+        assert len(message) < 300 and "expected face turns U R F D L B" in message
+    with pytest.raises(NotationError) as info:
+        parse("R U3")
+    assert str(info.value).startswith("unknown move '3' at position 3 in 'R U3'; expected")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import gymnasium as gym
 import pytest
 
@@ -173,3 +175,101 @@ def test_dense_rewards_are_shown_to_the_model(reward: str) -> None:
     assert prompts[1].count("Reward") == 1  # the move's result reports it, once
     assert f"Reward {record.steps[0].reward:+g}." in prompts[1]
     assert "Reward" not in prompts[2]  # observe() earns nothing and moves nothing
+
+
+# ---------------------------------------------------------------------------- the action parser on any reply
+
+def test_the_parser_reads_the_forms_models_write() -> None:
+    from cubebench.agents.actions import ActionParseError, parse_action
+
+    assert parse_action('Thought: x\n**Action:** `move("R U")`') == ("move", ["R U"])
+    assert parse_action("Thought: x\nAction:\n\n   move(R U R')\nThought: done") == ("move", ["R U R'"])
+    assert parse_action('Action: move("R")\nThought: no\nAction: observe()') == ("observe", [])
+    assert parse_action("Action: move(\"R\")\nAction:\n") == ("move", ["R"])  # a bare last label: the one before
+    assert parse_action("> action :: move(seq='U2')  # then look") == ("move", ["U2"])
+    with pytest.raises(ActionParseError, match="no 'Action:' line"):
+        parse_action("Thought: hmm\nmove(R)")
+    with pytest.raises(ActionParseError, match="as a tool call"):
+        parse_action("Action: move(R")
+
+
+def test_a_runaway_action_is_refused_with_a_bounded_message() -> None:
+    from cubebench.agents.actions import MAX_ACTION_CHARS, ActionParseError, parse_action
+
+    moves = ("R U " * 50_000).strip()  # 200 kB, and no closing parenthesis
+    with pytest.raises(ActionParseError) as info:
+        parse_action(f'Thought: all of them\nAction: move("{moves}')
+    message = str(info.value)
+    assert f"your action is {len(moves) + 6} characters long; at most {MAX_ACTION_CHARS} are read" in message
+    assert "'move(\"R U R U" in message and len(message) < 400
+    # up to the bound an action is read as ever, closing parenthesis or not
+    fits = ("R U " * (MAX_ACTION_CHARS // 4))[: MAX_ACTION_CHARS - 8].strip()
+    assert parse_action(f'Action: move("{fits}")') == ("move", [fits])
+    with pytest.raises(ActionParseError, match="as a tool call") as info:
+        parse_action(f'Action: move("{fits}')
+    assert len(str(info.value)) < 400
+
+
+class _CountingPattern:
+    """A compiled pattern that counts the characters each call may scan, and refuses a long scan
+    before it starts (the unbounded scans were the quadratic ones)."""
+
+    def __init__(self, pattern: "re.Pattern[str]", limit: int, calls: list[int]) -> None:
+        self.pattern, self.limit, self.calls = pattern, limit, calls
+
+    def _scan(self, name: str, string: str, pos: int = 0, endpos: int | None = None):
+        span = min(len(string), len(string) if endpos is None else endpos) - pos
+        self.calls.append(span)
+        assert span <= self.limit, f"{self.pattern.pattern!r}.{name} over {span} characters"
+        args = (string, pos) if endpos is None else (string, pos, endpos)
+        return getattr(self.pattern, name)(*args)
+
+    def match(self, *a):
+        return self._scan("match", *a)
+
+    def search(self, *a):
+        return self._scan("search", *a)
+
+    def fullmatch(self, *a):
+        return self._scan("fullmatch", *a)
+
+    def findall(self, *a):
+        return self._scan("findall", *a)
+
+    def finditer(self, *a):
+        return self._scan("finditer", *a)
+
+
+ADVERSARIAL = {  # each took time quadratic in its size (a 40 kB reply: 7 to 28 s)
+    "no closing parenthesis": lambda n: 'Thought: x\nAction: move("' + "f(" * (n // 2),
+    "one long word": lambda n: "Thought: x\nAction: " + "a" * n,
+    "letters and digits": lambda n: "Action: " + "a1" * (n // 2),
+    "blank lines": lambda n: "\n" * n,
+    "punctuation lines": lambda n: "-\n" * (n // 2),
+    "long prefix": lambda n: "-" * n + "Action: done()",
+}
+
+
+@pytest.mark.parametrize("family", ADVERSARIAL)
+def test_the_parser_scans_each_reply_a_bounded_number_of_times(monkeypatch: pytest.MonkeyPatch, family: str) -> None:
+    """An operation count instead of a timing: no pattern runs over more than a bounded stretch of
+    the reply (the regex engine's backtracking cannot reach further), and the characters scanned grow
+    like the reply (size N against 4N), so parsing is linear in the reply's length."""
+    from cubebench.agents import actions
+
+    calls: list[int] = []
+    for name, value in list(vars(actions).items()):
+        if isinstance(value, re.Pattern):
+            monkeypatch.setattr(actions, name, _CountingPattern(value, actions.MAX_ACTION_CHARS, calls))
+    scanned, outcomes = [], []
+    for n in (50_000, 200_000):
+        calls.clear()
+        try:
+            outcomes.append(actions.parse_action(ADVERSARIAL[family](n)))
+        except actions.ActionParseError as err:
+            outcomes.append(" ".join(str(err).split()[:3]))  # the kind of error, not its numbers
+            assert len(str(err)) < 400
+        scanned.append(sum(calls))
+        assert len(calls) <= ADVERSARIAL[family](n).count("\n") + 3
+    assert scanned[1] <= 4 * scanned[0] + 2 * actions.MAX_ACTION_CHARS
+    assert outcomes[0] == outcomes[1]

@@ -14,11 +14,11 @@ from .grammar import react_grammar, react_pattern
 from .local import LocalModelClient
 from .messages import image_part, image_ref, sanitize, text_part
 from .openai_client import OpenAIChatClient
-from .reply import ModelError, ModelReply
+from .reply import MalformedReply, ModelError, ModelReply
 from .retry import RetryPolicy
 
 __all__ = [
-    "AnthropicClient", "Budget", "BudgetExceeded", "LocalModelClient", "ModelClient", "ModelError",
+    "AnthropicClient", "Budget", "BudgetExceeded", "LocalModelClient", "MalformedReply", "ModelClient", "ModelError",
     "ModelReply", "OpenAIChatClient", "PRICES_USD_PER_MTOK", "RetryPolicy", "image_part",
     "image_ref", "make_client", "price_for", "react_grammar", "react_pattern", "sanitize",
     "text_part",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from .client import ModelClient, _import, _Result, _Retryable
+from .client import ModelClient, _import, _Result, expect, optional_text, token_counts
 from .messages import Message, to_anthropic
 from .reply import ModelError
 
@@ -75,19 +75,29 @@ class AnthropicClient(ModelClient):
         except self._lib.APIError as exc:
             raise self._classify_library_error(exc, self._lib) from exc
         status, body = self._decode(raw)
-        if not isinstance(body, dict) or not isinstance(body.get("content"), list):
-            raise _Retryable("response without a content list", kind="malformed",
-                             status=status, response=body)
-        text = "".join(b.get("text", "") for b in body["content"]
-                       if isinstance(b, dict) and b.get("type") == "text")
-        stop = body.get("stop_reason") or "stop"
-        usage = body.get("usage") or {}
-        n_in = sum(int(usage.get(k) or 0) for k in
-                   ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
-        return _Result(text=text, finish_reason=_ANTHROPIC_STOP.get(stop, stop),
-                       input_tokens=n_in, output_tokens=int(usage.get("output_tokens") or 0),
-                       status=status, body=body)
+        return self._parsed(status, body, _parse_message)
 
     def close(self) -> None:
         """Close the library client's connection pool."""
         self._client.close()
+
+
+def _parse_message(body: Any) -> tuple[str, str, int, int]:
+    """(text, finish reason, input tokens, output tokens) of a Messages API body.
+
+    ``content`` must be an array of objects; the ``text`` of its ``text`` blocks (strings) is the
+    reply, other block types (thinking, tool use) are skipped. ``stop_reason`` is a string or null,
+    ``usage`` null or an object of non-negative integer counts (cache reads and writes count as
+    input); anything else raises :class:`~.client.BadBody`.
+    """
+    expect(body, dict, "the body")
+    blocks = expect(body.get("content"), list, "content")
+    texts = []
+    for i, block in enumerate(blocks):
+        expect(block, dict, f"content[{i}]")
+        if block.get("type") == "text":
+            texts.append(expect(block.get("text"), str, f"content[{i}].text"))
+    stop = optional_text(body.get("stop_reason"), "stop_reason", "stop") or "stop"
+    n_in, n_cache_write, n_cache_read, n_out = token_counts(body.get("usage"), (
+        "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"))
+    return "".join(texts), _ANTHROPIC_STOP.get(stop, stop), n_in + n_cache_write + n_cache_read, n_out

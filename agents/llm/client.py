@@ -9,6 +9,13 @@ from a spec string. The libraries' own retries are off; :class:`ModelClient` ret
 :mod:`.retry`) so every attempt lands in ``ModelReply.log`` (or ``ModelError.log`` when the call
 fails), sanitised: no API key, images replaced by their hash and size. A shared
 :class:`~.budget.Budget` stops an episode's calls when its token or dollar limit is reached.
+
+Every reply body is checked before anything is taken from it: a 200 whose body is not JSON, or
+is JSON of the wrong shape (content that is not text, ``usage`` that is not an object of
+non-negative integer counts, no choices, ...), is a *malformed* attempt, logged and retried like a
+5xx; when the attempts run out the call raises :class:`~.reply.MalformedReply`. So a
+:class:`~.reply.ModelReply` always has ``str`` text and ``int`` counts, and its text never holds a
+lone surrogate (each is replaced by its ``\\uXXXX`` escape, noted in the log entry's ``repaired``).
 """
 
 from __future__ import annotations
@@ -21,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from .budget import Budget, cost_usd, price_for
-from .messages import Message, estimate_tokens, sanitize, validate_messages
-from .reply import ModelError, ModelReply
+from .messages import Message, count_surrogates, estimate_tokens, safe_text, sanitize, validate_messages
+from .reply import MalformedReply, ModelError, ModelReply
 from .retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 
 __all__ = ["ModelClient"]
@@ -43,6 +50,10 @@ class _Retryable(Exception):
         self.response = response
 
 
+class BadBody(ValueError):
+    """A reply body has the wrong shape; the message says where (raised by the clients' parsers)."""
+
+
 @dataclass
 class _Result:
     """One successful HTTP exchange, already decoded into neutral fields."""
@@ -53,6 +64,7 @@ class _Result:
     output_tokens: int
     status: int
     body: Any
+    repaired: str | None = None
 
 
 class ModelClient(ABC):
@@ -123,9 +135,11 @@ class ModelClient(ABC):
                 self._log_failure(entry, t0, exc.kind, str(exc), exc.status, exc.response)
                 entry["retry_after_s"] = exc.retry_after_s
                 if attempt == self.retry.max_attempts:
-                    raise ModelError(f"{self.provider} {self.model}: gave up after {attempt} "
-                                     f"attempts; last error: {exc}", status=exc.status,
-                                     kind=exc.kind, log=log) from exc
+                    message = (f"{self.provider} {self.model}: gave up after {attempt} attempts; "
+                               f"last error: {safe_text(str(exc))}")
+                    if exc.kind == "malformed":
+                        raise MalformedReply(message, status=exc.status, log=log) from exc
+                    raise ModelError(message, status=exc.status, kind=exc.kind, log=log) from exc
                 entry["wait_s"] = self.retry.delay(attempt, exc.retry_after_s, self._rng)
                 self._sleep(entry["wait_s"])
                 continue
@@ -135,6 +149,8 @@ class ModelClient(ABC):
                 raise
             entry.update(status=result.status, latency_s=time.monotonic() - t0,
                          response=sanitize(result.body, self._secrets), error=None)
+            if result.repaired:
+                entry["repaired"] = result.repaired
             return self._reply(result, attempt, time.monotonic() - started, log)
         raise AssertionError("unreachable: the retry loop always returns or raises")
 
@@ -173,6 +189,30 @@ class ModelClient(ABC):
                               kind="client_error")
         return ModelError(f"{self.provider} {self.model}: unexpected {type(exc).__name__}: {exc}",
                           kind="error")
+
+    def _parsed(self, status: int, body: Any,
+                parse: Callable[[Any], tuple[str, str, int, int]]) -> _Result:
+        """Run a client's body parser; any shape error becomes a retryable ``malformed`` attempt.
+
+        ``parse(body)`` returns (text, finish reason, input tokens, output tokens) and raises
+        :class:`BadBody` (or whatever a wrong type makes it raise) for a body of the wrong shape.
+        The text's surrogates are escaped here, so none reaches a reply.
+        """
+        try:
+            text, finish, n_in, n_out = parse(body)
+        except BadBody as exc:
+            raise _Retryable(f"malformed reply: {exc}", kind="malformed", status=status,
+                             response=body) from exc
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
+            raise _Retryable(f"malformed reply: {type(exc).__name__}: {exc}", kind="malformed",
+                             status=status, response=body) from exc
+        n_bad = count_surrogates(text) + count_surrogates(finish)
+        repaired = None
+        if n_bad:
+            repaired = (f"{n_bad} lone surrogate{'s' if n_bad > 1 else ''} in the reply "
+                        "written as \\uXXXX escapes")
+        return _Result(text=safe_text(text), finish_reason=safe_text(finish), input_tokens=n_in,
+                       output_tokens=n_out, status=status, body=body, repaired=repaired)
 
     def _decode(self, raw: Any) -> tuple[int, Any]:
         """(status, JSON body) of a raw library response; a non-JSON body is retryable."""
@@ -217,6 +257,60 @@ class ModelClient(ABC):
 
     def _auth_hint(self) -> str:
         return ""
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a decoded value, with its article (``a number``, ``null``), for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a {type(value).__name__}"
+
+
+def expect(value: Any, kind: type, where: str) -> Any:
+    """``value`` if it is a ``kind`` (``dict``, ``list`` or ``str``), else :class:`BadBody`."""
+    if not isinstance(value, kind):
+        names: dict[type, str] = {dict: "an object", list: "an array", str: "a string"}
+        raise BadBody(f"{where} is {json_type(value)}, not {names.get(kind, 'a ' + kind.__name__)}")
+    return value
+
+
+def optional_text(value: Any, where: str, default: str = "") -> str:
+    """A string field that may be null or absent (``default``), else :class:`BadBody`."""
+    return default if value is None else expect(value, str, where)
+
+
+def token_counts(usage: Any, keys: Sequence[str], where: str = "usage") -> list[int]:
+    """The counts under ``keys`` of a ``usage`` object: null/absent is 0 (no usage reported).
+
+    A count must be a non-negative integer (an integral float such as ``12.0`` is taken as one);
+    ``usage`` itself may be null or absent, or an object. Anything else is :class:`BadBody`.
+    """
+    if usage is None:
+        usage = {}
+    expect(usage, dict, where)
+    counts = []
+    for key in keys:
+        value = usage.get(key)
+        if value is None:
+            counts.append(0)
+            continue
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+            raise BadBody(f"{where}.{key} is {json_type(value)} {shown}, not a non-negative integer")
+        counts.append(value)
+    return counts
 
 
 def _response_body(response: Any) -> Any:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from typing import Any, Mapping, Sequence, Union
 
 __all__ = [
     "Message", "Part", "text_part", "image_part", "validate_messages", "to_openai",
-    "to_anthropic", "sanitize", "image_ref", "estimate_tokens",
+    "to_anthropic", "sanitize", "image_ref", "estimate_tokens", "safe_text", "count_surrogates",
 ]
 
 Part = dict[str, Any]
@@ -23,6 +24,7 @@ Message = Mapping[str, Any]
 Content = Union[str, Sequence[Part]]
 
 _ROLES = ("system", "user", "assistant")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 #: Rough prompt-token cost of one image, used only for budget estimates before a call.
 IMAGE_TOKEN_ESTIMATE = 800
@@ -41,6 +43,24 @@ def image_part(png: bytes) -> Part:
 def image_ref(png: bytes) -> dict[str, Any]:
     """What a log stores instead of an image: its SHA-256 hex digest and byte length."""
     return {"type": "image", "sha256": hashlib.sha256(png).hexdigest(), "bytes": len(png)}
+
+
+def safe_text(text: str) -> str:
+    """``text`` with every surrogate code point (U+D800-U+DFFF) written as its escape (``\\ud800``).
+
+    A JSON reply may carry a lone surrogate (``"\\ud800"``), which a Python ``str`` holds but UTF-8
+    cannot encode: left alone it would break the next request, the record and any output. The escape
+    keeps what was sent visible (the same convention as the episode records). Other text is
+    returned unchanged (the same object).
+    """
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def count_surrogates(text: str) -> int:
+    """How many surrogate code points :func:`safe_text` would replace in ``text``."""
+    return len(_SURROGATE.findall(text))
 
 
 def validate_messages(messages: Sequence[Message]) -> None:
@@ -82,17 +102,19 @@ def _b64(png: bytes) -> str:
 
 
 def to_openai(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Chat-completions messages; images become ``image_url`` parts with a PNG data URL."""
+    """Chat-completions messages; images become ``image_url`` parts with a PNG data URL.
+
+    Text goes out through :func:`safe_text` (a lone surrogate cannot be sent as UTF-8)."""
     out = []
     for msg in messages:
         content = msg["content"]
         if isinstance(content, str):
-            out.append({"role": msg["role"], "content": content})
+            out.append({"role": msg["role"], "content": safe_text(content)})
             continue
-        parts = []
+        parts: list[dict[str, Any]] = []
         for part in content:
             if part["type"] == "text":
-                parts.append({"type": "text", "text": part["text"]})
+                parts.append({"type": "text", "text": safe_text(part["text"])})
             else:
                 url = "data:image/png;base64," + _b64(part["png"])
                 parts.append({"type": "image_url", "image_url": {"url": url}})
@@ -104,7 +126,7 @@ def to_anthropic(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
     """Messages-API form: (system text or None, messages); images become base64 ``image`` blocks.
 
     Anthropic takes the system prompt as a separate field, so system messages (text only) are
-    joined with blank lines in their original order.
+    joined with blank lines in their original order. Text goes out through :func:`safe_text`.
     """
     system: list[str] = []
     out = []
@@ -112,10 +134,10 @@ def to_anthropic(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
         if msg["role"] == "system":
             system.append(_text_only(msg["content"]))
             continue
-        blocks = []
+        blocks: list[dict[str, Any]] = []
         for part in _parts(msg["content"]):
             if part["type"] == "text":
-                blocks.append({"type": "text", "text": part["text"]})
+                blocks.append({"type": "text", "text": safe_text(part["text"])})
             else:
                 source = {"type": "base64", "media_type": "image/png", "data": _b64(part["png"])}
                 blocks.append({"type": "image", "source": source})
@@ -127,7 +149,7 @@ def _text_only(content: Content) -> str:
     parts = _parts(content)
     if any(p["type"] != "text" for p in parts):
         raise ValueError("a system message may only contain text")
-    return "".join(p["text"] for p in parts)
+    return safe_text("".join(p["text"] for p in parts))
 
 
 def sanitize(value: Any, secrets: Sequence[str] = ()) -> Any:
@@ -135,14 +157,15 @@ def sanitize(value: Any, secrets: Sequence[str] = ()) -> Any:
 
     Recognises every image form this package produces: neutral ``{"type": "image", "png": …}``,
     OpenAI data URLs and Anthropic base64 sources. Any occurrence of a non-empty string in
-    ``secrets`` (an API key) inside a string is replaced by ``"***"``.
+    ``secrets`` (an API key) inside a string is replaced by ``"***"``. Every string, dict keys
+    included, goes through :func:`safe_text`, so the copy always encodes as UTF-8.
     """
     if isinstance(value, Mapping):
         if value.get("type") == "image" and isinstance(value.get("png"), (bytes, bytearray)):
             return image_ref(bytes(value["png"]))
         if value.get("type") == "base64" and isinstance(value.get("data"), str):
             return {**_b64_ref(value["data"]), "media_type": value.get("media_type")}
-        return {str(k): sanitize(v, secrets) for k, v in value.items()}
+        return {safe_text(str(k)): sanitize(v, secrets) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [sanitize(v, secrets) for v in value]
     if isinstance(value, (bytes, bytearray)):
@@ -153,10 +176,10 @@ def sanitize(value: Any, secrets: Sequence[str] = ()) -> Any:
         for secret in secrets:
             if secret:
                 value = value.replace(secret, "***")
-        return value
+        return safe_text(value)
     if value is None or isinstance(value, (bool, int, float)):
         return value
-    return repr(value)
+    return safe_text(repr(value))
 
 
 def _b64_ref(data: str) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Sequence
 
-from .client import ModelClient, _import, _Result, _Retryable
+from .client import BadBody, ModelClient, _import, _Result, expect, optional_text, token_counts
 from .messages import Message, to_openai
 from .reply import ModelError
 
@@ -70,19 +70,27 @@ class OpenAIChatClient(ModelClient):
         except self._lib.APIError as exc:
             raise self._classify_library_error(exc, self._lib) from exc
         status, body = self._decode(raw)
-        try:
-            choice = body["choices"][0]
-            text = choice["message"].get("content") or ""
-            finish = choice.get("finish_reason") or "stop"
-        except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise _Retryable(f"response without choices[0].message ({exc!r})", kind="malformed",
-                             status=status, response=body) from exc
-        usage = body.get("usage") or {}
-        return _Result(text=text, finish_reason=finish,
-                       input_tokens=int(usage.get("prompt_tokens") or 0),
-                       output_tokens=int(usage.get("completion_tokens") or 0),
-                       status=status, body=body)
+        return self._parsed(status, body, _parse_chat_completion)
 
     def close(self) -> None:
         """Close the library client's connection pool."""
         self._client.close()
+
+
+def _parse_chat_completion(body: Any) -> tuple[str, str, int, int]:
+    """(text, finish reason, prompt tokens, completion tokens) of a chat-completion body.
+
+    ``choices[0].message.content`` must be a string or null (null is the empty reply),
+    ``finish_reason`` a string or null (``stop``), ``usage`` null or an object of non-negative
+    integer counts; anything else raises :class:`~.client.BadBody`.
+    """
+    expect(body, dict, "the body")
+    choices = expect(body.get("choices"), list, "choices")
+    if not choices:
+        raise BadBody("choices is an empty array")
+    choice = expect(choices[0], dict, "choices[0]")
+    message = expect(choice.get("message"), dict, "choices[0].message")
+    text = optional_text(message.get("content"), "choices[0].message.content")
+    finish = optional_text(choice.get("finish_reason"), "choices[0].finish_reason", "stop") or "stop"
+    n_in, n_out = token_counts(body.get("usage"), ("prompt_tokens", "completion_tokens"))
+    return text, finish, n_in, n_out

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["ModelError", "ModelReply"]
+__all__ = ["MalformedReply", "ModelError", "ModelReply"]
 
 
 class ModelError(RuntimeError):
@@ -26,6 +26,20 @@ class ModelError(RuntimeError):
         self.status = status
         self.kind = kind
         self.log: list[dict[str, Any]] = log if log is not None else []
+
+
+class MalformedReply(ModelError):
+    """A model call failed for good because the server's replies were not well-formed replies.
+
+    An HTTP 200 whose body is not JSON, or is JSON of the wrong shape (no ``choices``, content
+    that is a number or a list where text belongs, ``usage`` that is not an object of non-negative
+    integer counts, ...). Each such attempt is logged with ``error_kind`` ``malformed`` and
+    retried; this is raised when the last attempt was one too. ``kind`` is always ``malformed``.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None,
+                 log: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message, status=status, kind="malformed", log=log)
 
 
 @dataclass

@@ -49,6 +49,7 @@ class Step:
     input_tokens: int | None = None
     output_tokens: int | None = None
     error_message: str = ""
+    payload: Any = None
 
     @classmethod
     def reply(cls, text: str, *, input_tokens: int | None = None,
@@ -78,6 +79,15 @@ class Step:
     def malformed(cls) -> "Step":
         """HTTP 200 with a body that is not valid JSON."""
         return cls(fault="malformed")
+
+    @classmethod
+    def body(cls, payload: Any) -> "Step":
+        """HTTP 200 with ``payload`` (any JSON value) as the whole body, sent as it is.
+
+        For replies that are valid JSON but not a valid reply: ``{"choices": []}``, content that
+        is a number, ``usage`` that is a string, text with a lone surrogate (``"\\ud800"``), ...
+        """
+        return cls(fault="body", payload=payload)
 
     @classmethod
     def truncated(cls) -> "Step":
@@ -232,6 +242,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if step.fault == "malformed":
             self._send_raw(200, b'{"id": "broken", "choices": [{"message": ', "application/json")
+            return
+        if step.fault == "body":
+            self._send_raw(200, json.dumps(step.payload).encode(), "application/json")
             return
         if step.status != 200:
             headers = {"Retry-After": step.retry_after} if step.retry_after is not None else {}

@@ -4,7 +4,9 @@ Accepted: face turns ``U R F D L B``, rotations ``x y z``, slices ``M E S``,
 wide turns as lower case (``r``) or with ``w`` (``Rw``), each with an optional
 ``'``/``’`` (inverse), ``2``, ``2'`` or ``'2`` suffix.  Tokens may be separated
 by any whitespace or written together (``RUR'U'``).  Anything else raises
-:class:`NotationError` naming the bad token and its character position.
+:class:`NotationError` naming the bad token and its character position.  The message is bounded
+whatever the input: it quotes at most :data:`TOKEN_EXCERPT` characters of the token and
+:data:`TEXT_EXCERPT` of the sequence (:func:`~.errors.excerpt`), each with its length when cut.
 """
 
 from __future__ import annotations
@@ -14,10 +16,14 @@ from typing import Iterable
 
 import numpy as np
 
-from .errors import NotationError
+from .errors import NotationError, excerpt
 from .moves import INVERSE, MOVE_INDEX, MOVE_NAMES
 
 _TOKEN = re.compile(r"\s*(?:([URFDLB])w|([URFDLBxyzMESurfdlb]))(2['’]?|['’]2?)?")
+TOKEN_EXCERPT = 20
+"""At most this many characters of a bad token appear in a :class:`NotationError` message."""
+TEXT_EXCERPT = 60
+"""At most this many characters of the sequence appear in a :class:`NotationError` message."""
 
 
 def _canonical(base: str, suffix: str | None) -> str:
@@ -38,9 +44,14 @@ def parse(text: str) -> list[int]:
         m = _TOKEN.match(text, pos)
         if m is None:
             start = len(text) - len(text[pos:].lstrip())
-            bad = text[start:].split()[0]
+            stop = start  # the token runs to the next blank; only the first characters are needed
+            while stop < end and not text[stop].isspace() and stop - start <= TOKEN_EXCERPT:
+                stop += 1
+            bad = excerpt(text[start:stop], TOKEN_EXCERPT)
+            if stop - start > TOKEN_EXCERPT:
+                bad = bad.split("…(")[0] + "…"  # its length is unknown without reading it all
             raise NotationError(
-                f"unknown move {bad!r} at position {start} in {text!r}; "
+                f"unknown move {bad} at position {start} in {excerpt(text, TEXT_EXCERPT)}; "
                 "expected face turns U R F D L B, rotations x y z, slices M E S or wide turns "
                 "(r or Rw), each optionally followed by ' or 2"
             )
