@@ -199,6 +199,11 @@ def test_oversized_tool_arguments_are_refused_inside(sb: Sandbox, box: ToolBox) 
     r = sb.run("move('R ' * 2_000_000)")
     assert_error(r, "ValueError", "too large")
     assert r.tool_calls == [] and not r.interpreter_lost and sb.run("kept").value_repr == "5"
+    r = sb.run("move(eval('[' * 31 + ']' * 31))")
+    assert_error(r, "ValueError", "nested too deeply (the limit is 30 levels")
+    assert r.tool_calls == [] and not r.interpreter_lost and sb.run("kept").value_repr == "5"
+    r = sb.run("move(eval('[' * 30 + ']' * 30))")  # crosses (and the toolbox's move refuses a list)
+    assert [c.executed for c in r.tool_calls] == [True] and not r.interpreter_lost, r.observation()
     goes_on(sb, box)
 
 
@@ -550,6 +555,27 @@ def test_ctypes_libc_cannot_undo_the_walls(sb: Sandbox, box: ToolBox) -> None:
     goes_on(sb, box)
 
 
+def test_shared_memory_and_memfds_are_refused(episode: tuple[Sandbox, ToolBox]) -> None:
+    """Memory the address-space limit does not count: System V shared memory (a segment outlives
+    its attachment, so blocks could pile up gigabytes), semaphores, message queues, memfds and
+    POSIX shared memory (no /dev/shm). Each attempt fails and obtains nothing."""
+    sb, box = episode
+    code = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "def errno_of(ret):\n    return ctypes.get_errno() if ret == -1 else 'obtained'\n"
+            "def raised(fn, *args):\n    try:\n        fn(*args)\n    except OSError as exc:\n"
+            "        return exc.errno\n    return 'obtained'\n"
+            "from multiprocessing import shared_memory\n"
+            "(errno_of(libc.shmget(0, 1 << 30, 0o1600)), errno_of(libc.shmat(0, None, 0)),\n"
+            " errno_of(libc.semget(0, 1000, 0o1600)), errno_of(libc.msgget(0, 0o1600)),\n"
+            " raised(os.memfd_create, 'hoard'), errno_of(libc.syscall(319, b'hoard', 0)),\n"
+            " raised(shared_memory.SharedMemory, None, True, 1 << 20))")
+    r = sb.run(code)
+    assert r.value_repr is not None, r.observation()
+    eperm, enoent = 1, 2
+    assert eval(r.value_repr) == (eperm,) * 6 + (enoent,), r.value_repr
+    goes_on(sb, box)
+
+
 def test_ctypes_segfault_crashes_only_the_sandbox(sb: Sandbox, box: ToolBox) -> None:
     r = sb.run("import ctypes\nctypes.string_at(0)")
     assert r.killed_reason == "crash" and "SIGSEGV" in r.observation() and r.interpreter_lost
@@ -635,13 +661,31 @@ def test_output_printed_before_a_kill_is_kept(box: ToolBox) -> None:
 
 def test_no_tool_call_runs_after_the_time_limit(box: ToolBox) -> None:
     with make(box, WALL) as sandbox:
-        r = sandbox.run("import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
-                        "slow(1.2)\nmove('R')")
+        r = sandbox.run("import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"
+                        "time.sleep(1.2)\nmove('R')")
         assert ("move", "R") not in box.executed
-        assert [c.name for c in r.tool_calls if c.executed] == ["slow"]
         if not r.interpreter_lost:  # the usual path: the host refused the late call
             assert_error(r, "ToolError", "time limit was reached")
-            assert r.tool_calls[-1].executed is False
+            assert [c.executed for c in r.tool_calls] == [False]
+        goes_on(sandbox, box)
+
+
+def test_a_tool_call_outlasting_the_time_limit_stops_the_block(box: ToolBox) -> None:
+    """Tool time counts toward the block's wall time, on the host's clock: a call that returns after
+    the limit ends the block as a wall-time stop, even if the code ignores SIGALRM or swallows the
+    stop; it gets ``kill_grace_seconds`` (generous here) to stop on its own and keeps its variables."""
+    limits = SandboxLimits(**{**WALL.__dict__, "kill_grace_seconds": 10.0})
+    with make(box, limits) as sandbox:
+        sandbox.run("kept = 3")
+        r = sandbox.run("import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nslow(1.5)\n"
+                        "print('went on')\nmove('R')")
+        assert r.killed_reason == "wall" and r.timed_out and not r.interpreter_lost, r.observation()
+        assert_error(r, "WallTimeExceeded")
+        assert "a tool call was still running when it was reached" in r.observation()
+        assert "went on" not in r.stdout and [c.name for c in r.tool_calls] == ["slow"]
+        r = sandbox.run("try:\n    slow(1.5)\nexcept BaseException:\n    pass\n'swallowed'")
+        assert r.killed_reason == "wall" and r.timed_out and r.value_repr == "'swallowed'", r.observation()
+        assert ("move", "R") not in box.executed and sandbox.run("kept").value_repr == "3"
         goes_on(sandbox, box)
 
 
@@ -669,7 +713,10 @@ def test_deep_python_recursion_is_stopped(box: ToolBox) -> None:
     recursion limit, and unwinding ~10**5 frames then allocates a frame object per traceback entry.
     If memory runs out there, 3.11 and 3.12 lose the exception (``SystemError: error return without
     exception set``; the sandbox reports a ``memory`` stop) and 3.13 crashes; a CPU stop whose
-    unwinding outlasts the grace period is killed (``cpu``, interpreter lost).
+    unwinding outlasts the grace period is killed (``cpu``, interpreter lost). Unwinding takes about
+    half of the CPU second here, so the CPU limit often passes while an exception unwinds: when that
+    exception is the code's own and it unwinds cleanly (enough memory), the stop is reported with
+    a ``CpuTimeExceeded`` line after its traceback (the next test forces that timing).
     """
     with make(box, CPU) as sandbox:
         r = sandbox.run("import sys\nsys.setrecursionlimit(10**6)\ndef f(n):\n    return f(n + 1)\nf(0)")
@@ -687,6 +734,20 @@ def test_deep_python_recursion_is_stopped(box: ToolBox) -> None:
         if r.killed_reason == "crash":
             assert r.interpreter_lost, shown
         goes_on(sandbox, box)
+
+
+def test_a_stop_that_arrives_while_an_exception_unwinds_is_shown(sb: Sandbox, box: ToolBox) -> None:
+    """A stop's signal that arrives while the code's own exception unwinds (no code runs there to
+    raise it in) is only noted. The block is still a stop, and its traceback must say which: a
+    ``cpu`` stop that kept the interpreter shows ``CpuTimeExceeded``. Found as the chance failure of
+    the deep-recursion test (a clean ``RecursionError`` with a CPU stop noted while it unwound);
+    here the timing is forced by telling the worker it cannot be interrupted, then sending SIGPROF."""
+    r = sb.run("import os, signal, sys\nsys.modules['__main__'].state.interruptible = False\n"
+               "os.kill(os.getpid(), signal.SIGPROF)\nraise ValueError('own')")
+    assert r.killed_reason == "cpu" and r.timed_out and not r.interpreter_lost, r.observation()
+    assert_error(r, "ValueError: own", "CpuTimeExceeded: the code block used more than its CPU-time limit of 2 s "
+                 "(reached while the exception above was raised)")
+    goes_on(sb, box)
 
 
 def test_c_stack_overflow_crashes_only_the_interpreter(sb: Sandbox, box: ToolBox) -> None:
@@ -770,10 +831,100 @@ def test_closing_stdout_and_stderr(sb: Sandbox, box: ToolBox) -> None:
     goes_on(sb, box)
 
 
+def test_an_exception_with_a_reason_attribute_is_the_codes_own_error(sb: Sandbox, box: ToolBox) -> None:
+    """Only the sandbox's own stops name a stop reason (``urllib.error.URLError`` has a ``.reason`` too)."""
+    r = sb.run("class Oops(Exception):\n    reason = 'crash'\nraise Oops('mine')")
+    assert r.killed_reason is None and not r.interpreter_lost and r.stop_detail is None, r.observation()
+    assert_error(r, "Oops: mine")
+    goes_on(sb, box)
+
+
 def test_exit_requests(sb: Sandbox, box: ToolBox) -> None:
     sb.run("kept = 2")
     assert_error(sb.run("import sys\nsys.exit(3)"), "SystemExit: 3")
     assert sb.run("kept").value_repr == "2"
+    goes_on(sb, box)
+
+
+# =========================================================================== hostile: forged frames
+
+def forge(frame: str, then: str = "") -> str:
+    """Code that writes one hand-made frame on the sandbox's message pipe (fd 4), then runs ``then``.
+    ``frame`` is a Python expression for the frame's body: a dict (sent as JSON) or bytes (sent raw)."""
+    return ("import json, os, signal\nfor s in (signal.SIGALRM, signal.SIGPROF):\n"
+            "    signal.signal(s, signal.SIG_IGN)\n"
+            f"body = {frame}\nbody = body if isinstance(body, bytes) else json.dumps(body).encode()\n"
+            "data = len(body).to_bytes(4, 'big') + body\nwhile data:\n    data = data[os.write(4, data):]\n"
+            + then)
+
+
+FORGED_RESULT = "{'type': 'result', 'stdout': 'FORGED', 'dropped': 0, 'value_repr': None, 'error': None, 'stopped': None}"
+FORGERIES = {  # name: (limits, code, what the observation says)
+    "result, then a busy loop": (CPU, forge(FORGED_RESULT, "while True:\n    pass"), "went on running"),
+    "result, then a sleep": (WALL, forge(FORGED_RESULT, "import time\ntime.sleep(60)"), "went on running"),
+    "result, then the real one": (LIMITS, forge(FORGED_RESULT), "wrote more data after it"),
+    "result with wrong field types": (LIMITS, forge(FORGED_RESULT.replace("'dropped': 0", "'dropped': 'many'"),
+                                                    "import time\ntime.sleep(60)"), "'dropped' is a str"),
+    "result with an unknown stop": (LIMITS, forge(FORGED_RESULT.replace("'stopped': None", "'stopped': 'killed'")),
+                                    "stopped='killed'"),
+    "result with an overlong text": (LIMITS, forge(FORGED_RESULT.replace("'FORGED'", "'FORGED' * 1000")),
+                                     "longer than the output limit"),
+    "an unexpected kind": (LIMITS, forge("{'type': 'ready'}"), "unexpected 'ready' message"),
+    "a tool call whose args are not a list": (LIMITS, forge("{'type': 'tool', 'name': 'move', 'args': 'R', "
+                                                            "'kwargs': {}}"), "'args' is a str"),
+    "nesting too deep to parse": (LIMITS, forge("b'[' * 200000 + b']' * 200000"), "nested too deeply"),
+    "nesting past the limit": (LIMITS, forge("{'type': 'tool', 'name': 'move', 'args': eval('[' * 40 + ']' * 40), "
+                                             "'kwargs': {}}"), "nested more than 32 levels"),
+    "an oversized tool call": (LIMITS, forge("{'type': 'tool', 'name': 'move', 'args': ['R ' * 1_500_000], "
+                                             "'kwargs': {}}", "os.read(3, 4)"), "'tool' frame of 3000"),
+    "a number too long to parse": (LIMITS, forge("b'{\"type\": \"tool\", \"name\": \"move\", \"args\": [1' "
+                                                 "+ b'0' * 100000 + b'], \"kwargs\": {}}'", "os.read(3, 4)"),
+                                   "not valid JSON"),
+}
+
+
+@pytest.mark.parametrize("name", list(FORGERIES))
+def test_forged_frames_kill_the_interpreter(box: ToolBox, name: str) -> None:
+    """Code that writes its own frames on the control pipe (the issue's forgeries and more): each is a
+    protocol violation that kills the interpreter, said in the observation; no tool runs, the forged
+    text is never shown, the code gets no CPU beyond its limit, and the next block's observation
+    is its own (a fresh interpreter, not one block late)."""
+    limits, code, needle = FORGERIES[name]
+    with make(box, limits) as sandbox:
+        sandbox.run("kept = 1")
+        session = sandbox._session
+        r = sandbox.run(code)
+        shown = r.observation()
+        assert r.killed_reason == "protocol" and r.interpreter_lost, shown
+        assert needle in shown and "so the interpreter was killed" in shown and "FORGED" not in shown, shown
+        assert box.executed == [] and r.tool_calls == []
+        assert session.exit_info and session.exit_info["cpu"] < limits.cpu_seconds + limits.kill_grace_seconds
+        r = sandbox.run("'own'")
+        assert r.fresh_interpreter and r.value_repr == "'own'" and r.killed_reason is None, r.observation()
+        assert_error(sandbox.run("kept"), "NameError")
+        goes_on(sandbox, box)
+
+
+def test_no_code_runs_between_blocks(sb: Sandbox, box: ToolBox) -> None:
+    """Between blocks the interpreter is frozen (SIGSTOP, state T on the host): a POSIX timer set up by
+    a block, ticking every 20 ms, gets its Python handler run only while blocks run, not 75 times in
+    the 1.5 s between them."""
+    code = ("import ctypes, signal\nlibc = ctypes.CDLL(None, use_errno=True)\nticks = 0\n"
+            "def tick(signum, frame):\n    global ticks\n    ticks += 1\n"
+            "signal.signal(signal.SIGUSR1, tick)\n"
+            "class SigEvent(ctypes.Structure):\n"
+            "    _fields_ = [('value', ctypes.c_void_p), ('signo', ctypes.c_int), ('notify', ctypes.c_int),\n"
+            "                ('pad', ctypes.c_int * 12)]\n"
+            "class Spec(ctypes.Structure):\n    _fields_ = [('interval', ctypes.c_long * 2), ('value', ctypes.c_long * 2)]\n"
+            "timer = ctypes.c_void_p()\nevent = SigEvent(None, signal.SIGUSR1, 0)  # SIGEV_SIGNAL\n"
+            "spec = Spec((ctypes.c_long * 2)(0, 20_000_000), (ctypes.c_long * 2)(0, 20_000_000))\n"
+            "(libc.timer_create(1, ctypes.byref(event), ctypes.byref(timer)),\n"
+            " libc.timer_settime(timer, 0, ctypes.byref(spec), None))")
+    assert sb.run(code).value_repr == "(0, 0)"
+    state = Path(f"/proc/{sb._session.child_pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    time.sleep(1.5)
+    ticks = int(sb.run("ticks").value_repr)
+    assert ticks < 25 and state == "T", (ticks, state)
     goes_on(sb, box)
 
 

@@ -1,13 +1,23 @@
-"""Host side of the sandbox's pipe protocol: length-prefixed JSON frames, with deadlines."""
+"""Host side of the sandbox's pipe protocol: length-prefixed JSON frames, with deadlines.
+
+Everything read here comes from the sandbox and is untrusted: a frame that is too big
+(for its kind), not JSON, not an object, nested too deeply or holding an absurdly long
+number raises :class:`ProtocolViolation` and never any other exception.
+"""
 from __future__ import annotations
 
 import json
 import os
 import select
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 MAX_FRAME = 8 * 1024 * 1024
+MAX_DEPTH = 32
+"""Deepest nesting of lists and objects in a frame (the frame object itself is level 1)."""
+MAX_INT_DIGITS = 4300
+"""Longest integer literal accepted (CPython's own limit from 3.11; 3.10 would parse any length,
+in time quadratic in it)."""
 WATCH_INTERVAL = 0.1
 
 
@@ -27,13 +37,38 @@ def _remaining_ms(deadline: float) -> int:
     return max(0, int((deadline - time.monotonic()) * 1000))
 
 
+def _bounded_int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {len(text)} digits")
+    return int(text)
+
+
+def json_depth(value: Any, limit: int) -> int:
+    """Nesting depth of a parsed JSON value (a scalar is 0, ``[1]`` is 1), counted level by
+    level without recursion, and only until it exceeds ``limit``."""
+    depth, level = 0, [value]
+    while depth <= limit:
+        containers = [v for v in level if isinstance(v, (list, dict))]
+        if not containers:
+            break
+        depth += 1
+        level = [child for v in containers for child in (v.values() if isinstance(v, dict) else v)]
+    return depth
+
+
 class Channel:
     """Reads frames from ``read_fd`` and writes frames to ``write_fd`` without ever
-    blocking past a deadline (both fds are switched to non-blocking mode)."""
+    blocking past a deadline (both fds are switched to non-blocking mode).
 
-    def __init__(self, read_fd: int, write_fd: int, max_frame: int = MAX_FRAME) -> None:
+    ``max_frame`` caps every frame read; ``kind_limits`` caps frames of some kinds
+    (their ``"type"``) further, e.g. tool calls.
+    """
+
+    def __init__(self, read_fd: int, write_fd: int, max_frame: int = MAX_FRAME,
+                 kind_limits: Mapping[str, int] | None = None) -> None:
         self.read_fd, self.write_fd = read_fd, write_fd
         self.max_frame = max_frame
+        self.kind_limits = dict(kind_limits or {})
         os.set_blocking(read_fd, False)
         os.set_blocking(write_fd, False)
         self._buf = bytearray()
@@ -78,13 +113,32 @@ class Channel:
         self._fill(4 + size, deadline, watch)
         body = bytes(self._buf[4:4 + size])
         del self._buf[:4 + size]
+        msg = self._parse(body)
+        limit = self.kind_limits.get(str(msg.get("type")), self.max_frame)
+        if size > limit:
+            raise ProtocolViolation(f"a {msg.get('type')!r} frame of {size} bytes (limit {limit})")
+        return msg
+
+    @staticmethod
+    def _parse(body: bytes) -> dict[str, Any]:
+        """A frame's JSON object; anything else, or nesting deeper than MAX_DEPTH, is a violation."""
         try:
-            msg = json.loads(body)
+            msg = json.loads(body, parse_int=_bounded_int)
+        except RecursionError:
+            raise ProtocolViolation("a frame was nested too deeply to parse") from None
         except (UnicodeDecodeError, ValueError) as exc:
-            raise ProtocolViolation(f"a frame was not valid JSON ({exc})") from None
+            raise ProtocolViolation(f"a frame was not valid JSON ({str(exc)[:200]})") from None
         if not isinstance(msg, dict):
             raise ProtocolViolation("a frame was not a JSON object")
+        if json_depth(msg, MAX_DEPTH) > MAX_DEPTH:
+            raise ProtocolViolation(f"a frame was nested more than {MAX_DEPTH} levels deep")
         return msg
+
+    def pending(self) -> bool:
+        """Whether bytes are waiting to be read (buffered, or in the pipe)."""
+        poller = select.poll()
+        poller.register(self.read_fd, select.POLLIN)
+        return bool(self._buf) or any(events & select.POLLIN for _, events in poller.poll(0))
 
     def write(self, msg: dict[str, Any], deadline: float) -> None:
         """Send one frame; raises ChannelTimeout or ChannelClosed."""

@@ -287,7 +287,8 @@ def lock_down(cfg, layers):
     try:
         install_seccomp(cfg["seccomp_base"])
         layers["seccomp"] = ("active: mount/unshare/setns/ptrace/setrlimit/io_uring/bpf/keyrings/"
-                             "open_by_handle_at and namespace clone flags refused; sockets only AF_UNIX")
+                             "open_by_handle_at, System V IPC, memfd_create and namespace clone flags "
+                             "refused; sockets only AF_UNIX")
     except OSError as exc:
         layers["seccomp"] = f"unavailable: {exc}"
 

@@ -7,7 +7,9 @@ process as raw bytes (it installs them with ``prctl(PR_SET_SECCOMP)``):
   a deny-list: every syscall that could undo or get around the other layers
   (mount, pivot_root, unshare/setns, namespace-creating clone flags, ptrace,
   setrlimit, io_uring, bpf, kernel keyrings, open_by_handle_at, ...) fails with
-  ``EPERM``, and sockets other than ``AF_UNIX`` cannot be created.
+  ``EPERM``, and sockets other than ``AF_UNIX`` cannot be created. So do System V
+  IPC (shared memory, semaphores, message queues) and ``memfd_create``: their
+  memory is the kernel's, not counted in the address-space limit (``RLIMIT_AS``).
 * :func:`exec_filter` is stacked by the interpreter itself once it has started:
   from then on ``execve``/``execveat`` fail, so the model's code cannot replace
   the interpreter with another program.
@@ -69,6 +71,10 @@ _DENY = {
     "bpf": 321, "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
     "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
     "fsconfig": 431, "fsmount": 432, "fspick": 433, "pidfd_getfd": 438, "mount_setattr": 442,
+    # memory outside RLIMIT_AS: System V IPC (a segment outlives its attachment) and memfds
+    "shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64, "semop": 65, "semctl": 66, "shmdt": 67,
+    "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "semtimedop": 220, "memfd_create": 319,
+    "memfd_secret": 447,
 }
 _NR_CLONE = 56
 _NR_CLONE3 = 435

@@ -6,8 +6,11 @@ over two inherited pipe ends (fd 3: commands in, fd 4: messages out), each messa
 one frame: a 4-byte big-endian length and a JSON object.
 
 Host -> sandbox: ``init`` (tool names and docs, the exec-blocking seccomp filter,
-limits), ``exec`` (a code block), ``tool_result`` (the answer to a tool call).
+limits), ``exec`` (a code block), ``tool_result`` (the answer to a tool call; with
+``"stop": "wall"`` when the block's time ran out while the tool ran).
 Sandbox -> host: ``ready``, ``tool`` (a tool call), ``result`` (the block's outcome).
+The host checks every frame, kills the interpreter on any it did not expect, and
+freezes (SIGSTOP) the interpreter between blocks once it is back in ``recv()``.
 
 Blocks run in one persistent namespace, like a REPL: the value of a final
 expression is reported with ``repr``. Stops that keep the interpreter alive (wall
@@ -31,7 +34,6 @@ CMD_FD = 3
 MSG_FD = 4
 MIRROR_FD = 5  # shared memory where kept output is mirrored, read by the host if we die
 OUTPUT_STOP_FACTOR = 10  # a block that prints ten times the shown limit is stopped
-MAX_TOOL_REQUEST = 1 << 20  # bytes of JSON per tool call; larger arguments are refused inside
 TRACEBACK_FRAMES = 30  # innermost frames kept (a deep recursion must not take ages to format)
 LOST_EXCEPTION = "error return without exception set"
 """CPython's SystemError when the exception in flight vanished. CPython 3.11 and 3.12 lose it when
@@ -99,6 +101,8 @@ class _State:
     pending = None
     fired = False
     limits: dict = {}  # the host's limits (the init message's "limits")
+    tool_bytes = 1 << 20  # largest tool call frame, as JSON (the host kills on a larger one)
+    tool_depth = 32  # deepest nesting of a tool call frame (likewise)
 
 
 state = _State()
@@ -188,18 +192,34 @@ class Capture(io.TextIOBase):
 
 # --------------------------------------------------------------------------- tools
 
+def json_depth(value, limit):
+    """Nesting depth of lists/tuples and dicts in ``value`` (the host's count of the same frame)."""
+    depth, level = 0, [value]
+    while depth <= limit:
+        containers = [v for v in level if isinstance(v, (list, tuple, dict))]
+        if not containers:
+            break
+        depth += 1
+        level = [child for v in containers for child in (v.values() if isinstance(v, dict) else v)]
+    return depth
+
+
 def call_tool(name, args, kwargs):
     if not state.in_block:
         raise RuntimeError(f"{name}() can only be called while a code block is running")
+    frame = {"type": "tool", "name": name, "args": list(args), "kwargs": kwargs}
     try:
-        request = _dumps({"type": "tool", "name": name, "args": list(args), "kwargs": kwargs})
+        request = _dumps(frame)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"arguments of {name}() must be JSON values "
                         f"(str, int, float, bool, None, list, dict): {exc}") from None
     body = request.encode()
-    if len(body) > MAX_TOOL_REQUEST:
+    if len(body) > state.tool_bytes:
         raise ValueError(f"arguments of {name}() are too large ({len(body)} bytes of JSON; "
-                         f"the limit is {MAX_TOOL_REQUEST})")
+                         f"the limit is {state.tool_bytes})")
+    if json_depth(frame, state.tool_depth) > state.tool_depth:
+        raise ValueError(f"arguments of {name}() are nested too deeply (the limit is "
+                         f"{state.tool_depth - 2} levels of lists and dicts)")
     state.interruptible = False
     try:
         data = len(body).to_bytes(4, "big") + body
@@ -208,6 +228,8 @@ def call_tool(name, args, kwargs):
         reply = recv()
     finally:
         state.interruptible = True
+    if reply.get("stop") == "wall" and state.pending is None:  # the block's time ran out during the call
+        state.pending = WallTimeExceeded
     raise_pending()
     if reply.get("ok"):
         return reply.get("result")
@@ -301,7 +323,8 @@ def execute(code, number, ns, capture):
                     value_repr = value_repr[:lim["max_output_chars"]] + " …[repr truncated]"
     except BaseException as exc:
         state.interruptible = False
-        reason = getattr(exc, "reason", "memory" if isinstance(exc, MemoryError) else None)
+        # only the sandbox's own stops have a reason (the code's exceptions may have a .reason too)
+        reason = exc.reason if isinstance(exc, SandboxStop) else "memory" if isinstance(exc, MemoryError) else None
         lost = type(exc) is SystemError and str(exc) == LOST_EXCEPTION
         if lost:
             reason = "memory"
@@ -333,8 +356,11 @@ def run_block(msg, ns, mirror):
         signal.setitimer(signal.ITIMER_PROF, 0)
         state.interruptible = False
         sys.stdout, sys.stderr = saved
-    if reason is None and state.pending is not None:
-        reason = state.pending.reason
+    if reason is None and state.pending is not None:  # the limit passed as the block was ending
+        kind = state.pending
+        reason = kind.reason
+        if error is not None:  # the code's own exception ended it (a stop is not raised while one unwinds)
+            error += f"{kind.__name__}: {_stop_message(kind)} (reached while the exception above was raised)\n"
     return {"type": "result", "stdout": capture.text(), "dropped": capture.total - capture.kept,
             "value_repr": value_repr, "error": error, "stopped": reason}
 
@@ -376,6 +402,7 @@ def open_mirror():
 def main():
     init = recv()
     state.limits = init["limits"]
+    state.tool_bytes, state.tool_depth = init["tool_bytes"], init["tool_depth"]
     mirror = open_mirror()
     exec_layer = install_exec_filter(init.get("exec_filter"))
     ns = make_namespace(init["tools"])

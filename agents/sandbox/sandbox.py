@@ -4,7 +4,9 @@ See ``docs/sandbox.md`` for the guarantees and the layers. In short: the model's
 code runs in a separate process started by ``_launcher.py`` (namespaces, minimal
 read-only root, unprivileged uid, rlimits, no_new_privs, seccomp) and running
 ``_worker.py``; the host talks to it over two pipes only, and executes the real
-tool callables itself when the code calls their stubs.
+tool callables itself when the code calls their stubs. The host trusts no frame it
+reads (any protocol violation kills the interpreter) and keeps the interpreter frozen
+(SIGSTOP) between blocks, so no code runs while no block does.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import inspect
 import json
 import keyword
 import os
+import platform
 import secrets
 import select
 import shutil
@@ -26,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from . import _seccomp
-from ._channel import Channel, ChannelClosed, ChannelTimeout, ProtocolViolation
+from ._channel import MAX_DEPTH, Channel, ChannelClosed, ChannelTimeout, ProtocolViolation
 from ._hostpython import host_python
 from .limits import SandboxLimits
 from .result import ExecResult, SandboxToolCall
@@ -46,6 +49,22 @@ pass them as ``require_layers`` where the benchmark's tool setting must be airti
 _DISABLEABLE = frozenset({"namespaces", "uid", "seccomp"})
 _UID_BASE, _UID_SPAN = 200_000, 65_536
 _LAUNCHER_ENV = {"PATH": os.defpath, "LANG": "C.UTF-8"}
+TOOL_FRAME_BYTES = 1 << 20
+"""Largest tool-call frame (bytes of JSON) the host accepts; the stubs refuse larger arguments
+with a ``ValueError`` inside, so only a hand-written frame gets the interpreter killed."""
+_CMD_FD = 3  # the interpreter's end of the command pipe: between blocks it waits in read() on it
+_READ_SYSCALL = {"x86_64": 0, "aarch64": 63, "riscv64": 63}.get(platform.machine())
+_IDLE_WAIT_SECONDS = 2.0  # at least this long for the worker to be seen waiting after its result
+_IDLE_CPU_SECONDS = 0.5  # CPU it may use meanwhile (it needs microseconds)
+_NONE = type(None)
+_FRAME_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
+    "tool": {"name": (str,), "args": (list,), "kwargs": (dict,)},
+    "result": {"stdout": (str,), "dropped": (int,), "value_repr": (str, _NONE), "error": (str, _NONE),
+               "stopped": (str, _NONE)},
+}
+"""The fields of the frames the host accepts during a block, and their JSON types."""
+_WORKER_STOPS = (None, "wall", "cpu", "memory", "output")
+_TEXT_SLACK = 1024  # a result's texts may exceed max_output_chars by a truncation notice
 
 
 _UIDS_IN_USE: set[int] = set()
@@ -123,6 +142,62 @@ def _tasks_of_uid(uid: int) -> dict[int, int]:
     return found
 
 
+def _proc_state(pid: int) -> str | None:
+    """The process's state letter from /proc/<pid>/stat (``S`` sleeping, ``T`` stopped, ...)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2:].split()[0]
+
+
+def _waiting_for_commands(pid: int) -> bool:
+    """Whether the process is blocked in read() on its command pipe, per /proc/<pid>/syscall.
+
+    Where that file cannot be read (a kernel without it) this answers True while the
+    process exists: the host then relies on freezing it alone.
+    """
+    try:
+        fields = Path(f"/proc/{pid}/syscall").read_text().split()
+    except OSError:
+        return os.path.exists(f"/proc/{pid}")
+    if len(fields) < 2 or not fields[0].isdigit():  # "running", or "-1 ..." (blocked outside a syscall)
+        return False
+    return int(fields[1], 16) == _CMD_FD and _READ_SYSCALL in (None, int(fields[0]))
+
+
+def _wait_stopped(pid: int, deadline: float) -> bool:
+    """Wait until the process is stopped (state ``T``); False if it ended or the deadline passed."""
+    pause = 0.0001
+    while (state := _proc_state(pid)) != "T":
+        if state in (None, "Z", "X") or time.monotonic() >= deadline:
+            return False
+        time.sleep(pause)
+        pause = min(2 * pause, 0.01)
+    return True
+
+
+def _malformed(msg: dict[str, Any], text_limit: int) -> str | None:
+    """Why a frame read during a block is not a ``tool`` or ``result`` frame as the worker
+    writes them (kind, field types, a known stop, texts within the output limit), or None."""
+    kind = msg.get("type")
+    fields = _FRAME_FIELDS.get(kind) if isinstance(kind, str) else None
+    if fields is None:
+        return f"an unexpected {str(kind)[:40]!r} message"
+    for key, types in fields.items():
+        value = msg.get(key)
+        if not isinstance(value, types) or isinstance(value, bool):
+            return f"a {kind!r} message whose {key!r} is a {type(value).__name__}"
+    if kind == "tool":
+        return None
+    if msg["dropped"] < 0 or msg["stopped"] not in _WORKER_STOPS:
+        return f"a 'result' message with dropped={msg['dropped']} and stopped={str(msg['stopped'])[:40]!r}"
+    for key in ("stdout", "value_repr", "error"):
+        if len(msg[key] or "") > text_limit + _TEXT_SLACK:
+            return f"a 'result' message whose {key!r} is longer than the output limit"
+    return None
+
+
 def _pid_ns(pid: int) -> str | None:
     try:
         return os.readlink(f"/proc/{pid}/ns/pid")
@@ -152,13 +227,17 @@ class _Session:
         self.exit_info: dict[str, Any] | None = None
         self.dead = False
 
-    def kill(self) -> None:
-        """SIGKILL the interpreter (PID 1 of its namespace: everything in it dies)."""
+    def send_signal(self, sig: int) -> None:
+        """Send ``sig`` to the interpreter through its pidfd (nothing if it is gone)."""
         if self.pidfd >= 0:
             try:
-                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+                signal.pidfd_send_signal(self.pidfd, sig)
             except (ProcessLookupError, OSError):
                 pass
+
+    def kill(self) -> None:
+        """SIGKILL the interpreter (PID 1 of its namespace: everything in it dies)."""
+        self.send_signal(signal.SIGKILL)
         if self.sweep_uid:
             for pid in _tasks_of_uid(self.uid):
                 try:
@@ -300,16 +379,16 @@ class Sandbox:
         hard = soft + self.limits.kill_grace_seconds
         request = {"type": "exec", "code": code, "number": self.blocks_run}
         try:
-            self._live_session().channel.write(request, hard)
+            watch = self._send_block(request, hard)
         except (ChannelClosed, ChannelTimeout):  # died between blocks: start afresh once
             self._restart()
             fresh = True
             try:
-                self._live_session().channel.write(request, hard)
+                watch = self._send_block(request, hard)
             except (ChannelClosed, ChannelTimeout):
                 return self._lost([], "crash", "a fresh interpreter died before the block could start",
                                   started=False)
-        result = self._serve_block(soft, hard, self._cpu_watchdog())
+        result = self._serve_block(soft, hard, watch)
         result.fresh_interpreter = fresh
         result.wall_time = time.monotonic() - start
         return result
@@ -363,7 +442,8 @@ class Sandbox:
         os.close(msg_w)
         # a result carries up to three texts of max_output_chars, each \u-escaped (six characters per character) at worst
         max_frame = max(8 * 2**20, 3 * 12 * self.limits.max_output_chars + 2**20)
-        session = _Session(proc, Channel(msg_r, cmd_w, max_frame), self._own_uid, mirror)
+        channel = Channel(msg_r, cmd_w, max_frame, {"tool": TOOL_FRAME_BYTES})
+        session = _Session(proc, channel, self._own_uid, mirror)
         self._session = session
         self._finalizer = weakref.finalize(self, session.close)
         try:
@@ -385,6 +465,7 @@ class Sandbox:
         setup = self._expect(session, deadline, "setup")
         self.layers = {name: state for name, state in setup["layers"].items()}
         init = {"type": "init", "limits": self._limit_dict(),
+                "tool_bytes": TOOL_FRAME_BYTES, "tool_depth": MAX_DEPTH,
                 "tools": {n: _tool_doc(n, f) for n, f in self._tools.items()},
                 "exec_filter": _seccomp.exec_filter().hex()
                 if "seccomp" not in self._disable and _seccomp.SUPPORTED else None}
@@ -393,6 +474,9 @@ class Sandbox:
         except (ChannelClosed, ChannelTimeout) as exc:
             raise self._start_failure(session, f"could not send the init message ({exc!r})") from None
         ready = self._expect(session, deadline, "ready")
+        problem = self._freeze_between_blocks(session, deadline, _IDLE_CPU_SECONDS)
+        if problem:
+            raise self._start_failure(session, f"after 'ready' the interpreter {problem}")
         self.layers["seccomp-exec"] = ("disabled by configuration" if "seccomp" in self._disable
                                        else ready["exec_filter"])
         self.uid = int(ready.get("uid", -1))
@@ -482,11 +566,56 @@ class Sandbox:
                 raise _CpuOverrun()
         return watch
 
+    def _send_block(self, request: dict[str, Any], deadline: float) -> Callable[[], None]:
+        """Thaw the interpreter (frozen since its last result) and send it a block; return the
+        block's CPU watchdog, whose baseline is read while it is still frozen."""
+        session = self._live_session()
+        watch = self._cpu_watchdog()
+        session.send_signal(signal.SIGCONT)
+        session.channel.write(request, deadline)
+        return watch
+
+    def _freeze_between_blocks(self, session: _Session, deadline: float, cpu_allowance: float) -> str | None:
+        """Stop (SIGSTOP) the interpreter once it waits for its next command; None, or what it did instead.
+
+        The worker reads its command pipe right after sending a result, so code that forged the
+        result is caught here: running, once it has used ``cpu_allowance`` more seconds of CPU;
+        sleeping elsewhere, at ``deadline`` (a worker that is merely waiting for a CPU is
+        runnable, and is waited for). Frozen, nothing of it runs until the next block thaws
+        it: no signal handler, no timer, no thread. Bytes waiting on the pipe then can only
+        be more forged frames. An interpreter that has ended is left to the next block.
+        """
+        pid = session.child_pid
+        cpu_limit = (_cpu_seconds_of(pid) or 0.0) + cpu_allowance
+        pause = 0.0001
+        while True:
+            if _waiting_for_commands(pid):
+                session.send_signal(signal.SIGSTOP)
+                if _wait_stopped(pid, max(deadline, time.monotonic() + _IDLE_WAIT_SECONDS)) \
+                        and _waiting_for_commands(pid):
+                    return "wrote more data after it" if session.channel.pending() else None
+                session.send_signal(signal.SIGCONT)
+            state, used = _proc_state(pid), _cpu_seconds_of(pid)
+            if state in (None, "Z", "X"):
+                return None
+            if (used is not None and used > cpu_limit) or \
+                    (time.monotonic() >= deadline and (state != "R" or used is None)):
+                return "went on running instead of waiting for its next command"
+            time.sleep(pause)
+            pause = min(2 * pause, 0.01)
+
     # ------------------------------------------------------------------ one block
 
     def _serve_block(self, soft: float, hard: float, watch: Callable[[], None]) -> ExecResult:
-        """Answer tool calls until the block's result arrives or the block must die."""
+        """Answer tool calls until the block's result arrives or the block must die.
+
+        Every frame is checked (``_malformed``); a tool call that returns after the block's
+        time limit ends the block as a wall-time stop (the code gets ``kill_grace_seconds``
+        to stop on its own); a result counts only once the interpreter waits, frozen, for
+        its next block. Anything else kills the interpreter as a protocol violation.
+        """
         calls: list[SandboxToolCall] = []
+        late_tool = False
         channel = self._live_session().channel
         while True:
             try:
@@ -500,34 +629,50 @@ class Sandbox:
                                   f"{self.limits.wall_seconds:g} s and did not stop when interrupted, "
                                   f"so the interpreter was killed", killed_by_host=True)
             except ProtocolViolation as exc:
-                return self._lost(calls, "protocol", f"the code wrote invalid data into the sandbox's "
-                                  f"control pipe ({exc}), so the interpreter was killed", killed_by_host=True)
+                return self._violation(calls, str(exc))
             except ChannelClosed:
                 return self._lost(calls, *self._death_reason())
-            kind = msg.get("type")
-            if kind == "tool":
-                self._serve_tool(msg, soft, hard, calls)
-            elif kind == "result":
-                return self._check_stragglers(self._finished(msg, calls))
-            else:
-                return self._lost(calls, "protocol", f"the sandbox sent an unexpected {kind!r} message "
-                                  "on its control pipe, so the interpreter was killed", killed_by_host=True)
+            problem = _malformed(msg, self.limits.max_output_chars)
+            if problem:
+                return self._violation(calls, problem)
+            if msg["type"] == "tool":
+                if self._serve_tool(msg, soft, hard, calls):
+                    late_tool = True
+                    hard = max(hard, time.monotonic() + self.limits.kill_grace_seconds)
+                continue
+            idle_deadline = max(hard, time.monotonic() + _IDLE_WAIT_SECONDS)
+            problem = self._freeze_between_blocks(self._live_session(), idle_deadline,
+                                                  max(self.limits.kill_grace_seconds, _IDLE_CPU_SECONDS))
+            if problem:
+                return self._violation(calls, f"a 'result' message, but then the interpreter {problem}")
+            return self._check_stragglers(self._finished(msg, calls, late_tool))
 
-    def _serve_tool(self, msg: dict[str, Any], soft: float, hard: float, calls: list[SandboxToolCall]) -> None:
-        name, args, kwargs = msg.get("name"), msg.get("args"), msg.get("kwargs")
-        call = SandboxToolCall(name=str(name), args=args if isinstance(args, list) else [],
-                        kwargs=kwargs if isinstance(kwargs, dict) else {})
+    def _violation(self, calls: list[SandboxToolCall], problem: str) -> ExecResult:
+        return self._lost(calls, "protocol", f"the code wrote invalid data into the sandbox's control pipe "
+                          f"({problem}), so the interpreter was killed", killed_by_host=True)
+
+    def _serve_tool(self, msg: dict[str, Any], soft: float, hard: float, calls: list[SandboxToolCall]) -> bool:
+        """Run one tool call and answer it; True when it returned after the block's time limit
+        (the answer then tells the worker to stop the block)."""
+        name = msg["name"]
+        call = SandboxToolCall(name=name, args=msg["args"], kwargs=msg["kwargs"])
         calls.append(call)
-        if name not in self._tools or not isinstance(args, list) or not isinstance(kwargs, dict):
+        late = False
+        if name not in self._tools:
             reply = self._refuse(call, f"there is no tool named {name!r}")
         elif time.monotonic() >= soft:
             reply = self._refuse(call, "the code block's time limit was reached; the tool was not called")
         else:
             reply = self._execute_tool(call, self._tools[name])
+            late = time.monotonic() >= soft
+        if late:
+            reply["stop"] = "wall"
+            hard = max(hard, time.monotonic() + self.limits.kill_grace_seconds)
         try:
             self._live_session().channel.write({"type": "tool_result", **reply}, hard)
         except (ChannelClosed, ChannelTimeout):
             pass  # the next read reports the death or the timeout
+        return late
 
     @staticmethod
     def _refuse(call: SandboxToolCall, why: str) -> dict[str, Any]:
@@ -551,11 +696,16 @@ class Sandbox:
         call.result = value
         return {"ok": True, "result": value}
 
-    def _finished(self, msg: dict[str, Any], calls: list[SandboxToolCall]) -> ExecResult:
-        reason = msg.get("stopped")
+    def _finished(self, msg: dict[str, Any], calls: list[SandboxToolCall], late_tool: bool = False) -> ExecResult:
+        """The result of a block that ended on its own (``msg`` has been checked by ``_malformed``).
+        A block during which a tool call outlasted the time limit is a wall-time stop, whatever
+        the worker says."""
+        reason = "wall" if late_tool and msg["stopped"] is None else msg["stopped"]
         detail = None
         if reason == "wall":
             detail = f"the code block ran past its wall-time limit of {self.limits.wall_seconds:g} s"
+            if late_tool:
+                detail += " (a tool call was still running when it was reached)"
         elif reason == "cpu":
             detail = f"the code block used more than its CPU-time limit of {self.limits.cpu_seconds:g} s"
         elif reason == "memory":
@@ -564,9 +714,9 @@ class Sandbox:
             detail = (f"the code block printed more than {10 * self.limits.max_output_chars} characters; "
                       f"only the first {self.limits.max_output_chars} are shown")
         return ExecResult(
-            stdout=str(msg.get("stdout") or ""), stdout_dropped_chars=int(msg.get("dropped") or 0),
-            value_repr=msg.get("value_repr"), error=msg.get("error"),
-            timed_out=reason in ("wall", "cpu"), killed_reason=reason, stop_detail=detail, tool_calls=calls)
+            stdout=msg["stdout"], stdout_dropped_chars=msg["dropped"], value_repr=msg["value_repr"],
+            error=msg["error"], timed_out=reason in ("wall", "cpu"), killed_reason=reason, stop_detail=detail,
+            tool_calls=calls)
 
     def _check_stragglers(self, result: ExecResult) -> ExecResult:
         """Threads or processes must not outlive their block (only possible if max_processes > 1)."""
