@@ -34,10 +34,11 @@ DEFAULT_MAX_MOVES: dict[str, int] = {"quarter": 40, "half": 30}
 
 Room for any optimal plan (God's number is 26 quarter turns, 20 face turns)
 plus exploration, and for the two-phase solver's plan of every shipped
-instance (at most 34 quarter turns, 23 face turns); far too little to
-enumerate (every sequence of 2 quarter turns, each undone, is 576 turns) or
-to follow the heuristic reward by trial and error (46 or more quarter turns
-at depth 8, measured).  The reasoning is in docs/environments.md."""
+instance in any orientation (at most 36 quarter turns, 23 face turns); far
+too little to enumerate (every sequence of 2 quarter turns, each undone, is
+576 turns) or, but for luck (about 1 % of blind attempts at depth 8), to
+follow the heuristic reward by trial and error.  The measurements are in
+docs/environments.md."""
 DEFAULT_MAX_ROTATIONS = 40
 """The view-rotation budget :func:`run_episode` gives a partial tier that has none (two looks per step)."""
 
@@ -70,8 +71,8 @@ def _budget_text(max_moves: int | None, max_rotations: int | None, metric: str) 
     text = ""
     if max_moves is not None:
         unit = "quarter turns (a half turn counts two)" if metric == "quarter" else "face turns"
-        text += (f" You may make at most {max_moves} {unit} in the whole episode; a move past that is "
-                 "refused and ends the episode.")
+        text += (f" You may make at most {max_moves} {unit} in the whole episode: the move that uses the "
+                 "last of them ends the episode unless it solves the cube, and moves past them are refused.")
     if max_rotations is not None:
         text += f" You may rotate the cube at most {max_rotations} times; a rotation past that is refused."
     return text

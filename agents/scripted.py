@@ -27,6 +27,7 @@ import numpy as np
 from cubebench.engine import ORIENTATION_NAMES, ORIENTATIONS, TABLE, kernels
 from cubebench.engine.facelets import CENTRES
 from cubebench.engine.moves import MOVE_INDEX
+from cubebench.engine.notation import invert_sequence
 from cubebench.solver.twophase import solve_twophase
 
 from .base import Agent, Task, Turn
@@ -90,15 +91,11 @@ class ProberAgent:
             last = tools.calls[-1]
             if last.solved or last.reward > 0 or tools.over:
                 return Turn(action=f"probed {tried} turn(s); kept {turn}")
-            tools.call("move", [_inverse(turn)])
+            tools.call("move", [invert_sequence(turn)])
             if tools.over:
                 return Turn(action=f"probed {tried} turn(s); the budget ran out")
         tools.call("done")
         return Turn(action=f"probed {tried} turn(s); none paid: done()")
-
-
-def _inverse(turn: str) -> str:
-    return turn if turn.endswith("2") else turn[0] if turn.endswith("'") else turn + "'"
 
 
 class GreedyAgent:

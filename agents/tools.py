@@ -147,10 +147,10 @@ class Toolbox:
 
     # --- the tools -----------------------------------------------------------
     def _tool_move(self, record: ToolCall, seq: str) -> str:
-        actions = self.expand(seq)
-        if not actions:
+        groups = self.expand(seq)
+        if not groups:
             raise ToolError("move() needs at least one move, e.g. move(\"R U R' U'\")")
-        return self._execute(record, actions)
+        return self._execute(record, groups)
 
     def _tool_rotate(self, record: ToolCall, views: str) -> str:
         tokens = views.split() if isinstance(views, str) else []
@@ -185,18 +185,16 @@ class Toolbox:
         return solve_twophase(self.core.state) or "The cube is already solved."
 
     # --- language-action layer -------------------------------------------------
-    def expand(self, seq: str) -> list[int]:
-        """Env action indices for a move sequence; raises ToolError before anything runs."""
+    def expand(self, seq: str) -> list[list[int]]:
+        """Env action indices of each move of a sequence (a slice or wide move is a face turn or two
+        and a rotation); raises ToolError before anything runs."""
         if not isinstance(seq, str):
             raise ToolError(f"moves must be given as a string like \"R U R' U'\", got {type(seq).__name__}")
         try:
             moves = parse(seq)
         except CubeInputError as err:
             raise ToolError(str(err)) from None
-        out: list[int] = []
-        for m in moves:
-            out.extend(self._actions_for(MOVE_NAMES[m]))
-        return out
+        return [self._actions_for(MOVE_NAMES[m]) for m in moves]
 
     def _actions_for(self, name: str) -> list[int]:
         names = self.core.action_names
@@ -214,29 +212,49 @@ class Toolbox:
             raise ToolError(f"{name}: this tier has no view rotations")
         raise ToolError(f"{name} is not an action of this env")
 
-    def _execute(self, record: ToolCall, actions: list[int]) -> str:
+    def _execute(self, record: ToolCall, groups: list[list[int]]) -> str:
+        """Run each move's actions in turn; a move that does not fit in what is left of a budget
+        is refused whole (no slice move half done), and so is everything after it."""
         names = self.core.action_names
         done: list[str] = []
         refused = ""
-        for a in actions:
-            if self.over:
+        for group in groups:
+            refused = self._refusal(group)
+            if self.over or refused:
                 break
-            obs, reward, self.terminated, self.truncated, info = self.env.step(a)
-            if "refused" in info:  # past a budget: nothing happened
-                refused = str(info["refused"])
+            for a in group:
+                obs, reward, self.terminated, self.truncated, info = self.env.step(a)
+                if "refused" in info:  # past a budget the env knows and the toolbox did not foresee
+                    refused = str(info["refused"])
+                    break
+                self.obs, self.info = obs, info
+                record.reward += float(reward)
+                done.append(names[a])
+                self._count(a)
+            if refused or self.over:
                 break
-            self.obs, self.info = obs, info
-            record.reward += float(reward)
-            done.append(names[a])
-            if a < self.core.n_turns:
-                self.moves += 1
-                self._seen = self._visible()
-            else:
-                self.rotations += 1
-                self._seen |= self._visible()
         record.actions, record.solved = done, bool(self.terminated)
         self.total_reward += record.reward
-        return self._describe(done, len(actions), record.reward, refused)
+        return self._describe(done, sum(map(len, groups)), record.reward, refused)
+
+    def _refusal(self, group: list[int]) -> str:
+        """Why a move's actions would not all fit in the budgets left ("" when they do)."""
+        turns = sum(a < self.core.n_turns for a in group)
+        views = len(group) - turns
+        for need, kind, unit in ((turns, "moves", self.core.move_unit), (views, "rotations", "view rotations")):
+            left = self.info.get(f"{kind}_left", need)
+            if need > left:
+                return self.core.budget_spent(kind) if left == 0 else \
+                    f"the next move needs {need} {unit} and only {left} {'is' if left == 1 else 'are'} left"
+        return ""
+
+    def _count(self, action: int) -> None:
+        if action < self.core.n_turns:
+            self.moves += 1
+            self._seen = self._visible()
+        else:
+            self.rotations += 1
+            self._seen |= self._visible()
 
     def _describe(self, done: list[str], asked: int, reward: float, refused: str) -> str:
         text = f"Executed {' '.join(done)} ({len(done)} action{'s' if len(done) != 1 else ''})." if done \
@@ -245,8 +263,7 @@ class Toolbox:
             reason = "the cube is solved"
         elif refused or self.truncated:
             budget_spent = self.info.get("moves_left") == 0
-            reason = refused or (f"the move budget ({self.core.max_moves} face turns) is used up" if budget_spent
-                                 else "the step limit is reached")
+            reason = refused or (self.core.budget_spent("moves") if budget_spent else "the step limit is reached")
         else:
             reason = ""
         if len(done) < asked:
@@ -261,7 +278,7 @@ class Toolbox:
 
     def _budget_left(self) -> str:
         """What is left of the budgets, as the agent should see it after each action tool."""
-        left = [f"{self.info['moves_left']} face turns"] if "moves_left" in self.info else []
+        left = [f"{self.info['moves_left']} {self.core.move_unit}"] if "moves_left" in self.info else []
         if "rotations_left" in self.info:
             left.append(f"{self.info['rotations_left']} view rotations")
         return f" Left: {' and '.join(left)}." if left else ""

@@ -166,14 +166,29 @@ def test_a_face_turn_past_the_budget_is_refused_and_ends_the_episode() -> None:
     assert trunc and info["moves_left"] == 0 and "refused" not in info
     before = env.unwrapped.facelets
     _, r, term, trunc, info = env.step(2)
-    assert (r, term, trunc) == (0.0, False, True) and "move budget (2 face turns)" in info["refused"]
+    assert (r, term, trunc) == (0.0, False, True) and "move budget (2 quarter turns)" in info["refused"]
     assert env.unwrapped.facelets == before != facelets and env.unwrapped.moves == 2
+    assert env.step(y)[3] is True  # with no turn left, a refused rotation ends the episode too
 
 
 def test_bad_budgets_are_refused() -> None:
-    for bad in (-1, 2.5, True, "40"):
-        with pytest.raises(ValueError, match="max_moves must be None or a non-negative int"):
+    for bad in (0, -1, 2.5, True, "40"):
+        with pytest.raises(ValueError, match=r"max_moves \(None or an int\) must be an int >= 1"):
             gym.make(cubebench.TIERS["symbolic"], max_moves=bad)
+    with pytest.raises(ValueError, match="max_rotations"):
+        gym.make(cubebench.TIERS["face"], max_rotations=-1)
+    assert gym.make(cubebench.TIERS["face"], max_rotations=0).unwrapped.max_rotations == 0
+
+
+def test_refused_actions_count_toward_the_step_limit() -> None:
+    """An RL agent that keeps choosing a refused rotation still reaches max_steps."""
+    env = gym.make(cubebench.TIERS["face"], max_steps=20, max_rotations=0, obs_format="text")
+    env.reset(options={"scramble": "R U"})
+    y = env.unwrapped.action_names.index("y")
+    for n in range(1, 21):
+        _, _, _, truncated, info = env.step(y)
+        assert "refused" in info and truncated == (n == 20)
+    assert info["steps"] == 0
 
 
 def test_run_episode_gives_an_unbudgeted_env_the_default_budget_and_says_so() -> None:
@@ -194,11 +209,11 @@ def test_tools_stop_a_sequence_at_the_budget_and_say_what_is_left() -> None:
     env = gym.make(cubebench.TIERS["vertex"], max_steps=None, max_moves=5, max_rotations=2, obs_format="text")
     obs, info = env.reset(options={"scramble": "R U F"})
     tools = Toolbox(env, "vertex", "basic", obs, info)
-    assert tools.call("move", ["U2"]).endswith("Left: 3 face turns and 2 view rotations.")
+    assert tools.call("move", ["U2"]).endswith("Left: 3 quarter turns and 2 view rotations.")
     text = tools.call("rotate", ["y x z"])
     assert "Stopped after 2 of 3: the rotation budget (2 view rotations) is used up." in text and not tools.over
     text = tools.call("move", ["R U R' U'"])
-    assert "Executed R U R' (3 actions). Stopped after 3 of 4: the move budget (5 face turns) is used up." in text
+    assert "Executed R U R' (3 actions). Stopped after 3 of 4: the move budget (5 quarter turns) is used up." in text
     assert "The episode is over." in text and tools.over and (tools.moves, tools.rotations) == (5, 2)
     assert tools.call("move", ["R"]).startswith("Executed nothing. Stopped after 0 of 1")
 
@@ -215,3 +230,45 @@ def test_an_over_long_tool_argument_is_refused_on_the_host_before_parsing() -> N
         with pytest.raises(ToolError, match=f"argument too long: .* characters \\(at most {MAX_ARG_CHARS}\\)"):
             call()
     assert tools.moves == 0 and env.unwrapped.steps == 0
+
+
+def test_a_slice_move_that_does_not_fit_the_budgets_is_not_half_done() -> None:
+    from cubebench.agents.tools import Toolbox
+
+    env = gym.make(cubebench.TIERS["face"], max_steps=None, max_moves=40, max_rotations=0, obs_format="text")
+    obs, info = env.reset(options={"scramble": "R U F"})
+    tools = Toolbox(env, "face", "basic", obs, info)
+    before = env.unwrapped.facelets
+    text = tools.call("move", ["U M"])  # M is R L' x': two turns and a rotation, and no rotation is left
+    assert "Executed U (1 action). Stopped after 1 of 4: the rotation budget (0 view rotations) is used up." in text
+    assert tools.moves == 1 and tools.rotations == 0 and env.unwrapped.facelets != before
+    env2 = gym.make(cubebench.TIERS["symbolic"], max_steps=None, max_moves=2, obs_format="text")
+    obs, info = env2.reset(options={"scramble": "R U F"})
+    tools = Toolbox(env2, "symbolic", "basic", obs, info)
+    text = tools.call("move", ["F' U2 R'"])  # U2 is two quarter turns and only one is left: refused whole
+    assert "Executed F' (1 action). Stopped after 1 of 4: the next move needs 2 quarter turns and only 1 is left." in text
+    assert tools.moves == 1 and not tools.over
+
+
+@pytest.mark.parametrize("reward", ["sticker", "face", "heuristic"])
+@pytest.mark.parametrize("tier", ["face", "vertex"])
+def test_view_rotations_pay_no_reward(tier: str, reward: str) -> None:
+    """A rotation changes no potential: looking around is never progress, and leaks nothing."""
+    env = gym.make(cubebench.TIERS[tier], depth=8, reward=reward, max_steps=None, obs_format="text")
+    env.reset(options={"instance": 0})
+    views = range(env.unwrapped.n_turns, env.unwrapped.n_turns + 6)
+    for _ in range(4):
+        for a in views:
+            assert env.step(a)[1] == 0.0
+        env.step(0)
+
+
+@OPENAI
+def test_an_enumeration_that_fits_one_call_is_stopped_by_the_budget() -> None:
+    """Every 2-move sequence, each undone (576 moves, under the argument cap), in one move() call."""
+    program = ENUMERATIONS["one call"].format(n=2)
+    for k in range(5):
+        record = play_program("symbolic", 2, k, program)
+        assert not record.solved and record.n_moves == DEFAULT_MAX_MOVES["quarter"]
+    control = [play_program("symbolic", 2, k, program, max_moves=10**6).solved for k in range(5)]
+    assert all(control)

@@ -26,6 +26,7 @@ import numpy as np
 
 from cubebench.engine.metric import metric_length, parse_metric
 from cubebench.engine.rewards import REWARD_SPECS, parse_reward, potential
+from cubebench.engine.state import canonical
 from cubebench.envs.cube_env import CubeEnv
 from cubebench.solver.twophase import solve_twophase
 
@@ -108,7 +109,9 @@ class HeuristicReward(PotentialReward):
         self.metric = cast(CubeEnv, env.unwrapped).metric
 
     def phi(self, state: np.ndarray) -> float:
-        return -float(metric_length(solve_twophase(state), self.metric))
+        # the cube in reference orientation: the solver's answer depends on how the cube is held, and
+        # a view rotation must pay nothing
+        return -float(metric_length(solve_twophase(canonical(state)), self.metric))
 
 
 class OracleReward(PotentialReward):

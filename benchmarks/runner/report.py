@@ -40,7 +40,8 @@ class Report:
         """The episodes' move and rotation budgets, as the suite set them."""
         moves = self.suite.get("max_moves")
         if moves is None:
-            return "none (a run from before move budgets: blind enumeration was possible)"
+            return ("not in the suite (a run from before move budgets); each episode's record holds the budget "
+                    "it ran under (config['env'])")
         unit = "quarter turns" if self.suite["metric"] == "quarter" else "face turns"
         return f"{moves} {unit} per episode; {self.suite.get('max_rotations')} view rotations on Face and Vertex"
 

@@ -52,14 +52,18 @@ class Suite:
     tool_settings: tuple[str, ...]
     metric: Metric = "quarter"
     max_steps: int = 20
-    max_moves: int = DEFAULT_MAX_MOVES["quarter"]
-    """The episode's move budget (face turns in ``metric``); a suite file without it gets the metric's default."""
+    max_moves: int | None = None
+    """The episode's move budget (face turns in ``metric``); ``None`` (a suite without one): the metric's default."""
     max_rotations: int = DEFAULT_MAX_ROTATIONS
     """The episode's view-rotation budget on the Face and Vertex tiers."""
     seed: int = 0
     instance_source: str = "certified"
     horizons: dict[str, list[int]] = field(default_factory=lambda: dict(DEFAULT_HORIZONS))
     description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.max_moves is None:
+            object.__setattr__(self, "max_moves", DEFAULT_MAX_MOVES[self.metric])
 
     def horizon(self, depth: int) -> str:
         """The horizon (``short``/``long`` or a user-named group) a depth belongs to."""

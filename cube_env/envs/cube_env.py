@@ -121,13 +121,15 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     for no limit).
 
     ``max_moves`` and ``max_rotations`` are the episode's move budget (face
-    turns, counted in the metric's actions) and view-rotation budget
-    (``None``: unbounded).  A face turn past the budget is refused: the cube
-    does not change, the step truncates and ``info["refused"]`` says why.
-    The face turn that spends the budget without solving truncates too: with
-    no turn left the cube cannot be solved.  A refused rotation truncates
-    nothing (face turns may still solve the cube).  Refused actions count as
-    neither steps nor moves.  ``info["moves_left"]`` and
+    turns, counted in the metric's actions: quarter turns or face turns) and
+    view-rotation budget (``None``: unbounded).  A face turn past the budget
+    is refused: the cube does not change, the step truncates and
+    ``info["refused"]`` says why.  The face turn that spends the budget
+    without solving truncates too: with no turn left the cube cannot be
+    solved.  A refused rotation truncates only once no face turn is left
+    (face turns may still solve the cube).  Refused actions count as neither
+    steps nor moves, but they count toward ``max_steps``, so refusals cannot
+    keep an episode going forever.  ``info["moves_left"]`` and
     ``info["rotations_left"]`` are reported where a budget is set.
 
     The observation is the held cube's colours: ``obs_format="indices"``
@@ -165,7 +167,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
         self._window: Window | None = None
-        self.depth = _int_option({"depth": depth}, "depth")
+        self.depth = _count(depth, "'depth'", 0)
         self.move_frame = move_frame
         self.max_steps = max_steps
         self.set_budget(max_moves, max_rotations)
@@ -191,23 +193,36 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         self._episode_info = self._info_template(None)
         self.steps = 0
         self.moves = 0
+        self._refused = 0
 
     def set_budget(self, max_moves: int | None, max_rotations: int | None) -> None:
         """Set the move and rotation budgets (``None``: unbounded); they apply from the next step on."""
-        self.max_moves = _budget(max_moves, "max_moves")
-        self.max_rotations = _budget(max_rotations, "max_rotations")
+        self.max_moves = None if max_moves is None else _count(max_moves, "max_moves (None or an int)", 1)
+        self.max_rotations = None if max_rotations is None else _count(max_rotations, "max_rotations (None or an int)", 0)
         self._budgeted = self.max_moves is not None or self.max_rotations is not None
+
+    @property
+    def move_unit(self) -> str:
+        """What one face-turn action is in this env's metric: ``quarter turns`` or ``face turns``."""
+        return "quarter turns" if self.metric == "quarter" else "face turns"
+
+    def budget_spent(self, kind: str = "moves") -> str:
+        """The sentence that says a budget (``moves`` or ``rotations``) is used up, as agents are told."""
+        if kind == "moves":
+            return f"the move budget ({self.max_moves} {self.move_unit}) is used up"
+        return f"the rotation budget ({self.max_rotations} view rotations) is used up"
 
     # --- Gymnasium API -------------------------------------------------
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
-        self.instance = self._instance_from(options or {})
+        self.instance = self._instance_from({} if options is None else options)
         self._episode_info = self._info_template(self.instance)
         self.state = self.instance.state
         self.steps = 0
         self.moves = 0
+        self._refused = 0
         if self.render_mode == "human":
             self.render()  # Gymnasium's convention: a human-mode env draws itself on every reset and step
         return self._obs_view.copy(), self._info()
@@ -228,16 +243,19 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         self.steps = steps = self.steps + 1
         self.moves += action < self.n_turns
         reward = 1.0 if solved and not was_solved else 0.0
-        truncated = self.max_steps is not None and steps >= self.max_steps and not solved
-        if self._budgeted and not solved and self.max_moves is not None and self.moves >= self.max_moves:
+        truncated = self.max_steps is not None and steps + self._refused >= self.max_steps and not solved
+        if self._budgeted and not solved and self._turns_spent():
             truncated = True
         if self.render_mode == "human":
             self.render()
         return self._obs_view.copy(), reward, solved, truncated, self._info()
 
+    def _turns_spent(self) -> bool:
+        return self.max_moves is not None and self.moves >= self.max_moves
+
     def _over_budget(self, action: int) -> bool:
         if action < self.n_turns:
-            return self.max_moves is not None and self.moves >= self.max_moves
+            return self._turns_spent()
         return self.max_rotations is not None and self.rotations >= self.max_rotations
 
     @property
@@ -247,12 +265,12 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
 
     def _refuse(self, action: int) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
         """The step of an action past its budget: nothing changes, and ``info["refused"]`` says why."""
+        self._refused += 1
         info = self._info()
-        if action < self.n_turns:
-            info["refused"] = f"the move budget ({self.max_moves} face turns) is used up"
-        else:
-            info["refused"] = f"the rotation budget ({self.max_rotations} view rotations) is used up"
-        return self._obs_view.copy(), 0.0, self._solved, action < self.n_turns and not self._solved, info
+        info["refused"] = self.budget_spent("moves" if action < self.n_turns else "rotations")
+        out_of_steps = self.max_steps is not None and self.steps + self._refused >= self.max_steps
+        truncated = not self._solved and (self._turns_spent() or out_of_steps)
+        return self._obs_view.copy(), 0.0, self._solved, truncated, info
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode == "ansi":
@@ -399,21 +417,16 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
 
 
 def _int_option(options: dict[str, Any], key: str) -> int:
-    """A reset option that must be a non-negative int: ``"3"``, ``2.5``, ``True`` and ``None`` are refused."""
-    value = options[key]
+    """A reset option that must be a non-negative int."""
+    return _count(options[key], f"reset option {key!r}", 0)
+
+
+def _count(value: Any, what: str, minimum: int) -> int:
+    """An int >= ``minimum``; ``"3"``, ``2.5``, ``True`` and ``None`` are refused with a message."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"reset option {key!r} must be an int, got {value!r} ({type(value).__name__})")
-    if value < 0:
-        raise ValueError(f"reset option {key!r} must be >= 0, got {value}")
-    return int(value)
-
-
-def _budget(value: int | None, name: str) -> int | None:
-    """A budget argument: ``None`` or a non-negative int (bools and floats refused)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{name} must be None or a non-negative int, got {value!r}")
+        raise ValueError(f"{what} must be an int >= {minimum}, got {value!r} ({type(value).__name__})")
+    if value < minimum:
+        raise ValueError(f"{what} must be an int >= {minimum}, got {value}")
     return int(value)
 
 
