@@ -72,7 +72,7 @@ def _budget_text(max_moves: int | None, max_rotations: int | None, metric: str) 
     if max_moves is not None:
         unit = "quarter turns (a half turn counts two)" if metric == "quarter" else "face turns"
         text += (f" You may make at most {max_moves} {unit} in the whole episode: the move that uses the "
-                 "last of them ends the episode unless it solves the cube, and moves past them are refused.")
+                 "last of them ends the episode if the cube is not solved by then, and moves past them are refused.")
     if max_rotations is not None:
         text += f" You may rotate the cube at most {max_rotations} times; a rotation past that is refused."
     return text
