@@ -15,6 +15,8 @@ the mark, and the run cannot end before the signal.
 
 from __future__ import annotations
 
+from contextlib import closing
+
 import json
 import os
 import signal
@@ -63,7 +65,7 @@ sys.exit(main(sys.argv[1:]))
 
 
 def _stored(db: Path) -> int:
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as con:
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)) as con:
         return con.execute("SELECT COUNT(*) FROM episodes").fetchone()[0]
 
 
@@ -96,7 +98,7 @@ def _snapshot(db: Path) -> dict[str, tuple]:
 
 
 def _blobs(db: Path) -> dict[str, bytes]:
-    with sqlite3.connect(db) as con:
+    with closing(sqlite3.connect(db)) as con:
         return dict(con.execute("SELECT key, record FROM episodes"))
 
 
@@ -121,7 +123,7 @@ def test_interrupted_run_resumes_to_exactly_the_uninterrupted_episodes(tmp_path:
     assert rc == (-signal.SIGKILL if sig == signal.SIGKILL else 130), proc.stderr.read().decode()[-2000:]
     before = _blobs(db)
     assert len(before) == _stored(db) == HANG_AFTER  # interrupted mid-run, in the episode after these
-    with sqlite3.connect(db) as con:
+    with closing(sqlite3.connect(db)) as con:
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
     assert main(["run", "--resume", str(db), "--no-progress", "--quiet"]) == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -74,7 +75,9 @@ def test_reopening_checks_what_the_file_is(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="no run database"):
         open_run(tmp_path / "missing.sqlite")
     other = tmp_path / "other.sqlite"
-    sqlite3.connect(other).execute("CREATE TABLE x (a)").connection.commit()
+    with closing(sqlite3.connect(other)) as con:
+        con.execute("CREATE TABLE x (a)")
+        con.commit()
     with pytest.raises(StoreError, match="not a CubeBench run"):
         open_run(other)
     _store(tmp_path).close()
