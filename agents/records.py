@@ -14,7 +14,6 @@ import base64
 import functools
 import hashlib
 import io
-import re
 import types
 import typing
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
@@ -22,6 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .llm.messages import safe_text
 from .tools import ToolCall
 
 STATUSES = ("solved", "failed", "error")
@@ -32,16 +32,6 @@ class RecordError(ValueError):
     """A record's plain form (:meth:`EpisodeRecord.to_dict`) is malformed: a field missing, unknown or
     of the wrong type, or an unknown status."""
 
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def safe_text(text: str) -> str:
-    """``text`` with every surrogate code point (U+D800-U+DFFF, which UTF-8 cannot encode) replaced by
-    its backslash escape (``chr(0xd800)`` -> ``\\ud800``); other text is returned unchanged."""
-    if _SURROGATE.search(text) is None:
-        return text
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def safe_strings(value: Any) -> Any:
