@@ -9,11 +9,9 @@ there is no estimate.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-Z95 = 1.959963984540054
-"""The two-sided 95 % standard normal quantile."""
+from cubebench.tasks.metrics import Z95, wilson_interval
 
 
 @dataclass(frozen=True)
@@ -45,21 +43,3 @@ class Rate:
             return f"{self.value:.2f}"
         lo, hi = self.interval  # type: ignore[misc]
         return f"{self.value:.2f} [{lo:.2f}, {hi:.2f}]"
-
-
-def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for ``k`` successes in ``n`` trials.
-
-    centre = (p + z²/2n) / (1 + z²/n),
-    half   = z·sqrt(p(1-p)/n + z²/4n²) / (1 + z²/n).
-    """
-    if n <= 0:
-        raise ValueError("the Wilson interval needs n >= 1 trials")
-    if not 0 <= k <= n:
-        raise ValueError(f"successes must lie in [0, n], got k={k}, n={n}")
-    p = k / n
-    z2 = z * z
-    denom = 1 + z2 / n
-    centre = (p + z2 / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)

@@ -1,0 +1,143 @@
+"""Test 6, closed-loop step-by-step control, with optional abstention.
+
+From a state at exact distance d the model picks one of four moves per step (image and text of
+the current state each time): one option is the teacher's move (the next move of the inverse
+scramble, optimal because the start is certified at distance d), three are legal moves that make
+no progress, in a seeded order.  The chosen move is applied; the episode halts at the first move
+that is not in the exact optimal action set, or at a parse failure, and otherwise runs d steps.
+Teacher adherence (TA) counts progress steps over all d steps of every episode (the paper's
+unconditional denominator: halted steps count as wrong); perfect-solve counts episodes solved
+with every step right.
+
+Abstention variants add "E: I don't know" (``IDK``): ``abstain-teacher`` applies the teacher's
+move and goes on (no credit), ``abstain-skip`` halts the episode.  They add coverage (answered
+over decisions), selective accuracy (right over answered), IDK rate and APA = (right + s IDK) /
+decisions with s = 0.25 (paper B.6).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...engine.notation import invert_sequence
+from ..items import Ask, Exchange, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, item_rng
+from ..metrics import Proportion, abstention_metrics
+from ..oracle import oracle
+from ..parsing import LetterForm
+from .common import (
+    COLOURS, LETTERS, NOTATION, certified_start, draw, facelets, metric_words, move_classes, net_image,
+    option_lines, state_of, state_text, turn,
+)
+
+VARIANTS = ("standard", "abstain-teacher", "abstain-skip")
+ABSTAIN_S = 0.25
+SYSTEM = ("You are an expert Rubik's cube solver, solving a cube one move at a time. At each step you pick one "
+          "of the candidate moves; it is applied and you see the new state. " + NOTATION + " " + COLOURS)
+USER = ("The image shows the cube as a net (each face's name above it); the same net as text (the text is "
+        "authoritative):\n{state}\n\nThe cube is {d} moves from solved ({metric}).\nCandidate moves:\n{options}"
+        "{idk}\n\nReply with exactly one line, <ANSWER> X </ANSWER>, where X is the letter of the move that brings "
+        "the cube one move closer to solved{idk_letter}, and nothing else.")
+IDK_OPTION = "\nE: I don't know (IDK)"
+
+
+def step_prompt(item: Item, state: np.ndarray, progress_move: str, rng: np.random.Generator,
+                abstain: bool = False) -> tuple[Prompt, list[str]] | None:
+    """The question of one closed-loop step: ``progress_move`` and three non-progress moves, shuffled
+    by ``rng``; ``None`` when fewer than three non-progress moves exist (never at distance >= 1)."""
+    here, after = move_classes(state, item.metric)
+    distractors = draw(rng, [m for m, d in after.items() if d >= here], 3)
+    if distractors is None:
+        return None
+    options = [progress_move, *distractors]
+    options = [options[i] for i in rng.permutation(4)]
+    text = USER.format(state=state_text(state), d=here, metric=metric_words(item.metric),
+                       options=option_lines(options), idk=IDK_OPTION if abstain else "",
+                       idk_letter=" (or E if you do not know)" if abstain else "")
+    form = LetterForm(LETTERS, ("tag", "colon", "bare"), idk=abstain)
+    return Prompt(SYSTEM, text, net_image(state), form, gold=LETTERS[options.index(progress_move)]), options
+
+
+def take(ex: Exchange, options: list[str], state: np.ndarray, metric: str) -> np.ndarray:
+    """Apply the answered option's move to ``state``; record the move and the exact distance after it."""
+    ex.move = options[LETTERS.index(ex.answer)]
+    after = turn(state, ex.move)
+    ex.distance = oracle(metric).distance(after)
+    return after
+
+
+class ClosedLoop(QuestionTest):
+    """Closed-loop step-by-step (paper §3.1, §4.5, B.5) and abstention (§4.7, B.6)."""
+
+    name = "closed-loop"
+    variants = VARIANTS
+
+    def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
+        if depth < 1:
+            raise ValueError(f"{self.name}: depth must be at least 1")
+        start = certified_start(rng, depth, metric)
+        if start is None:
+            return None
+        state, scramble = start
+        return Item(self.name, depth, index, metric, seed, facelets(state),
+                    {"scramble": scramble, "distance": depth, "teacher": invert_sequence(scramble),
+                     "horizon": depth})
+
+    def step_rng(self, item: Item, step: int) -> np.random.Generator:
+        return item_rng(item.seed, f"{self.name}/step{step}", item.depth, item.index)
+
+    def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
+        abstain = variant != "standard"
+        state, teacher = state_of(item.state), item.data["teacher"].split()
+        exchanges: list[Exchange] = []
+        counts = {"progress": 0, "answered": 0, "idk": 0, "decisions": 0}
+        halt = None
+        for step, teacher_move in enumerate(teacher):
+            built = step_prompt(item, state, teacher_move, self.step_rng(item, step), abstain)
+            if built is None:
+                halt = "no distractors"
+                break
+            prompt, options = built
+            ex = ask_and_judge(ask, Prompt(prompt.system, prompt.text, prompt.image, prompt.form, prompt.gold,
+                                           name=f"step {step + 1}"))
+            exchanges.append(ex)
+            if ex.reply.error is not None:
+                halt = "error"
+                break
+            counts["decisions"] += 1
+            if ex.answer is None:
+                halt = "parse failure"
+                break
+            if ex.answer == "IDK":
+                counts["idk"] += 1
+                if variant == "abstain-skip":
+                    halt = "abstained"
+                    break
+                state = turn(state, teacher_move)
+                ex.move, ex.distance = teacher_move, oracle(item.metric).distance(state)
+                continue
+            counts["answered"] += 1
+            state = take(ex, options, state, item.metric)
+            if not ex.correct:
+                halt = "non-progress move"
+                break
+            counts["progress"] += 1
+        solved = counts["progress"] == item.depth
+        score = {"horizon": item.depth, **counts, "solved": solved, "halt": halt, "abstain": abstain}
+        error = exchanges[-1].reply.error if exchanges else None
+        return ItemResult(exchanges, score, passed=solved, error=error, end_state=facelets(state),
+                          moves=sum(e.move is not None for e in exchanges))
+
+    def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "TA": Proportion(sum(s["progress"] for s in scores), sum(s["horizon"] for s in scores)),
+            "perfect": Proportion(sum(s["solved"] for s in scores), len(scores)),
+        }
+        if not any(s["abstain"] for s in scores):
+            return row
+        total = {k: sum(s[k] for s in scores) for k in ("progress", "idk", "answered", "decisions")}
+        m = abstention_metrics(total["progress"], total["idk"], total["answered"], total["decisions"], ABSTAIN_S)
+        row.update({"coverage": m["coverage"], "sel acc": m["selective_accuracy"], "IDK": m["idk_rate"],
+                    "APA": m["apa"]})
+        return row

@@ -1,0 +1,79 @@
+"""Test 3, optimal move prediction: which of four moves brings the cube one move closer to solved?
+
+A state at exact distance d; four candidate moves, exactly one of them optimal (its exact distance
+after the move is d - 1) and three legal moves that are not (distance d or d + 1), the optimal
+one's slot balanced over A-D per depth.  The same item is asked in three modalities: the net image
+with the text state (``image+text``), the image alone (``image``) and the text alone (``text``).
+The reply is one line, ``B`` or ``<ANSWER> B </ANSWER>``; scored by accuracy and parse rate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
+from ..metrics import Proportion
+from ..parsing import LetterForm
+from .common import (
+    COLOURS, LETTERS, NOTATION, certified_start, draw, facelets, metric_words, move_classes, net_image,
+    option_lines, place, state_of, state_text,
+)
+
+MODALITIES = ("image+text", "image", "text")
+SYSTEM = ("You are an expert Rubik's cube solver. You choose, among four candidate moves, the one that brings "
+          "the cube one move closer to solved. Exactly one candidate does. " + NOTATION + " " + COLOURS)
+SEES = {
+    "image+text": "The image shows the cube as a net (each face's name above it); the same net as text:\n{state}\n",
+    "image": "The image shows the cube as a net (each face's name above it).\n",
+    "text": "The cube as a net (each face's name above it):\n{state}\n",
+}
+ASK = ("\nThe cube is {d} moves from solved ({metric}).\nCandidate moves:\n{options}\n\n"
+       "Reply with exactly one line: the letter of the move that leaves the cube {d1} moves from solved, "
+       "as <ANSWER> X </ANSWER>, and nothing else.")
+
+
+class MoveChoice(QuestionTest):
+    """Optimal move prediction (paper §3.1, B.3)."""
+
+    name = "move-choice"
+    variants = MODALITIES
+
+    def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
+        if depth < 1:
+            raise ValueError(f"{self.name}: depth must be at least 1 (a solved cube has no optimal move)")
+        start = certified_start(rng, depth, metric)
+        if start is None:
+            return None
+        state, scramble = start
+        here, after = move_classes(state, metric)
+        progress = [m for m, d in after.items() if d == here - 1]
+        distractors = draw(rng, [m for m, d in after.items() if d >= here], 3)
+        if not progress or distractors is None:
+            return None
+        correct = progress[int(rng.integers(len(progress)))]
+        slot = balanced_slot(seed, self.name, depth, index, 4)
+        options = place(correct, distractors, slot)
+        return Item(self.name, depth, index, metric, seed, facelets(state),
+                    {"scramble": scramble, "distance": here, "shown": {"options": options},
+                     "gold": LETTERS[slot], "after": {m: after[m] for m in options}})
+
+    def prompt(self, item: Item, modality: str) -> Prompt:
+        state = state_of(item.state)
+        d = item.data["distance"]
+        text = SEES[modality].format(state=state_text(state)) + ASK.format(
+            d=d, d1=d - 1, metric=metric_words(item.metric), options=option_lines(item.data["shown"]["options"]))
+        image = None if modality == "text" else net_image(state)
+        return Prompt(SYSTEM, text, image, LetterForm(LETTERS, ("tag", "bare")), gold=item.data["gold"],
+                      name=f"choose ({modality})")
+
+    def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
+        ex = ask_and_judge(ask, self.prompt(item, variant))
+        score = {"gold": item.data["gold"], "answer": ex.answer, "correct": bool(ex.correct)}
+        return ItemResult([ex], score, passed=bool(ex.correct), error=ex.reply.error, end_state=item.state)
+
+    def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
+        n = len(scores)
+        return {"acc": Proportion(sum(s["correct"] for s in scores), n),
+                "parse": Proportion(sum(s["answer"] is not None for s in scores), n)}

@@ -1,0 +1,86 @@
+"""Test 7, recovery after the first closed-loop error (the paper's learning curve).
+
+The item plays the closed loop of test 6 until the model's first error (a non-progress move, or a
+parse failure, which leaves the cube as it was).  From that post-error state the model gets at
+most ``max_attempts`` more decisions (the paper's budget: 4, 5, 6, 7 at depths 1-4; d + 3 beyond),
+each from four options: one move from the exact optimal action set and three that make no
+progress, shuffled; every chosen move is applied, good or bad, and a parse failure costs an
+attempt and changes nothing.  The item is solved when the cube is.  Episodes whose closed loop
+has no error have nothing to recover from: they are counted apart and left out of the metrics,
+as in the paper.  Scored by solve rate (Wilson 95 %), P@1 and P@3 (solved within 1 and 3
+attempts, over all recovery episodes), the median attempts of the solved ones and the mean over
+all, unsolved counted as ``max_attempts``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..items import Ask, Exchange, Item, ItemResult, Prompt, ask_and_judge, item_rng
+from ..metrics import recovery_metrics
+from ..oracle import oracle
+from .closed_loop import ClosedLoop, step_prompt, take
+from .common import facelets, state_of
+
+PAPER_BUDGET = {1: 4, 2: 5, 3: 6, 4: 7}
+
+
+def max_attempts(depth: int) -> int:
+    """The paper's recovery budget at ``depth`` (B.8.2), extended as d + 3."""
+    return PAPER_BUDGET.get(depth, depth + 3)
+
+
+class Recovery(ClosedLoop):
+    """Learning curve / recovery (paper §3.1, §4.6, B.8)."""
+
+    name = "recovery"
+    variants = ("standard",)
+
+    def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
+        item = super().build(depth, index, rng, seed, metric)
+        return None if item is None else Item(self.name, item.depth, item.index, item.metric, item.seed, item.state,
+                                              {**item.data, "max_attempts": max_attempts(depth)})
+
+    def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
+        loop = super().play(item, "standard", ask)
+        if loop.error is not None or loop.score["halt"] is None:
+            score = {"recovering": False, "solved_at": None, "max_attempts": item.data["max_attempts"],
+                     "error_step": None}
+            return ItemResult(loop.exchanges, score, passed=False, error=loop.error, end_state=loop.end_state,
+                              moves=loop.moves)
+        state = state_of(loop.end_state)
+        exchanges, solved_at, error = list(loop.exchanges), None, None
+        for attempt in range(1, item.data["max_attempts"] + 1):
+            ex, options = self._attempt(item, state, attempt, ask)
+            exchanges.append(ex)
+            if ex.reply.error is not None:
+                error = ex.reply.error
+                break
+            if ex.answer is not None:
+                state = take(ex, options, state, item.metric)
+            if ex.distance == 0:
+                solved_at = attempt
+                break
+        score = {"recovering": True, "solved_at": solved_at, "max_attempts": item.data["max_attempts"],
+                 "error_step": len(loop.exchanges)}
+        return ItemResult(exchanges, score, passed=solved_at is not None, error=error, end_state=facelets(state),
+                          moves=sum(e.move is not None for e in exchanges))
+
+    def _attempt(self, item: Item, state: np.ndarray, attempt: int, ask: Ask) -> tuple[Exchange, list[str]]:
+        rng = item_rng(item.seed, f"{self.name}/attempt{attempt}", item.depth, item.index)
+        progress = oracle(item.metric).progress_moves(state)
+        built = step_prompt(item, state, progress[int(rng.integers(len(progress)))], rng)
+        if built is None:
+            raise RuntimeError(f"{item.key}: no three non-progress moves at attempt {attempt}")
+        prompt, options = built
+        ex = ask_and_judge(ask, Prompt(prompt.system, prompt.text, prompt.image, prompt.form, prompt.gold,
+                                       name=f"attempt {attempt}"))
+        return ex, options
+
+    def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
+        episodes = [s for s in scores if s["recovering"]]
+        m = recovery_metrics([s["solved_at"] for s in episodes], [s["max_attempts"] for s in episodes])
+        return {"episodes": len(episodes), "no error": len(scores) - len(episodes), "SR": m["solve_rate"],
+                "P@1": m["p_at_1"], "P@3": m["p_at_3"], "Med@Solved": m["med_at_solved"], "Avg@All": m["avg_at_all"]}

@@ -1,0 +1,221 @@
+"""Question-style items: the protocol beside the episode (Cube Bench, and later Inf-Bench, STARE).
+
+An *item* is one test instance, built deterministically from ``(suite seed, test, depth,
+index)``: a start state, the options shown and the exact labels.  Playing an item asks a
+model one question (or a short loop of them: reflection, closed loop, recovery) through an
+:data:`Ask` callback and scores each reply with the test's strict parser.  The callback is how
+the higher layers plug in any answerer (an LLM client, the oracle, the random baseline)
+without this layer knowing them.
+
+A :class:`Prompt` is what one question shows (system text, user text, an optional image) plus
+its :class:`ReplyForm`, the strict answer format: the form parses a reply (anything outside the
+format is a parse failure, scored wrong), writes an answer in the format (what the oracle
+replies) and draws a uniform random answer (what the random baseline replies).  ``gold`` is the
+exact answer: it is never sent to a model; only the oracle answerer reads it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+__all__ = [
+    "Answer", "ReplyForm", "ParseFailure", "Prompt", "Reply", "Ask", "Exchange", "Item", "ItemResult",
+    "QuestionTest", "ItemGenerationError", "ask_and_judge", "item_rng", "balanced_slot",
+]
+
+Answer = Any
+"""A parsed answer: a letter ``"B"``, ``"Yes"``, ``"IDK"``, a tuple of labels or of 9 colour letters."""
+
+
+class ParseFailure(ValueError):
+    """A reply is not in the test's strict format; the message says what was expected."""
+
+
+class ReplyForm(Protocol):
+    """A strict one-answer format (see :mod:`cubebench.tasks.parsing`)."""
+
+    def parse(self, reply: str) -> Answer:
+        """The answer a reply gives; :class:`ParseFailure` when it is not exactly in the format."""
+
+    def format(self, answer: Answer) -> str:
+        """A reply in the format that :meth:`parse` reads back as ``answer``."""
+
+    def sample(self, rng: random.Random) -> Answer:
+        """A uniformly random answer among those the format allows."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One question as shown to an answerer, with its strict format and (hidden) exact answer."""
+
+    system: str
+    text: str
+    image: np.ndarray | None
+    form: ReplyForm
+    gold: Answer
+    """The exact answer; never part of what a model is sent."""
+    name: str = "question"
+    """Which question of the item this is (``draft``, ``reflection``, ``step 2`` ...), for records."""
+    scored: bool = True
+    """False for free-text turns (the reflection itself): any reply is accepted and nothing is scored."""
+
+
+@dataclass
+class Reply:
+    """An answerer's reply to one :class:`Prompt`, with what it cost."""
+
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    error: str | None = None
+    """The call failed for good (API failure after retries, a spent budget): the item ends as ``error``."""
+    model_log: list[dict[str, Any]] = field(default_factory=list)
+
+
+Ask = Callable[[Prompt], Reply]
+"""How an item reaches its answerer: one call per question."""
+
+
+@dataclass
+class Exchange:
+    """One question and its reply, parsed and judged."""
+
+    prompt: Prompt
+    reply: Reply
+    answer: Answer = None
+    """The parsed answer, ``None`` on a parse failure or an unscored turn."""
+    parse_error: str | None = None
+    correct: bool | None = None
+    """Whether the answer equals the gold (``None`` for unscored turns and failed calls)."""
+    move: str | None = None
+    """The move the answer applied to the cube (closed loop, recovery), if any."""
+    distance: int | None = None
+    """The exact distance after that move."""
+
+
+@dataclass(frozen=True)
+class Item:
+    """One test instance: deterministic in ``(seed, test, depth, index)``, JSON-able ``data``."""
+
+    test: str
+    depth: int
+    index: int
+    metric: str
+    seed: int
+    state: str
+    """The start state, 54 facelet letters (URFDLB)."""
+    data: dict[str, Any]
+    """What the test needs to rebuild its prompts and score them (options, labels, certificates)."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.test}/d{self.depth}/i{self.index:03d}"
+
+
+@dataclass
+class ItemResult:
+    """How one item went: its exchanges, its score and whether it ended cleanly."""
+
+    exchanges: list[Exchange]
+    score: dict[str, Any]
+    """The test's per-item figures (JSON-able), read by its metrics."""
+    passed: bool
+    """The item's headline success (a correct answer, a perfect solve, a recovered cube)."""
+    error: str | None = None
+    """An answerer failure ended the item early (its exchanges so far are kept)."""
+    end_state: str = ""
+    moves: int = 0
+
+
+class ItemGenerationError(RuntimeError):
+    """A test cannot build the items asked for (too few distinct ones exist at that depth)."""
+
+
+class QuestionTest(ABC):
+    """One question-style test: an item generator, a player and its metrics.
+
+    Subclasses set ``name``, ``variants`` (the ways one item can be asked: prompt modalities,
+    reflection regimes; the first is the default) and implement :meth:`build` and :meth:`play`.
+    """
+
+    name: str = ""
+    variants: tuple[str, ...] = ("default",)
+    max_candidates: int = 2000
+    """Candidates drawn per item before the generator gives up (duplicates, infeasible options)."""
+
+    def items(self, depth: int, n: int, *, seed: int = 0, metric: str = "half") -> list[Item]:
+        """The first ``n`` items of ``depth``: deterministic, duplicates (same :meth:`identity`) discarded."""
+        items: list[Item] = []
+        seen: set[Any] = set()
+        for index in range(n):
+            for attempt in range(self.max_candidates):
+                item = self.build(depth, index, item_rng(seed, self.name, depth, index, attempt), seed, metric)
+                if item is None:
+                    continue
+                ident = self.identity(item)
+                if ident not in seen:
+                    seen.add(ident)
+                    items.append(item)
+                    break
+            else:
+                raise ItemGenerationError(
+                    f"{self.name}: no new item {index} at depth {depth} ({metric}-turn) after "
+                    f"{self.max_candidates} candidates; ask for fewer items at this depth")
+        return items
+
+    def identity(self, item: Item) -> Any:
+        """What makes two items the same (the start state and what is shown about it)."""
+        return (item.state, repr(sorted(item.data.get("shown", {}).items())))
+
+    @abstractmethod
+    def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
+        """One candidate item from ``rng`` (``None``: this draw does not make a valid item)."""
+
+    @abstractmethod
+    def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
+        """Ask the item's question(s) through ``ask`` and score the replies."""
+
+    @abstractmethod
+    def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
+        """The test's metrics over the ``score`` dicts of finished items of one table cell (one depth and
+        variant), as ordered ``{column: value}``; a value is a :class:`~cubebench.tasks.metrics.Proportion`
+        (a rate with its Wilson interval), a float, an int, or ``None`` (undefined on these items)."""
+
+
+def ask_and_judge(ask: Ask, prompt: Prompt) -> Exchange:
+    """Ask ``prompt`` and judge the reply: parsed and compared with the gold (a parse failure is wrong);
+    a failed call is neither right nor wrong (``reply.error`` is set and the item ends as an error)."""
+    reply = ask(prompt)
+    exchange = Exchange(prompt, reply)
+    if reply.error is not None:
+        return exchange
+    try:
+        exchange.answer = prompt.form.parse(reply.text)
+    except ParseFailure as err:
+        exchange.parse_error = str(err)
+        exchange.correct = False if prompt.scored else None
+        return exchange
+    exchange.correct = exchange.answer == prompt.gold if prompt.scored else None
+    return exchange
+
+
+def item_rng(seed: int, test: str, depth: int, index: int, attempt: int = 0) -> np.random.Generator:
+    """The random stream of one item candidate: independent of every other item and of run order."""
+    digest = hashlib.sha256(f"cubebench-item/{seed}/{test}/{depth}/{index}/{attempt}".encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "big"))
+
+
+def balanced_slot(seed: int, test: str, depth: int, index: int, n_slots: int) -> int:
+    """The slot of item ``index``'s correct answer: each run of ``n_slots`` consecutive items uses every
+    slot once, in a seeded order, so slot counts per depth never differ by more than one."""
+    block, position = divmod(index, n_slots)
+    order = item_rng(seed, f"{test}/slots", depth, block).permutation(n_slots)
+    return int(order[position])

@@ -1,0 +1,259 @@
+"""The strict reply forms of the question tests (Cube Bench §3, B.1-B.8).
+
+Each form implements :class:`~cubebench.tasks.items.ReplyForm`: ``parse`` reads a reply that is
+exactly in the format and raises :class:`~cubebench.tasks.items.ParseFailure` for anything else
+(prose, reasoning before the answer, code fences, a second answer, extra lines); ``format``
+writes the canonical reply that ``parse`` reads back; ``sample`` draws a uniform allowed answer.
+
+The only normalisation is the paper's: the whole reply is stripped of surrounding whitespace and
+case-folded.  Structured replies must be ASCII (the paper's phrase "I don't know" may use a
+typographic apostrophe), which also keeps Unicode case mappings (``ı`` -> ``I``, the Kelvin sign
+-> ``K``) from turning a foreign reply into a valid one.  Replies longer than :data:`MAX_REPLY`
+characters fail before any pattern is run; the patterns have no nested quantifiers, so matching
+is linear in the (capped) length.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+from .items import ParseFailure
+
+__all__ = ["MAX_REPLY", "IDK", "LetterForm", "YesNoForm", "GridForm", "LabelsForm", "FreeTextForm"]
+
+MAX_REPLY = 2000
+"""Longest reply a strict form reads; a longer one is a parse failure without further work."""
+IDK = "IDK"
+"""The abstention answer (B.6)."""
+QUOTE = 60
+"""Characters of a reply quoted in a parse-failure message."""
+
+_SP = r"[ \t]*"
+_TAG = re.compile(rf"<ANSWER>{_SP}([A-Z]+){_SP}</ANSWER>")
+_COLON = re.compile(rf"ANSWER{_SP}:{_SP}([A-Z]+)")
+_YES_NO = re.compile(rf"ANSWER:{_SP}(YES|NO)\.?")
+_ROW = re.compile(r"[ \t]*([A-Z])[ \t]+([A-Z])[ \t]+([A-Z])[ \t]*")
+_IDK_PHRASES = ("I DON'T KNOW", "I DON'T KNOW.")
+
+
+def _quote(reply: str) -> str:
+    """A short, printable quotation of a reply (``repr`` escapes NULs and lone surrogates)."""
+    if len(reply) <= QUOTE:
+        return repr(reply)
+    return f"{reply[:QUOTE]!r}... ({len(reply)} characters)"
+
+
+def _fail(expected: str, reply: object) -> ParseFailure:
+    got = _quote(reply) if isinstance(reply, str) else f"a {type(reply).__name__}, not text"
+    return ParseFailure(f"expected {expected}; got {got}")
+
+
+def _text(reply: object, expected: str) -> str:
+    """The stripped reply, upper-cased; a failure for non-text, over-long, empty or non-ASCII replies."""
+    if not isinstance(reply, str) or len(reply) > MAX_REPLY:
+        raise _fail(expected, reply)
+    text = reply.strip()
+    if not text or not text.isascii():
+        raise _fail(expected, reply)
+    return text.upper()
+
+
+def _check_letters(letters: str) -> None:
+    if not letters or len(set(letters)) != len(letters) or not (letters.isascii() and letters.isalpha()
+                                                                 and letters.isupper()):
+        raise ValueError(f"letters must be distinct upper-case ASCII letters, got {letters!r}")
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of a stripped reply (``\\n`` or ``\\r\\n`` endings)."""
+    return text.replace("\r\n", "\n").split("\n")
+
+
+@dataclass(frozen=True)
+class LetterForm:
+    """One option letter, in any of ``styles``: ``bare`` (``B``), ``tag`` (``<ANSWER> B </ANSWER>``) or
+    ``colon`` (``ANSWER: B``); case-insensitive, one line.  With ``idk`` the abstention answer
+    :data:`IDK` is allowed too (B.6): ``IDK`` or the fifth letter (``E`` after ``ABCD``) in any style,
+    or the whole reply "I don't know" (optional final period)."""
+
+    letters: str = "ABCD"
+    styles: tuple[str, ...] = ("bare", "tag")
+    idk: bool = False
+
+    STYLES = ("bare", "tag", "colon")
+
+    def __post_init__(self) -> None:
+        _check_letters(self.letters)
+        if not self.styles or any(s not in self.STYLES for s in self.styles):
+            raise ValueError(f"styles must be a non-empty choice from {self.STYLES}, got {self.styles!r}")
+        if self.idk and not ("A" <= self.idk_letter <= "Z" and self.idk_letter not in self.letters):
+            raise ValueError(f"no letter follows {self.letters!r} to stand for IDK")
+
+    @property
+    def idk_letter(self) -> str:
+        """The letter that also means IDK: the one after the last option letter."""
+        return chr(ord(self.letters[-1]) + 1)
+
+    @property
+    def answers(self) -> tuple[str, ...]:
+        return tuple(self.letters) + ((IDK,) if self.idk else ())
+
+    @property
+    def expected(self) -> str:
+        shown = {"bare": "X", "tag": "<ANSWER> X </ANSWER>", "colon": "ANSWER: X"}
+        idk = f", IDK, {self.idk_letter} or \"I don't know\"" if self.idk else ""
+        return f"one line, {' or '.join(shown[s] for s in self.styles)}, with X one of {'/'.join(self.letters)}{idk}"
+
+    def parse(self, reply: str) -> str:
+        if self.idk and isinstance(reply, str) and len(reply) <= MAX_REPLY:
+            phrase = reply.strip().replace("\u2019", "'")
+            if phrase.isascii() and phrase.upper() in _IDK_PHRASES:
+                return IDK
+        text = _text(reply, self.expected)
+        for style in self.styles:
+            token = self._token(style, text)
+            if token is not None and len(token) == 1 and token in self.letters:
+                return token
+            if token is not None and self.idk and token in (IDK, self.idk_letter):
+                return IDK
+        raise _fail(self.expected, reply)
+
+    @staticmethod
+    def _token(style: str, text: str) -> str | None:
+        if style == "bare":
+            return text
+        match = (_TAG if style == "tag" else _COLON).fullmatch(text)
+        return match.group(1) if match else None
+
+    def format(self, answer: str) -> str:
+        if answer not in self.answers:
+            raise ValueError(f"{answer!r} is not one of {self.answers}")
+        return {"bare": "{}", "tag": "<ANSWER> {} </ANSWER>", "colon": "ANSWER: {}"}[self.styles[0]].format(answer)
+
+    def sample(self, rng: random.Random) -> str:
+        return rng.choice(self.answers)
+
+
+@dataclass(frozen=True)
+class YesNoForm:
+    """``Answer: Yes`` or ``Answer: No`` (B.2): case-insensitive, optional spaces after the colon and
+    an optional final period; the answer is ``"Yes"`` or ``"No"``."""
+
+    expected = "exactly 'Answer: Yes' or 'Answer: No'"
+
+    def parse(self, reply: str) -> str:
+        match = _YES_NO.fullmatch(_text(reply, self.expected))
+        if match is None:
+            raise _fail(self.expected, reply)
+        return match.group(1).capitalize()
+
+    def format(self, answer: str) -> str:
+        if answer not in ("Yes", "No"):
+            raise ValueError(f"{answer!r} is not 'Yes' or 'No'")
+        return f"Answer: {answer}"
+
+    def sample(self, rng: random.Random) -> str:
+        return rng.choice(("Yes", "No"))
+
+
+@dataclass(frozen=True)
+class GridForm:
+    """A 3x3 face (B.1): exactly three lines of three letters from ``alphabet`` separated by spaces
+    (``G W R``), case-insensitive; no blank line between rows.  The answer is the 9 upper-case letters
+    row-major."""
+
+    alphabet: str = "WYROGB"
+
+    def __post_init__(self) -> None:
+        _check_letters(self.alphabet)
+
+    @property
+    def expected(self) -> str:
+        return f"three lines of three letters from {'/'.join(self.alphabet)} separated by spaces, e.g. 'G W R'"
+
+    def parse(self, reply: str) -> tuple[str, ...]:
+        rows = _lines(_text(reply, self.expected))
+        matches = [_ROW.fullmatch(row) for row in rows] if len(rows) == 3 else []
+        cells = tuple(c for m in matches if m is not None for c in m.groups())
+        if len(cells) != 9 or any(c not in self.alphabet for c in cells):
+            raise _fail(self.expected, reply)
+        return cells
+
+    def format(self, answer: tuple[str, ...]) -> str:
+        if len(answer) != 9 or not set(answer) <= set(self.alphabet):
+            raise ValueError(f"{answer!r} is not 9 letters from {self.alphabet!r}")
+        return "\n".join(" ".join(answer[r:r + 3]) for r in range(0, 9, 3))
+
+    def sample(self, rng: random.Random) -> tuple[str, ...]:
+        return tuple(rng.choice(self.alphabet) for _ in range(9))
+
+
+@dataclass(frozen=True)
+class LabelsForm:
+    """One label per option letter (B.7): exactly one line per letter, in order, ``<A> DECREASE </A>``
+    with the line's own letter in both tags; case-insensitive, spaces allowed inside the tags, and a
+    label's ``_`` may be written as one space or left out (``NO CHANGE``, ``NOCHANGE``).  Any wrong line
+    fails the whole reply.  The answer is the tuple of labels in letter order."""
+
+    letters: str = "ABCD"
+    labels: tuple[str, ...] = ("DECREASE", "NO_CHANGE", "INCREASE")
+
+    def __post_init__(self) -> None:
+        _check_letters(self.letters)
+        spellings = [{label, label.replace("_", " "), label.replace("_", "")} for label in self.labels]
+        if not self.labels or len(set().union(*spellings)) != sum(map(len, spellings)) or not all(
+                label.isascii() and label.replace("_", "").isalpha() and label.isupper() for label in self.labels):
+            raise ValueError(f"labels must be distinct upper-case ASCII words (A-Z, _) whose spellings without "
+                             f"'_' differ too, got {self.labels!r}")
+
+    def _aliases(self) -> dict[str, str]:
+        return {alias: label for label in self.labels
+                for alias in (label, label.replace("_", " "), label.replace("_", ""))}
+
+    @property
+    def expected(self) -> str:
+        return (f"{len(self.letters)} lines, one per option {'/'.join(self.letters)} in order, each like "
+                f"'<{self.letters[0]}> {self.labels[0]} </{self.letters[0]}>' with a label from {'/'.join(self.labels)}")
+
+    def parse(self, reply: str) -> tuple[str, ...]:
+        rows = _lines(_text(reply, self.expected))
+        if len(rows) != len(self.letters):
+            raise _fail(self.expected, reply)
+        aliases = self._aliases()
+        labels = []
+        for letter, row in zip(self.letters, rows):
+            row = row.strip(" \t")
+            open_, close = f"<{letter}>", f"</{letter}>"
+            inner = row[len(open_):-len(close)].strip(" \t") if row.startswith(open_) and row.endswith(close) else ""
+            if inner not in aliases:
+                raise _fail(self.expected, reply)
+            labels.append(aliases[inner])
+        return tuple(labels)
+
+    def format(self, answer: tuple[str, ...]) -> str:
+        if len(answer) != len(self.letters) or any(a not in self.labels for a in answer):
+            raise ValueError(f"{answer!r} is not {len(self.letters)} labels from {self.labels}")
+        return "\n".join(f"<{letter}> {label} </{letter}>" for letter, label in zip(self.letters, answer))
+
+    def sample(self, rng: random.Random) -> tuple[str, ...]:
+        return tuple(rng.choice(self.labels) for _ in self.letters)
+
+
+@dataclass(frozen=True)
+class FreeTextForm:
+    """An unscored free-text turn (the reflection itself): any reply is accepted, stripped and cut to
+    ``max_chars``; lone surrogates become ``?`` so the text can be sent on in a later prompt."""
+
+    max_chars: int = 4000
+
+    def parse(self, reply: str) -> str:
+        text = reply.strip()[:self.max_chars]
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+    def format(self, answer: str) -> str:
+        return answer
+
+    def sample(self, rng: random.Random) -> str:
+        return ""
