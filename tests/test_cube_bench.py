@@ -194,6 +194,7 @@ def test_reconstruction_and_verification_gold_come_from_the_state() -> None:
             assert shown == front(after(item.state, item.data["move"]))
         if item.data["negative"] == "edit":
             assert 1 <= sum(a != b for a, b in zip(shown, front(item.state))) <= 2
+        assert shown[4] == "G", "the centre is never edited: it would give the negative away from the text alone"
 
 
 def test_closed_loop_teacher_is_optimal_and_each_step_offers_one_progress_move() -> None:
@@ -234,6 +235,15 @@ def test_constant_answers_land_exactly_on_chance() -> None:
     assert verify["bal acc"] == 0.5 and verify["yes bias"] == 1.0
     effect = summary("move-effect", 2, 20, constant_ask("\n".join(f"<{c}> INCREASE </{c}>" for c in "ABCD")))
     assert effect["kappa"] == 0.0
+
+
+def test_text_only_shortcuts_do_not_beat_chance_on_verification() -> None:
+    """A model that never looks at the image: the centre is always green, and a 'move' negative is a face of a
+    real cube, so checking the text alone for an impossible face says nothing."""
+    items = TESTS["verification"].items(3, 60)
+    assert all(i.data["shown"]["grid"][4] == "G" for i in items)
+    moved = [i for i in items if i.data["negative"] == "move"]
+    assert all(Counter(i.data["shown"]["grid"])["G"] >= 1 for i in moved)
 
 
 def test_the_random_answerer_lands_on_chance_within_its_interval() -> None:

@@ -2,7 +2,8 @@
 
 Each item pairs the net image with a text grid of the Front face.  Half the items (balanced per
 depth) show the true face; the other half show a negative, in equal shares either a token edit
-(one or two cells changed to another colour) or the Front face after one move applied to the
+(one or two cells other than the fixed centre changed
+to another colour) or the Front face after one move applied to the
 true state (a move that changes the Front face).  The reply is ``Answer: Yes`` or ``Answer: No``;
 scored by balanced accuracy, parse rate and the share of Yes answers (the paper's bias).
 """
@@ -20,6 +21,9 @@ from ..oracle import metric_moves
 from ..parsing import YesNoForm
 from .common import COLOURS, certified_start, facelets, front_face, grid_text, net_image, state_of, turn
 
+EDITABLE = np.array([0, 1, 2, 3, 5, 6, 7, 8])
+"""Cells a token edit may change: never the centre, whose colour is fixed (an edited centre would give the
+negative away from the text alone)."""
 SYSTEM = ("You check whether a text description of a Rubik's cube face agrees with an image of the cube. "
           "Compare the two yourself, cell by cell; the text may be wrong. " + COLOURS)
 USER = ("The image shows a Rubik's cube as a net (each face's name above it). This text claims to be its "
@@ -46,7 +50,7 @@ class Verification(QuestionTest):
         shown = truth
         if kind == "edit":
             cells = list(truth)
-            for cell in rng.permutation(9)[: int(rng.integers(1, 3))]:
+            for cell in rng.permutation(EDITABLE)[: int(rng.integers(1, 3))]:
                 others = [c for c in COLOUR_LETTERS if c != cells[cell]]
                 cells[cell] = others[int(rng.integers(len(others)))]
             shown = tuple(cells)
