@@ -71,7 +71,7 @@ class ClosedLoop(QuestionTest):
     """Closed-loop step-by-step (paper §3.1, §4.5, B.5) and abstention (§4.7, B.6)."""
 
     name = "closed-loop"
-    variants = VARIANTS
+    variants: tuple[str, ...] = VARIANTS
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
         if depth < 1:

@@ -30,7 +30,7 @@ SEES = {
     "text": "The cube as a net (each face's name above it):\n{state}\n",
 }
 ASK = ("\nThe cube is {d} moves from solved ({metric}).\nCandidate moves:\n{options}\n\n"
-       "Reply with exactly one line: the letter of the move that leaves the cube {d1} moves from solved, "
+       "Reply with exactly one line: the letter of the move that leaves the cube {d1} move(s) from solved, "
        "as <ANSWER> X </ANSWER>, and nothing else.")
 
 
@@ -38,7 +38,7 @@ class MoveChoice(QuestionTest):
     """Optimal move prediction (paper §3.1, B.3)."""
 
     name = "move-choice"
-    variants = MODALITIES
+    variants: tuple[str, ...] = MODALITIES
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
         if depth < 1:

@@ -29,7 +29,7 @@ LABELS = ("DECREASE", "NO_CHANGE", "INCREASE")
 SYSTEM = ("You are an expert Rubik's cube solver. For each candidate move you predict, without applying it, "
           "whether it changes the cube's distance to solved: DECREASE (one move closer), NO_CHANGE, or INCREASE. "
           + NOTATION + " " + COLOURS)
-USER = ("{sees}\nThe cube is {d} moves from solved ({metric}).\nCandidate moves:\n{options}\n\nReply with exactly "
+USER = ("{sees}\n\nThe cube is {d} moves from solved ({metric}).\nCandidate moves:\n{options}\n\nReply with exactly "
         "four lines, one per candidate in order, each the candidate's letter as a tag around its label, e.g.\n"
         "<A> DECREASE </A>\n<B> NO_CHANGE </B>\n<C> INCREASE </C>\n<D> INCREASE </D>\nand nothing else.")
 SEES = {"text": "The cube as a net (each face's name above it):\n{state}",

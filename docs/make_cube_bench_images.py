@@ -1,0 +1,41 @@
+"""Regenerate docs/img/cube_bench_*.png and print the prompts shown in docs/cube-bench.md.
+
+Run from the repository root: ``python docs/make_cube_bench_images.py``.  The pictures are the
+images the items send to a model (the first item of each test at depth 2, seed 0), so the docs
+show exactly what a model sees.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PIL import Image
+
+from cubebench.tasks.items import Prompt, Reply
+from cubebench.tasks.registry import TESTS
+
+OUT = Path(__file__).resolve().parent / "img"
+
+
+def first_prompts(name: str, variant: str) -> list[Prompt]:
+    """The prompts of the test's first depth-2 item, answered by the oracle."""
+    test = TESTS[name]
+    seen: list[Prompt] = []
+    test.play(test.items(2, 1)[0], variant,
+              lambda p: seen.append(p) or Reply(p.form.format(p.gold) if p.scored else "(reflection)"))
+    return seen
+
+
+def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    prompt = first_prompts("move-choice", "image+text")[0]
+    Image.fromarray(prompt.image).save(OUT / "cube_bench_net.png")
+    for name, test in TESTS.items():
+        variant = test.variants[0]
+        p = first_prompts(name, variant)[0]
+        print(f"===== {name} ({variant}) =====\n--- system\n{p.system}\n--- user\n{p.text}\n--- gold reply\n"
+              f"{p.form.format(p.gold)}\n")
+
+
+if __name__ == "__main__":
+    main()
