@@ -1,0 +1,232 @@
+"""Observer and actor: split perception, one pair of hands, a bounded text channel (turn-based AEC).
+
+Two seats share one cube.  ``observer_0`` sees it through any tier (Symbolic, Visual net, Face
+or Vertex View; on Face and Vertex it may turn the cube to look at other faces) but cannot turn
+a face.  ``actor_0`` turns faces but sees nothing: its observation is the last message it
+heard and budget counters, never anything computed from the cube.  They talk through the
+channel of :mod:`.channel` (``max_message_chars``, ``max_messages`` per seat).  Success is
+solving the cube within the move budget: the env isolates translating perception into the
+words another agent can act on.
+
+A cycle is the observer's turn, then the actor's; the actor hears a message in the cycle it
+was sent.  Both seats act with ``{"action": k, "message": text}``: ``k`` = 0 wait, 1 say the
+message, then the observer's view rotations (``x x' y y' z z'``, partial tiers only) or the
+actor's face turns (the metric's, named by centre colour: ``U`` turns the white-centred face,
+whichever way the observer holds the cube).  The team shares the reward: 1.0 to both seats in
+the cycle that solves the cube, which terminates the episode; the episode is truncated when
+the move budget is spent without solving (as in the single-agent envs) or after
+``max_cycles`` cycles.  Every seat's ``info`` holds bookkeeping only (cycle, moves, depth,
+success, refusals), never the state.
+
+The Parallel form (:func:`parallel_env`) plays one cycle per step: both seats choose at once,
+so the actor hears the observer's message of a step at the next step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils import AgentSelector, wrappers
+from pettingzoo.utils.conversions import aec_to_parallel
+
+from ...engine.metric import Metric
+from ...generators import Generator, Instance
+from ...render.net import render_net
+from .channel import (
+    SAY, SEAT_ACTIONS, WAIT, Channel, parse_action, positive_int, talking_action_space, talking_entries, talking_spaces,
+)
+from .panels import Panel, quote, render_panels, render_text
+from .table import SharedCube
+from .views import SeatView
+
+NAME = "CubeBench-ObserverActor-v0"
+OBSERVER, ACTOR = SEATS = ("observer_0", "actor_0")
+RENDER_MODES = ("ansi", "rgb_array")
+
+
+class ObserverActorEnv(AECEnv[str, dict[str, Any], Any]):
+    """The observer-actor env (AEC); see the module docstring. ``raw_env`` is this class."""
+
+    metadata = {"name": "cubebench_observer_actor_v0", "render_modes": list(RENDER_MODES), "render_fps": 4,
+                "is_parallelizable": True}
+
+    def __init__(
+        self,
+        tier: str = "symbolic",
+        form: str = "",
+        *,
+        depth: int = 8,
+        metric: Metric | str = "quarter",
+        max_moves: int = 40,
+        max_rotations: int = 40,
+        max_messages: int = 8,
+        max_message_chars: int = 256,
+        max_cycles: int = 100,
+        image_size: int = 224,
+        render_mode: str | None = None,
+        generator: Generator | None = None,
+    ) -> None:
+        super().__init__()
+        self.render_mode = _render_mode(render_mode)
+        self.view = SeatView(tier, form, image_size)
+        self.max_moves = positive_int(max_moves, "max_moves")
+        self.max_rotations = positive_int(max_rotations, "max_rotations", 0)
+        self.max_cycles = positive_int(max_cycles, "max_cycles")
+        self.cube = SharedCube(depth, metric, self.view.partial, self.max_moves, self.max_rotations, generator)
+        self.channel = Channel(SEATS, max_messages, max_message_chars)
+        self.possible_agents = list(SEATS)
+        self.agents: list[str] = []
+        self._names = {OBSERVER: SEAT_ACTIONS + self.cube.view_names, ACTOR: SEAT_ACTIONS + self.cube.turn_names}
+        self._action_spaces = {seat: talking_action_space(len(self._names[seat]) - 2, self.channel.max_message_chars)
+                               for seat in SEATS}
+        self._observation_spaces = self._make_observation_spaces()
+        self.state_space = spaces.Box(0, 5, shape=(54,), dtype=np.uint8)
+        self.instance: Instance | None = None
+        self.cycle = 0
+        self._solved_at_start = False
+        self._notes: dict[str, dict[str, Any]] = {seat: {} for seat in SEATS}
+        self._last = {seat: "" for seat in SEATS}
+
+    def _make_observation_spaces(self) -> dict[str, spaces.Dict]:
+        common = talking_spaces(self.channel, self.max_moves, self.max_cycles)
+        observer: dict[str, spaces.Space] = {"view": self.view.space, **common}
+        if self.view.partial:
+            observer["rotations_left"] = spaces.Discrete(self.max_rotations + 1)
+        return {OBSERVER: spaces.Dict(observer), ACTOR: spaces.Dict(talking_spaces(self.channel, self.max_moves,
+                                                                                   self.max_cycles))}
+
+    # --- the seats' spaces and rules -----------------------------------------
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._action_spaces[agent]
+
+    def action_names(self, agent: str) -> tuple[str, ...]:
+        """What each value of ``agent``'s ``action`` picks: ``wait``, ``say``, then its rotations or turns."""
+        return self._names[agent]
+
+    def seat_view(self, agent: str) -> SeatView | None:
+        """The view ``agent`` sees the cube through (``None``: the actor sees nothing)."""
+        return self.view if agent == OBSERVER else None
+
+    # --- PettingZoo API --------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self.instance = self.cube.reset(seed, options)
+        self.channel.reset()
+        self.agents = list(SEATS)
+        self.cycle = 0
+        self._solved_at_start = self.cube.solved
+        self._notes = {seat: {} for seat in SEATS}
+        self._last = {seat: "" for seat in SEATS}
+        self.rewards = {seat: 0.0 for seat in SEATS}
+        self._cumulative_rewards = {seat: 0.0 for seat in SEATS}
+        self.terminations = {seat: False for seat in SEATS}
+        self.truncations = {seat: False for seat in SEATS}
+        self.infos = {seat: self._info(seat) for seat in SEATS}
+        self._selector = AgentSelector(self.agents)
+        self.agent_selection = self._selector.reset()
+
+    def observe(self, agent: str) -> dict[str, Any]:
+        obs = talking_entries(self.channel, agent, self.cube.moves_left(), self.max_cycles - self.cycle)
+        if agent == OBSERVER:
+            obs["view"] = self.view.observe(self.cube.colours)
+            if self.view.partial:
+                obs["rotations_left"] = self.cube.rotations_left()
+        return obs
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        choice, message = parse_action(action, len(self._names[agent]))
+        self._cumulative_rewards[agent] = 0.0
+        self._notes[agent] = self._act(agent, choice, message)
+        if self._selector.is_last():
+            self._end_cycle()
+        else:
+            self._clear_rewards()
+        self.infos = {seat: self._info(seat) for seat in self.agents}
+        self.agent_selection = self._selector.next()
+        self._accumulate_rewards()
+
+    def _act(self, agent: str, choice: int, message: str) -> dict[str, Any]:
+        """Carry out one seat's choice; what that seat's ``info`` should say about it."""
+        name = self._names[agent][choice]
+        self._last[agent] = f"say {quote(message)}" if choice == SAY else name
+        if choice == WAIT:
+            return {}
+        if choice == SAY:
+            return self.channel.send(agent, message, self.cycle)
+        outcome = self.cube.act(name)
+        return {"refused": outcome.refused} if outcome.refused else {}
+
+    def _end_cycle(self) -> None:
+        self.cycle += 1
+        solved = self.cube.solved
+        over = not solved and (self.cube.spent() or self.cycle >= self.max_cycles)
+        reward = 1.0 if solved and not self._solved_at_start else 0.0
+        self.rewards = {seat: reward for seat in self.agents}
+        self.terminations = {seat: solved for seat in self.agents}
+        self.truncations = {seat: over for seat in self.agents}
+
+    def _info(self, agent: str) -> dict[str, Any]:
+        """Bookkeeping only: nothing computed from the cube but whether it is solved (termination says so anyway)."""
+        assert self.instance is not None
+        return {"cycle": self.cycle, "moves": self.cube.moves, "depth": self.instance.depth,
+                "is_success": self.cube.solved, **self._notes[agent]}
+
+    def state(self) -> np.ndarray:
+        """The held cube's 54 colour indices: for centralised training and runners, never given to a seat."""
+        return self.cube.colours.astype(np.uint8)
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='rgb_array' or 'ansi'")
+            return None
+        truth = self.cube.reference_colours
+        if self.render_mode == "ansi":
+            return render_text(truth, [self._status()] + self._lines(OBSERVER) + self._lines(ACTOR))
+        seen = self.view.image(self.cube.colours[self.view.gather])
+        panels = [Panel("the cube (no seat sees this)", render_net(truth, self.view.size), [self._status()]),
+                  Panel(f"{OBSERVER}: {self.view.tier} ({self.view.form})", seen, self._lines(OBSERVER)),
+                  Panel(f"{ACTOR}: hears, turns", None, self._lines(ACTOR))]
+        return render_panels(panels, self.view.size)
+
+    def _status(self) -> str:
+        return f"cycle {self.cycle}/{self.max_cycles}, moves {self.cube.moves}/{self.max_moves}"
+
+    def _lines(self, agent: str) -> list[str]:
+        heard = self.channel.latest_for(agent)
+        return [f"{agent} last: {self._last[agent] or '-'}", f"heard: {quote(heard) if heard else '-'}",
+                f"messages left: {self.channel.left(agent)}"]
+
+    def close(self) -> None:
+        """Nothing to release (the renderers keep no windows); safe to call twice."""
+
+
+def _render_mode(render_mode: str | None) -> str | None:
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}")
+    return render_mode
+
+
+raw_env = ObserverActorEnv
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The AEC env, with PettingZoo's order-enforcing wrapper (reset before step, and so on)."""
+    return wrappers.OrderEnforcingWrapper(ObserverActorEnv(**kwargs))
+
+
+def parallel_env(**kwargs: Any) -> ParallelEnv:
+    """The Parallel form: one step is one cycle (both seats choose at once)."""
+    return aec_to_parallel(env(**kwargs))
+
+
+__all__ = ["NAME", "SEATS", "OBSERVER", "ACTOR", "ObserverActorEnv", "raw_env", "env", "parallel_env"]
