@@ -1,10 +1,10 @@
 """Where episodes are played: inline, a thread pool, a process pool, or a Ray cluster.
 
-Every backend yields ``(spec, record)`` pairs as episodes finish; only the
-driver (the caller) writes to the result store, so store and resume
-semantics are the same for all of them.  Workers build their agents from the
-picklable :class:`~.specs.AgentSpec` and play with
-:func:`~.execute.play_episode`.  Closing the iterator early (a ``--limit``,
+Every backend yields ``(spec, record)`` pairs as episodes (or question items)
+finish; only the driver (the caller) writes to the result store, so store and
+resume semantics are the same for all of them.  Workers build their agents from
+the picklable :class:`~.specs.AgentSpec` and play with
+:func:`~.execute.play_spec` (an episode or an item, by the spec's type).  Closing the iterator early (a ``--limit``,
 the cost cap, Ctrl-C) stops handing out work; episodes still running are
 abandoned and stay unfinished in the store, to be played again on resume.
 
@@ -33,15 +33,15 @@ from typing import Any, Iterator
 
 from cubebench.agents.records import EpisodeRecord
 
-from .execute import PlaySettings, play_episode
-from .plan import EpisodeSpec
+from .execute import PlaySettings, play_spec
+from .plan import ItemSpec, Spec
 from .specs import AgentFactory, AgentSpec
 
 BACKENDS = ("local", "process", "ray")
-Result = tuple[EpisodeSpec, EpisodeRecord]
+Result = tuple[Spec, EpisodeRecord]
 
 
-def run_backend(name: str, episodes: list[EpisodeSpec], factory: AgentFactory, agent_spec: AgentSpec,
+def run_backend(name: str, episodes: list[Spec], factory: AgentFactory, agent_spec: AgentSpec,
                 settings: PlaySettings, concurrency: int, ray_address: str | None = None) -> Iterator[Result]:
     """Play ``episodes`` on backend ``name``, yielding each as it finishes (in any order)."""
     if name == "local":
@@ -55,20 +55,20 @@ def run_backend(name: str, episodes: list[EpisodeSpec], factory: AgentFactory, a
     raise ValueError(f"unknown backend {name!r}; expected one of {BACKENDS}")
 
 
-def _inline(episodes: list[EpisodeSpec], factory: AgentFactory, settings: PlaySettings) -> Iterator[Result]:
+def _inline(episodes: list[Spec], factory: AgentFactory, settings: PlaySettings) -> Iterator[Result]:
     for ep in episodes:
-        yield ep, play_episode(ep, factory, settings)
+        yield ep, play_spec(ep, factory, settings)
 
 
-def _threads(episodes: list[EpisodeSpec], factory: AgentFactory, settings: PlaySettings,
+def _threads(episodes: list[Spec], factory: AgentFactory, settings: PlaySettings,
              n: int) -> Iterator[Result]:
     """Daemon worker threads (for API agents, which wait on the network).
 
     Daemon threads, not a ThreadPoolExecutor: at exit the interpreter would
     join the executor's threads and wait for every running episode.
     """
-    todo: queue.Queue[EpisodeSpec] = queue.Queue()
-    done: queue.Queue[tuple[EpisodeSpec, EpisodeRecord | None, BaseException | None]] = queue.Queue()
+    todo: queue.Queue[Spec] = queue.Queue()
+    done: queue.Queue[tuple[Spec, EpisodeRecord | None, BaseException | None]] = queue.Queue()
     stop = threading.Event()
     for ep in episodes:
         todo.put(ep)
@@ -80,7 +80,7 @@ def _threads(episodes: list[EpisodeSpec], factory: AgentFactory, settings: PlayS
             except queue.Empty:
                 return
             try:
-                done.put((ep, play_episode(ep, factory, settings), None))
+                done.put((ep, play_spec(ep, factory, settings), None))
             except BaseException as err:  # noqa: BLE001 - handed to the driver, which re-raises
                 done.put((ep, None, err))
 
@@ -110,11 +110,11 @@ def _get(q: queue.Queue) -> Any:
 _WORKER_FACTORIES: dict[str, AgentFactory] = {}
 
 
-def _worker_factory(agent_spec: AgentSpec) -> AgentFactory:
-    """One factory per worker process and spec (shares e.g. the local model's server)."""
-    key = json.dumps(agent_spec.to_dict(), sort_keys=True)
+def _worker_factory(agent_spec: AgentSpec, protocol: str) -> AgentFactory:
+    """One factory per worker process, spec and protocol (shares e.g. the local model's server)."""
+    key = json.dumps([agent_spec.to_dict(), protocol], sort_keys=True)
     if key not in _WORKER_FACTORIES:
-        _WORKER_FACTORIES[key] = AgentFactory(agent_spec)
+        _WORKER_FACTORIES[key] = AgentFactory(agent_spec, protocol)
     return _WORKER_FACTORIES[key]
 
 
@@ -152,19 +152,20 @@ def _watch_driver(driver_pid: int) -> None:
         time.sleep(PARENT_WATCH_S)
 
 
-def play_in_worker(ep: EpisodeSpec, agent_spec: AgentSpec, settings: PlaySettings) -> dict[str, Any]:
-    """Worker entry point: play one episode, return the record as a plain dict."""
-    return play_episode(ep, _worker_factory(agent_spec), settings).to_dict()
+def play_in_worker(ep: Spec, agent_spec: AgentSpec, settings: PlaySettings) -> dict[str, Any]:
+    """Worker entry point: play one episode (or item), return the record as a plain dict."""
+    factory = _worker_factory(agent_spec, "questions" if isinstance(ep, ItemSpec) else "episodes")
+    return play_spec(ep, factory, settings).to_dict()
 
 
-def _processes(episodes: list[EpisodeSpec], agent_spec: AgentSpec, settings: PlaySettings,
+def _processes(episodes: list[Spec], agent_spec: AgentSpec, settings: PlaySettings,
                n: int) -> Iterator[Result]:
     """A spawn-started process pool (renderers and numba do not survive ``fork`` well)."""
     ctx = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(max_workers=max(1, n), mp_context=ctx, initializer=init_worker,
                                initargs=(os.getpid(),))
     window = max(1, n) * 2
-    pending: dict[Future, EpisodeSpec] = {}
+    pending: dict[Future, Spec] = {}
     queue_ = list(reversed(episodes))
     try:
         while queue_ or pending:
@@ -207,7 +208,7 @@ def import_ray() -> Any:
     return ray
 
 
-def _ray(episodes: list[EpisodeSpec], agent_spec: AgentSpec, settings: PlaySettings, n: int,
+def _ray(episodes: list[Spec], agent_spec: AgentSpec, settings: PlaySettings, n: int,
          address: str | None) -> Iterator[Result]:
     """Ray tasks (one CPU each) on the cluster at ``address`` (a local one when ``None``).
 
@@ -222,7 +223,7 @@ def _ray(episodes: list[EpisodeSpec], agent_spec: AgentSpec, settings: PlaySetti
     remote = ray.remote(num_cpus=1, max_retries=0)(play_in_worker)
     window = n if n > 0 else max(1, int(ray.cluster_resources().get("CPU", 1)))
     queue_ = list(reversed(episodes))
-    pending: dict[Any, EpisodeSpec] = {}
+    pending: dict[Any, Spec] = {}
     try:
         while queue_ or pending:
             while queue_ and len(pending) < window:

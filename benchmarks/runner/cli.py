@@ -26,12 +26,13 @@ from .execute import PlaySettings
 from .export import export_csv, export_jsonl
 from .html_report import report_html
 from .play import play
+from .question_suites import QuestionSuite, restrict_questions
 from .plots import PlotsUnavailable, write_plots
 from .report import build_report, text_report
 from .run import RunConfig, default_run_path, resolve_distance_budget, resume_run, start_run
 from .specs import AgentSpec, AgentSpecError
 from .store import StoreError, open_run
-from .suites import TIERS, SuiteError, available_suites, load_suite, restrict
+from .suites import TIERS, Suite, SuiteError, available_suites, load_suite, restrict
 from .viewer import viewer_html
 
 EXIT_USAGE = 2
@@ -99,7 +100,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     outcome = _resume(args) if args.resume else _start(args)
-    print(f"cubebench: {outcome.outcome}: {outcome.played} episode(s) played in {outcome.seconds:.1f} s; "
+    print(f"cubebench: {outcome.outcome}: {outcome.played} {outcome.unit}(s) played in {outcome.seconds:.1f} s; "
           f"{outcome.finished} of {outcome.planned} finished", file=sys.stderr)
     if not args.quiet:
         with open_run(outcome.path) as store:
@@ -110,7 +111,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> Any:
-    for flag in ("suite", "agent", "out", "tiers", "depths", "system_prompt", "examples"):
+    for flag in ("suite", "agent", "out", "tiers", "tests", "depths", "system_prompt", "examples"):
         if getattr(args, flag):
             raise _UserError(f"--resume continues a run as it was configured; drop --{flag.replace('_', '-')}")
     return resume_run(Path(args.resume), retry_errors=args.retry_errors, limit=args.limit,
@@ -120,21 +121,35 @@ def _resume(args: argparse.Namespace) -> Any:
 def _start(args: argparse.Namespace) -> Any:
     if not args.suite or not args.agent:
         raise _UserError("run needs --suite and --agent (or --resume RUN)")
-    suite = restrict(load_suite(args.suite), args.tiers, args.depths)
+    suite = _restricted(load_suite(args.suite), args)
+    obs_format = args.obs_format or AgentSpec(args.agent).default_obs_format
+    questions = isinstance(suite, QuestionSuite)
     agent = AgentSpec(spec=args.agent, style=args.style, temperature=args.temperature,
                       episode_max_tokens=args.episode_max_tokens, episode_max_cost_usd=args.episode_max_cost,
                       max_attempts=args.model_attempts, system_prompt=_read_text(args.system_prompt, "--system-prompt"),
-                      examples=_read_text(args.examples, "--examples"))
+                      examples=_read_text(args.examples, "--examples"),
+                      send_images=not (questions and obs_format == "text"))  # questions: text only means no image
+    budget = None if questions else resolve_distance_budget(args.distance_budget, suite.metric)
     config = RunConfig(
         agent=agent,
-        play=PlaySettings(obs_format=args.obs_format or agent.default_obs_format, store_images=not args.no_images,
-                          distance_budget_s=resolve_distance_budget(args.distance_budget, suite.metric)),
+        play=PlaySettings(obs_format=obs_format, store_images=not args.no_images, distance_budget_s=budget),
         backend=args.backend, concurrency=args.concurrency or 1, ray_address=args.ray_address,
         max_cost_usd=args.max_cost,
     )
     path = Path(args.out) if args.out else default_run_path(suite, args.agent)
     print(f"cubebench: run {path} (suite {suite.name}, agent {args.agent})", file=sys.stderr)
     return start_run(suite, config, path, limit=args.limit, progress=args.progress, argv=sys.argv[:])
+
+
+def _restricted(suite: Suite | QuestionSuite, args: argparse.Namespace) -> Suite | QuestionSuite:
+    """``suite`` restricted by ``--tiers`` and ``--depths`` (episodes) or ``--tests`` and ``--depths`` (questions)."""
+    if isinstance(suite, QuestionSuite):
+        if args.tiers:
+            raise _UserError(f"suite {suite.name!r} asks question items: it has no tiers; use --tests")
+        return restrict_questions(suite, args.tests, args.depths)
+    if args.tests:
+        raise _UserError(f"suite {suite.name!r} plays episodes: it has no question tests; use --tiers")
+    return restrict(suite, args.tiers, args.depths)
 
 
 def _read_text(path: str | None, flag: str) -> str | None:
@@ -153,9 +168,12 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
                                    "in the run's SQLite file, so an interrupted run resumes with --resume.")
     p.add_argument("--suite", help=f"a named suite ({', '.join(available_suites())}) or a suite JSON file")
     p.add_argument("--agent", help="random, prober, greedy, solver, mlp[:CKPT], local[:GGUF], openai:MODEL, "
-                                   "anthropic:MODEL or openai-compatible:URL:MODEL")
+                                   "anthropic:MODEL or openai-compatible:URL:MODEL; question suites: oracle, "
+                                   "random or a model")
     p.add_argument("--tiers", type=_csv(str), default=None, metavar="T1,T2",
                    help="play only these tiers of the suite (e.g. symbolic,face)")
+    p.add_argument("--tests", type=_csv(str), default=None, metavar="T1,T2",
+                   help="question suites: ask only these tests (e.g. move-choice,closed-loop)")
     p.add_argument("--depths", type=_csv(int), default=None, metavar="D1,D2",
                    help="play only these depths of the suite (e.g. 1,2,3,4)")
     p.add_argument("--style", choices=("react", "codeact"), default="react", help="how an LLM agent acts")
@@ -170,7 +188,8 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local one)")
     p.add_argument("--obs-format", choices=("image", "text"), default=None,
                    help="what the visual, face and vertex tiers show: image (default) or their text form "
-                        "(default for the text-only local model); symbolic is always the 54-letter string")
+                        "(default for the text-only local model); symbolic is always the 54-letter string; "
+                        "question suites: text sends the questions without their images")
     p.add_argument("--limit", type=int, default=None, help="play at most N unfinished episodes now")
     p.add_argument("--distance-budget", default="auto", metavar="SECONDS|auto",
                    help="optimal-solver seconds per step for the true distance (0: off; auto: on only when "
@@ -198,6 +217,8 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
 def _cmd_report(args: argparse.Namespace) -> int:
     with open_run(args.run) as store:
         report = build_report(store)
+    if args.plots and report.questions:
+        raise _UserError("--plots draws episode runs; a question run's figures are its tables (text and --html)")
     print(text_report(report))
     if args.plots:
         for path in write_plots(report.rows, Path(args.plots)):
@@ -224,7 +245,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         finally:
             if args.out:
                 out.close()
-    print(f"cubebench: exported {n} episode(s)", file=sys.stderr)
+    print(f"cubebench: exported {n} record(s)", file=sys.stderr)
     return 0
 
 

@@ -1,12 +1,17 @@
-"""Playing one planned episode: build the env of its cell, a fresh agent, run the episode.
+"""Playing one planned episode or question item: :func:`play_episode` builds the env of its cell and a
+fresh agent and runs the episode; :func:`play_item` asks an item's question(s) of a fresh answerer
+and records the exchanges as an episode record, so the store, reports and exports read both alike.
 
-This is what every backend's workers call; it needs only picklable inputs
-(:class:`~.plan.EpisodeSpec`, :class:`~.specs.AgentSpec`, :class:`PlaySettings`)
-so it runs the same in a thread, a process or a Ray task.
+This is what every backend's workers call (:func:`play_spec` picks by the spec's type); it needs
+only picklable inputs (:class:`~.plan.EpisodeSpec` or :class:`~.plan.ItemSpec`,
+:class:`~.specs.AgentSpec`, :class:`PlaySettings`) so it runs the same in a thread, a process or a
+Ray task.
 """
 
 from __future__ import annotations
 
+import time
+import traceback
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -14,11 +19,13 @@ import gymnasium as gym
 
 import cubebench
 from cubebench.agents.episode import run_episode
-from cubebench.agents.records import EpisodeRecord
+from cubebench.agents.records import EpisodeRecord, StepRecord, observation_digest
+from cubebench.tasks.items import Exchange, Item, ItemResult, Prompt, Reply
 from cubebench.wrappers.description import describe_env
 from cubebench.wrappers.tiers import PARTIAL_TIERS
 
-from .plan import EpisodeSpec
+from .plan import EpisodeSpec, ItemSpec, Spec
+from .question_suites import configured_test
 from .specs import AgentFactory
 
 
@@ -68,3 +75,85 @@ def play_episode(ep: EpisodeSpec, factory: AgentFactory, settings: PlaySettings)
         if callable(close):
             close()
         env.close()
+
+
+def play_spec(spec: Spec, factory: AgentFactory, settings: PlaySettings) -> EpisodeRecord:
+    """Play a planned episode or ask a planned item: what a backend's worker does with each spec."""
+    if isinstance(spec, ItemSpec):
+        return play_item(spec, factory, settings)
+    return play_episode(spec, factory, settings)
+
+
+def play_item(spec: ItemSpec, factory: AgentFactory, settings: PlaySettings) -> EpisodeRecord:
+    """Ask ``spec``'s item, in its variant, of a fresh answerer from ``factory``; one step per question.
+
+    An exception from the test (a bug, never a model's failure: those are replies with ``error``) ends
+    the item as an ``error`` record holding the exception's text and the questions asked until then,
+    so one broken item never stops a run.
+    """
+    item = spec.to_item()
+    asked: list[Exchange] = []
+    answerer = factory.new_answerer(seed=spec.agent_seed)
+
+    def ask(prompt: Prompt) -> Reply:
+        reply = answerer.answer(prompt)
+        asked.append(Exchange(prompt, reply))
+        return reply
+
+    started = time.perf_counter()
+    try:
+        result: ItemResult | None = configured_test(spec.test, spec.options).play(item, spec.variant, ask)
+        failure = None
+    except Exception as err:  # noqa: BLE001 - a broken test is an error record, not a crash
+        result, failure = None, traceback.format_exception_only(type(err), err)[-1].strip()
+    finally:
+        answerer.close()
+    record = item_record(spec, item, result, result.exchanges if result else asked, answerer.name, settings)
+    if failure is not None:
+        record.status, record.errors = "error", record.errors + 1
+        record.config["play_error"] = failure
+    record.wall_s = time.perf_counter() - started
+    return record
+
+
+def item_record(spec: ItemSpec, item: Item, result: ItemResult | None, exchanges: list[Exchange], agent: str,
+                settings: PlaySettings) -> EpisodeRecord:
+    """The episode record of one asked item (``result`` is ``None`` when the test raised)."""
+    steps = [_step(i, ex, settings.store_images) for i, ex in enumerate(exchanges)]
+    distances = [ex.distance for ex in exchanges if ex.distance is not None]
+    start = item.data.get("distance")
+    start = start if isinstance(start, int) and not isinstance(start, bool) else None
+    config = {"protocol": "questions", "key": spec.key, "test": spec.test, "variant": spec.variant,
+              "depth": spec.depth, "index": spec.index, "metric": spec.metric, "seed": spec.seed,
+              "agent_seed": spec.agent_seed, "options": spec.options, "item": item.data, "state": item.state,
+              "score": result.score if result else None, "exchanges": [_judged(ex) for ex in exchanges]}
+    passed = bool(result and result.passed)
+    return EpisodeRecord(
+        agent=agent, config=config, start_facelets=item.state, steps=steps,
+        status="solved" if passed else "error" if result is None or result.error else "failed",
+        solved=passed, n_steps=len(steps), n_moves=result.moves if result else 0,
+        input_tokens=sum(s.input_tokens for s in steps), output_tokens=sum(s.output_tokens for s in steps),
+        cost_usd=sum(s.cost_usd for s in steps), end_facelets=(result.end_state if result else "") or item.state,
+        distance_start=start, distance_end=distances[-1] if distances else start,
+        errors=sum(s.error is not None for s in steps), parse_errors=sum(s.parse_error is not None for s in steps),
+    )
+
+
+def _step(index: int, ex: Exchange, store_images: bool) -> StepRecord:
+    """One question and its reply as a step: the prompt's text and image, the raw and the parsed reply."""
+    prompt, reply = ex.prompt, ex.reply
+    digest, png = observation_digest(prompt.text, prompt.image, store_images)
+    return StepRecord(
+        index=index, observation_text=prompt.text, observation_sha256=digest, observation_png_b64=png,
+        reply=reply.text, action=prompt.form.format(ex.answer) if ex.answer is not None else "", tool_calls=[],
+        moves=int(ex.move is not None), reward=0.0, input_tokens=reply.input_tokens,
+        output_tokens=reply.output_tokens, cost_usd=reply.cost_usd, latency_s=reply.latency_s, error=reply.error,
+        model_log=list(reply.model_log), distance=ex.distance, parse_error=ex.parse_error,
+    )
+
+
+def _judged(ex: Exchange) -> dict[str, Any]:
+    """What a record keeps of an exchange's judgement: the question's name, its gold in the strict format
+    (never shown to the model), whether the answer was right, the move it applied."""
+    gold = ex.prompt.form.format(ex.prompt.gold) if ex.prompt.scored and ex.prompt.gold is not None else None
+    return {"name": ex.prompt.name, "gold": gold, "correct": ex.correct, "move": ex.move}

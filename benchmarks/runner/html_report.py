@@ -1,4 +1,5 @@
-"""The self-contained HTML report: the run's facts, tables and plots (PNG embedded as data URIs)."""
+"""The self-contained HTML report: the run's facts, tables and plots (PNG embedded as data URIs); a question
+run's report has its per-test tables and no plots."""
 
 from __future__ import annotations
 
@@ -31,8 +32,8 @@ def report_html(report: Report, with_plots: bool = True) -> str:
     facts = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in report.summary().rows)
     parts = [f"<h1>CubeBench report: {html.escape(report.suite['name'])} &middot; {html.escape(report.agent)}</h1>",
              f'<table class="facts"><tbody>{facts}</tbody></table>']
-    parts += [render_html(t) for t in report.tables] if report.rows else ["<p>No finished episodes yet.</p>"]
-    if with_plots:
+    parts += [render_html(t) for t in report.tables] if report.rows else [f"<p>No finished {report.unit}s yet.</p>"]
+    if with_plots and not report.questions:  # the plots draw episode pass rates; a question run's are its tables
         parts.append("<h2>Plots</h2>" + _plots_html(report))
     versions = ", ".join(f"{k} {v}" for k, v in report.versions.items())
     parts.append(f'<p class="note">versions: {html.escape(versions)}</p>')

@@ -1,19 +1,28 @@
-"""The episode planner: a suite expanded into keyed episodes, in a stable order.
+"""The planner: a suite expanded into keyed episodes (or question items), in a stable order.
 
 Every episode has a key built from what identifies it in the grid,
 ``<tier>/d<depth>/i<instance>/<reward>/<setting>`` (e.g.
-``face/d8/i03/none/ideal``).  The key is the result store's unique key, so a
+``face/d8/i03/none/ideal``); every question item ``<test>/<variant>/d<depth>/i<index>``
+(e.g. ``move-choice/image/d2/i007``).  The key is the result store's unique key, so a
 resumed run recognises finished episodes whatever order they ran in.
+
+Question items are generated here, once, when the run is planned: the whole item (state, options,
+labels) is part of its :class:`ItemSpec` and so of the stored plan, so workers and resumes never
+regenerate it, and a test that cannot build the items asked for stops the run before it starts.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from cubebench.tasks.items import Item, ItemGenerationError
+
 from .instances import instance_refs
-from .suites import Suite
+from .question_suites import QuestionSuite, configured_test
+from .suites import Suite, SuiteError
 
 
 @dataclass(frozen=True)
@@ -74,3 +83,64 @@ def plan_episodes(suite: Suite, source: str) -> list[EpisodeSpec]:
                             max_moves=suite.max_moves, max_rotations=suite.max_rotations,
                         ))
     return plan
+
+
+@dataclass(frozen=True)
+class ItemSpec:
+    """One question item of a run, as asked in one variant: the whole item travels with it."""
+
+    key: str
+    test: str
+    variant: str
+    depth: int
+    index: int
+    metric: str
+    seed: int
+    agent_seed: int
+    item: dict[str, Any]
+    """The :class:`~cubebench.tasks.items.Item`'s fields, as JSON gives them back."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """The suite's options of the test (:func:`~.question_suites.configured_test`)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_item(self) -> Item:
+        return Item(**self.item)
+
+
+Spec = EpisodeSpec | ItemSpec
+"""What a run plans and its workers play."""
+
+
+def item_key(test: str, variant: str, depth: int, index: int) -> str:
+    """The stable key of a question item asked in one variant."""
+    return f"{test}/{variant}/d{depth}/i{index:03d}"
+
+
+def plan_items(suite: QuestionSuite) -> list[ItemSpec]:
+    """All items of ``suite``, generated now; index-major, so a partial run (``--limit``, a cost cap)
+    covers every test, depth and variant evenly.  Every variant of an item asks the same item."""
+    cells = {(name, depth): _generate(suite, name, depth)
+             for name, grid in suite.tests.items() for depth in grid.depths}
+    plan = []
+    for index in range(max(grid.items for grid in suite.tests.values())):
+        for name, grid in suite.tests.items():
+            for depth in grid.depths:
+                for variant in grid.variants if index < grid.items else ():
+                    key = item_key(name, variant, depth, index)
+                    plan.append(ItemSpec(key=key, test=name, variant=variant, depth=depth, index=index,
+                                         metric=suite.metric, seed=suite.seed, agent_seed=agent_seed(suite.seed, key),
+                                         item=cells[(name, depth)][index], options=dict(grid.options)))
+    return plan
+
+
+def _generate(suite: QuestionSuite, name: str, depth: int) -> list[dict[str, Any]]:
+    """The items of one test and depth as plain JSON data (what the store holds and workers rebuild)."""
+    grid = suite.tests[name]
+    try:
+        items = configured_test(name, grid.options).items(depth, grid.items, seed=suite.seed, metric=suite.metric)
+        return [json.loads(json.dumps(asdict(item))) for item in items]
+    except (ItemGenerationError, ValueError, TypeError) as err:
+        raise SuiteError(f"suite {suite.name!r}: cannot generate {grid.items} {name} item(s) at depth {depth}: "
+                         f"{err}") from None

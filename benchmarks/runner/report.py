@@ -1,4 +1,8 @@
-"""``cubebench report``: the run's tables, failure attribution, plots and HTML report."""
+"""``cubebench report``: the run's tables, failure attribution, plots and HTML report.
+
+A question run (``protocol: questions``) has its own tables, one per test (:mod:`.question_report`),
+under the same run facts.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Any
 
 from .aggregate import cell_of
 from .attribution import attribute
+from .question_report import question_tables
 from .store import EpisodeRow, RunStore
 from .tables import Table, attribution_table, depth_table, pass_rate_table, render_text
 
@@ -27,13 +32,25 @@ class Report:
     damaged: int
     tables: list[Table]
     notes: list[str]
+    protocol: str = "episodes"
+
+    @property
+    def questions(self) -> bool:
+        return self.protocol == "questions"
+
+    @property
+    def unit(self) -> str:
+        """What the run plays: ``episode`` or ``item``."""
+        return "item" if self.questions else "episode"
 
     @property
     def agent(self) -> str:
         agent = self.config["agent"]
-        style = f" ({agent['style']})" if agent["spec"].partition(":")[0] in (
-            "openai", "anthropic", "openai-compatible", "local") else ""
-        return agent["spec"] + style
+        if agent["spec"].partition(":")[0] not in ("openai", "anthropic", "openai-compatible", "local"):
+            return agent["spec"]
+        if self.questions:
+            return agent["spec"] + ("" if agent.get("send_images", True) else " (text only: no images sent)")
+        return f"{agent['spec']} ({agent['style']})"
 
     @property
     def budget(self) -> str:
@@ -45,26 +62,33 @@ class Report:
         unit = "quarter turns" if self.suite["metric"] == "quarter" else "face turns"
         return f"{moves} {unit} per episode; {self.suite.get('max_rotations')} view rotations on Face and Vertex"
 
-    def summary(self) -> Table:
-        """Run facts: what ran, how much of it, at what cost."""
-        c = cell_of(self.rows)
-        errors = f"{c.errors}" + (" (resume with --retry-errors to play them again)" if c.errors else "")
+    def setup(self) -> list[tuple[str, str]]:
+        """What ran: the suite, the agent and (episodes) the budgets and instances."""
+        if self.questions:
+            tests = ", ".join(self.suite["tests"])
+            return [("suite", f"{self.suite['name']} ({self.suite['metric']}-turn metric; question tests: {tests})"),
+                    ("agent", self.agent)]
         source = ("certified instances (start distance = certified optimal distance)"
                   if self.instance_source == "certified"
                   else "seeded scrambles of each depth (distance <= depth, not certified)")
         source += "".join(f"; {n}" for n in self.notes)
+        return [("suite", f"{self.suite['name']} ({self.suite['metric']}-turn metric, "
+                          f"{self.suite['max_steps']} interaction steps)"),
+                ("budget", self.budget), ("agent", self.agent), ("instances", source)]
+
+    def summary(self) -> Table:
+        """Run facts: what ran, how much of it, at what cost."""
+        c = cell_of(self.rows)
+        errors = f"{c.errors}" + (" (resume with --retry-errors to play them again)" if c.errors else "")
         facts = [
-            ("run", str(self.path)), ("suite", f"{self.suite['name']} ({self.suite['metric']}-turn metric, "
-                                               f"{self.suite['max_steps']} interaction steps)"),
-            ("budget", self.budget),
-            ("agent", self.agent), ("instances", source),
-            ("episodes", f"{len(self.rows)} of {self.planned} finished"),
+            ("run", str(self.path)), *self.setup(),
+            (f"{self.unit}s", f"{len(self.rows)} of {self.planned} finished"),
             ("pass rate", c.rate.format()), ("errors", errors),
             ("moves", str(c.moves)), ("tokens", str(c.tokens)), ("cost", f"${c.cost_usd:.4f}"),
-            ("episode time", f"{sum(r.wall_s for r in self.rows):.1f} s"),
+            (f"{self.unit} time", f"{sum(r.wall_s for r in self.rows):.1f} s"),
         ]
         if self.retired:
-            facts.append(("retired records", f"{self.retired} error episode(s) replayed; kept in the store"))
+            facts.append(("retired records", f"{self.retired} error {self.unit}(s) replayed; kept in the store"))
         if self.damaged:
             facts.append(("damaged records", f"{self.damaged} damaged record(s) replayed; kept in the store"))
         return Table(title="Run", header=["", ""], rows=[list(f) for f in facts])
@@ -74,17 +98,23 @@ def build_report(store: RunStore) -> Report:
     """Read a run and compute its tables."""
     suite = store.get_meta("suite")
     rows = store.rows()
+    tables = question_tables(store, suite) if store.protocol == "questions" else episode_tables(store, suite, rows)
+    return Report(path=store.path, suite=suite, config=store.get_meta("config"),
+                  versions=store.get_meta("versions", {}), instance_source=store.get_meta("instance_source", "?"),
+                  planned=len(store.plan()), rows=rows, retired=store.retired_count(),
+                  damaged=store.damaged_count(), tables=tables,
+                  notes=store.get_meta("instance_notes", []), protocol=store.protocol)
+
+
+def episode_tables(store: RunStore, suite: dict[str, Any], rows: list[EpisodeRow]) -> list[Table]:
+    """The paper's tables: pass rate by tier and horizon, by depth, and the failure attribution."""
     horizons = list(suite.get("horizons", {"short": [], "long": []}))
     agent = store.get_meta("config")["agent"]["spec"]
     tables = [pass_rate_table(rows, agent, horizons), depth_table(rows)]
     attribution = attribute(store, rows)
     if attribution:
         tables.append(attribution_table(attribution, horizons))
-    return Report(path=store.path, suite=suite, config=store.get_meta("config"),
-                  versions=store.get_meta("versions", {}), instance_source=store.get_meta("instance_source", "?"),
-                  planned=len(store.plan()), rows=rows, retired=store.retired_count(),
-                  damaged=store.damaged_count(), tables=tables,
-                  notes=store.get_meta("instance_notes", []))
+    return tables
 
 
 def text_report(report: Report) -> str:
@@ -93,7 +123,7 @@ def text_report(report: Report) -> str:
     if report.rows:
         parts += [render_text(t) for t in report.tables]
     else:
-        parts.append("No finished episodes yet.")
+        parts.append(f"No finished {report.unit}s yet.")
     return "\n\n".join(parts)
 
 

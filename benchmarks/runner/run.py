@@ -1,5 +1,9 @@
 """Starting and resuming runs: plan the suite, play pending episodes, store each as it finishes.
 
+A question suite (:class:`~.question_suites.QuestionSuite`) runs the same way: its items are planned
+(and generated) at the start, the run's meta says ``protocol: questions``, and each item is played
+and stored as it finishes, like an episode.
+
 A run is one SQLite file (:mod:`.store`).  ``start_run`` creates it, atomically, with the
 suite, the configuration, the library versions and the plan; ``resume_run``
 reopens it and plays only the planned episodes that have no record yet (damaged
@@ -27,8 +31,9 @@ from cubebench.solver.twophase import solve_twophase
 from .backends import BACKENDS, run_backend
 from .execute import PlaySettings
 from .instances import resolve_source, source_notes
-from .plan import plan_episodes
+from .plan import Spec, plan_episodes, plan_items
 from .progress import Progress
+from .question_suites import QuestionSuite
 from .specs import AgentFactory, AgentSpec
 from .store import RunStore, StoreDamaged, StoreError, open_run
 from .suites import Suite, SuiteError
@@ -74,6 +79,8 @@ class RunOutcome:
     finished: int
     planned: int
     seconds: float
+    unit: str = "episode"
+    """What was played: ``episode`` or ``item``."""
 
 
 def versions() -> dict[str, str]:
@@ -107,37 +114,51 @@ def resolve_distance_budget(value: str | float | None, metric: str) -> float | N
     return budget if budget > 0 else None
 
 
-def default_run_path(suite: Suite, agent: str) -> Path:
+def default_run_path(suite: Suite | QuestionSuite, agent: str) -> Path:
     """``runs/<suite>-<agent>-<UTC time>.sqlite`` under the working directory."""
     safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in agent)[:60]
     return Path("runs") / f"{suite.name}-{safe}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}.sqlite"
 
 
-def start_run(suite: Suite, config: RunConfig, path: Path, *, limit: int | None = None,
+def start_run(suite: Suite | QuestionSuite, config: RunConfig, path: Path, *, limit: int | None = None,
               progress: bool | None = None, argv: list[str] | None = None) -> RunOutcome:
-    """Create the run database for ``suite`` and play it (or its first ``limit`` episodes)."""
+    """Create the run database for ``suite`` and play it (or its first ``limit`` episodes or items)."""
     if config.backend not in BACKENDS:
         raise ValueError(f"unknown backend {config.backend!r}; expected one of {BACKENDS}")
     if path.exists() or path.is_symlink():
         raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
-    factory = AgentFactory(config.agent)  # fails early on a bad spec, a missing key or extra
-    if factory.tiers is not None and not set(suite.tiers) <= set(factory.tiers):
-        factory.close()
-        raise SuiteError(f"agent {config.agent.spec!r} plays only the {', '.join(factory.tiers)} tier(s); "
-                         f"restrict the suite, e.g. --tiers {','.join(factory.tiers)}")
+    protocol = "questions" if isinstance(suite, QuestionSuite) else "episodes"
+    factory = AgentFactory(config.agent, protocol)  # fails early on a bad spec, a missing key or extra
     try:
-        source = resolve_source(suite)
-        plan = plan_episodes(suite, source)
-        print(f"cubebench: {len(plan)} episodes planned, instances: {source}", file=sys.stderr)
+        plan, meta = _plan_questions(suite) if isinstance(suite, QuestionSuite) else _plan_episodes(suite, factory)
         path.parent.mkdir(parents=True, exist_ok=True)
-        meta = {"suite": suite.to_dict(), "config": config.to_dict(), "versions": versions(),
-                "instance_source": source, "instance_notes": source_notes(suite, source), "created_at": time.time()}
+        meta = {"suite": suite.to_dict(), "config": config.to_dict(), "versions": versions(), **meta,
+                "created_at": time.time()}
         store = RunStore.create(path, meta, plan)  # atomic: the path names a whole run or nothing
     except BaseException:
         factory.close()
         raise
     with store:
         return execute(store, config, factory, limit=limit, progress=progress, argv=argv)
+
+
+def _plan_episodes(suite: Suite, factory: AgentFactory) -> tuple[list[Spec], dict[str, Any]]:
+    """An episode suite's plan and the meta entries that describe its instances."""
+    if factory.tiers is not None and not set(suite.tiers) <= set(factory.tiers):
+        raise SuiteError(f"agent {factory.spec.spec!r} plays only the {', '.join(factory.tiers)} tier(s); "
+                         f"restrict the suite, e.g. --tiers {','.join(factory.tiers)}")
+    source = resolve_source(suite)
+    plan = plan_episodes(suite, source)
+    print(f"cubebench: {len(plan)} episodes planned, instances: {source}", file=sys.stderr)
+    return list(plan), {"instance_source": source, "instance_notes": source_notes(suite, source)}
+
+
+def _plan_questions(suite: QuestionSuite) -> tuple[list[Spec], dict[str, Any]]:
+    """A question suite's plan, its items generated now (a test that cannot build them stops here)."""
+    plan = plan_items(suite)
+    print(f"cubebench: {len(plan)} items planned ({len(suite.tests)} question test(s), {suite.metric}-turn)",
+          file=sys.stderr)
+    return list(plan), {"protocol": "questions"}
 
 
 def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = None,
@@ -162,7 +183,7 @@ def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = No
             if retired:
                 print(f"cubebench: {retired} error episode(s) will be played again "
                       "(their records are kept in the 'retired' table)", file=sys.stderr)
-        factory = AgentFactory(config.agent)
+        factory = AgentFactory(config.agent, store.protocol)
         return execute(store, config, factory, limit=limit, progress=progress, argv=argv)
 
 
@@ -173,7 +194,8 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
     pending = store.pending()
     todo = pending if limit is None else pending[:limit]
     store.begin_session(list(argv if argv is not None else sys.argv))
-    bar = Progress(planned, initial=planned - len(pending), enabled=progress)
+    bar = Progress(planned, initial=planned - len(pending), enabled=progress,
+                   desc="items" if store.protocol == "questions" else "episodes")
     started, outcome, played = time.perf_counter(), "complete", 0
     if config.backend == "local" and config.concurrency > 1:
         _warm_up_solver()
@@ -203,7 +225,7 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
         store.end_session(outcome)
         factory.close()
     return RunOutcome(store.path, outcome, played, len(store.finished_keys()), planned,
-                      time.perf_counter() - started)
+                      time.perf_counter() - started, "item" if store.protocol == "questions" else "episode")
 
 
 def _warm_up_solver() -> None:

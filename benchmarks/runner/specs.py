@@ -10,6 +10,12 @@ played by a ReAct (default) or CodeAct agent (``style``).
 A :class:`AgentFactory` is built once per worker (it holds what episodes may
 share, e.g. the local model's server) and makes a fresh agent per episode, so
 concurrent episodes never share conversation state.
+
+Question suites are answered, not played: :meth:`AgentFactory.new_answerer` makes a fresh
+answerer per item (:mod:`cubebench.agents.answerers`): ``oracle`` (the gold in the strict format:
+the calibration ceiling, for question suites only), ``random`` (a uniform answer in the format),
+or a model spec (the same clients, budgets and retries as the episode agents; the budget is per
+item).  The other scripted agents and ``mlp`` act on a cube and answer no questions.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from cubebench.agents.answerers import Answerer, ModelAnswerer, OracleAnswerer, RandomAnswerer
 from cubebench.agents.base import Agent
 from cubebench.agents.codeact import CodeActAgent
 from cubebench.agents.llm import Budget, ModelError, RetryPolicy, make_client
@@ -24,7 +31,9 @@ from cubebench.agents.react import ReActAgent
 from cubebench.agents.scripted import SCRIPTED_AGENTS
 
 STYLES = ("react", "codeact")
-BUILTIN = ("random", "prober", "greedy", "solver", "mlp", "local")
+BUILTIN = ("random", "prober", "greedy", "solver", "mlp", "local", "oracle")
+ANSWERERS = ("oracle", "random")
+"""The non-model specs that answer question items (model specs answer them too)."""
 MODEL_PROVIDERS = ("openai", "anthropic", "openai-compatible")
 RL_FACTORY = "make_policy_agent"
 """The function ``cubebench.agents.rl`` must expose for the ``mlp`` spec: ``make_policy_agent(checkpoint=None, *, seed=None) -> Agent``."""
@@ -55,8 +64,10 @@ class AgentSpec:
 
     @property
     def kind(self) -> str:
-        """``scripted``, ``rl`` or ``model``."""
+        """``scripted``, ``rl``, ``model`` or ``oracle`` (question suites only)."""
         head = self.spec.partition(":")[0]
+        if self.spec == "oracle":
+            return "oracle"
         if self.spec in SCRIPTED_AGENTS:
             return "scripted"
         if head == "mlp":
@@ -66,6 +77,22 @@ class AgentSpec:
         raise AgentSpecError(
             f"unknown agent spec {self.spec!r}: use one of {', '.join(BUILTIN)} (or mlp:<checkpoint>, "
             "local:<model.gguf>), openai:<model>, anthropic:<model> or openai-compatible:<url>:<model>")
+
+    def check_protocol(self, protocol: str) -> None:
+        """Refuse, before anything is built, an agent that cannot play ``protocol`` (``episodes`` or
+        ``questions``) and the options that do not apply to it."""
+        kind = self.kind
+        if protocol == "episodes" and kind == "oracle":
+            raise AgentSpecError("the oracle answers question items from their gold; it plays no episodes "
+                                 "(use solver for an episode suite's ceiling)")
+        if protocol != "questions":
+            return
+        if kind != "model" and self.spec not in ANSWERERS:
+            raise AgentSpecError(f"{self.spec!r} acts on a cube and answers no questions; a question suite "
+                                 f"takes {', '.join(ANSWERERS)} or a model spec")
+        if self.system_prompt is not None or self.examples is not None:
+            raise AgentSpecError("--system-prompt and --examples shape the episode agents' prompts; "
+                                 "each question test writes its own")
 
     @property
     def is_local_model(self) -> bool:
@@ -94,12 +121,15 @@ class _SharedClient:
 
 
 class AgentFactory:
-    """Builds a fresh agent per episode from an :class:`AgentSpec`, sharing what can be shared."""
+    """Builds a fresh agent per episode (or answerer per question item) from an :class:`AgentSpec`, sharing
+    what can be shared; ``protocol`` (``episodes`` or ``questions``) is what the run plays."""
 
-    def __init__(self, spec: AgentSpec) -> None:
+    def __init__(self, spec: AgentSpec, protocol: str = "episodes") -> None:
         if spec.style not in STYLES:
             raise AgentSpecError(f"unknown style {spec.style!r}; expected one of {STYLES}")
+        spec.check_protocol(protocol)
         self.spec = spec
+        self.protocol = protocol
         self.kind = spec.kind
         self._check_prompts()
         self._shared: Any = None
@@ -127,6 +157,16 @@ class AgentFactory:
             checkpoint = self.spec.spec.partition(":")[2] or None
             return self._rl_builder(checkpoint, seed=seed)
         return self._chat_agent(self._client(seed))
+
+    def new_answerer(self, seed: int | None = None) -> Answerer:
+        """A fresh answerer for one question item (close it afterwards)."""
+        if self.spec.spec == "oracle":
+            return OracleAnswerer()
+        if self.spec.spec == "random":
+            return RandomAnswerer(seed)
+        if self.kind != "model":
+            raise AgentSpecError(f"{self.spec.spec!r} answers no questions")
+        return ModelAnswerer(self._client(seed), send_images=self.spec.send_images)
 
     def close(self) -> None:
         """Release shared resources (the local model's server)."""

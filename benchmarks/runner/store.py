@@ -24,6 +24,14 @@ counted as finished by a resume: ``retire_damaged()`` moves it to ``retired``
 are finished records and are kept by a plain resume; ``retire_errors()``
 (``cubebench run --resume RUN --retry-errors``) moves them to the
 ``retired`` table, so they are played again and the old records survive.
+
+A question run (``meta["protocol"] == "questions"``) uses the same tables: its plan rows are
+:class:`~.plan.ItemSpec` (read back as such because of the meta entry; every check above applies
+unchanged), and each played item is an ``episodes`` row with its record, an
+:class:`~cubebench.agents.records.EpisodeRecord` (one step per question asked).  Its summary
+columns name the item's cell in the episode columns: ``tier`` = the test, ``depth`` = the depth,
+``instance`` = the item index, ``reward`` = the variant, ``setting`` = ``"item"``, ``horizon`` =
+``"d<depth>"``.
 """
 
 from __future__ import annotations
@@ -41,10 +49,13 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from cubebench.agents.records import EpisodeRecord, RecordError, check_form, safe_strings, safe_text
+from cubebench.tasks.items import Item
 
-from .plan import EpisodeSpec
+from .plan import EpisodeSpec, ItemSpec, Spec
 
 SCHEMA_VERSION = 1
+PROTOCOLS = ("episodes", "questions")
+"""What a run plays (``meta["protocol"]``; a run without the entry plays episodes)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -181,8 +192,18 @@ def _row_problem(values: Sequence[Any], blob: Any) -> str | None:
     return None
 
 
-def _meta_problem(suite: Any, config: Any) -> str | None:
-    """What is wrong with a run's suite and configuration, as far as every reader relies on them."""
+def _cell(spec: Spec) -> tuple[str, int, int, str, str, str]:
+    """The summary columns tier, depth, instance, reward, setting, horizon of a planned episode or item
+    (an item's mapping is in the module docstring)."""
+    if isinstance(spec, ItemSpec):
+        return spec.test, spec.depth, spec.index, spec.variant, "item", f"d{spec.depth}"
+    return spec.tier, spec.depth, spec.instance, spec.reward, spec.setting, spec.horizon
+
+
+def _meta_problem(suite: Any, config: Any, protocol: Any = None) -> str | None:
+    """What is wrong with a run's suite, configuration and protocol, as far as every reader relies on them."""
+    if protocol is not None and protocol not in PROTOCOLS:
+        return f"its protocol {safe_text(str(protocol))[:40]!r} is none of {', '.join(PROTOCOLS)}"
     if not isinstance(suite, dict) or not isinstance(suite.get("name"), str):
         return "its suite is missing or malformed"
     if not (isinstance(config, dict) and isinstance(config.get("agent"), dict)
@@ -223,7 +244,7 @@ class RunStore:
     def __init__(self, path: str | Path, *, create: bool = False, check_records: bool = True) -> None:
         self.path = Path(path)
         self.session: int | None = None
-        self._plan: list[EpisodeSpec] | None = None
+        self._plan: list[Spec] | None = None
         if not create:
             if not self.path.is_file():
                 raise StoreError(f"no run database at {self.path}")
@@ -247,7 +268,7 @@ class RunStore:
             raise
 
     @classmethod
-    def create(cls, path: str | Path, meta: dict[str, Any], plan: list[EpisodeSpec]) -> "RunStore":
+    def create(cls, path: str | Path, meta: dict[str, Any], plan: list[Spec]) -> "RunStore":
         """Create the run at ``path`` atomically, with ``meta`` and ``plan``, and open it.
 
         The database is written under ``.<name>.creating-<pid>`` beside ``path`` and linked to
@@ -258,7 +279,7 @@ class RunStore:
         path = Path(path)
         if path.exists() or path.is_symlink():
             raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
-        problem = _meta_problem(meta.get("suite"), meta.get("config"))
+        problem = _meta_problem(meta.get("suite"), meta.get("config"), meta.get("protocol"))
         if problem or not plan:
             raise StoreError(f"cannot create {path}: {problem or 'it plans no episodes'}")
         _remove_stale_partials(path)
@@ -315,7 +336,7 @@ class RunStore:
         version = self.get_meta("schema_version")
         if version != SCHEMA_VERSION:
             raise StoreError(f"{self.path}: store schema {version}, this cubebench reads {SCHEMA_VERSION}")
-        problem = _meta_problem(self.get_meta("suite"), self.get_meta("config"))
+        problem = _meta_problem(self.get_meta("suite"), self.get_meta("config"), self.get_meta("protocol"))
         if problem:
             raise StoreDamaged(self._damaged_message(problem))
         self._plan = self._read_plan()
@@ -329,17 +350,25 @@ class RunStore:
                 raise StoreDamaged(f"{self.path}: {len(damaged)} damaged episode record(s), e.g. {key}: {why}; "
                                    f"`cubebench run --resume {self.path}` plays them again")
 
-    def _read_plan(self) -> list[EpisodeSpec]:
-        plan = []
+    @property
+    def protocol(self) -> str:
+        """``episodes`` or ``questions``: what the run plays."""
+        return str(self.get_meta("protocol", "episodes"))
+
+    def _read_plan(self) -> list[Spec]:
+        plan: list[Spec] = []
+        kind: type[EpisodeSpec] | type[ItemSpec] = ItemSpec if self.protocol == "questions" else EpisodeSpec
         for key, spec in self.db.execute("SELECT key, spec FROM plan ORDER BY position"):
             try:
                 data = json.loads(spec)
-                check_form(data, EpisodeSpec, f"plan[{key!r}]")
+                check_form(data, kind, f"plan[{key!r}]")
+                if kind is ItemSpec:  # the item itself is rebuilt by the workers: it must read back too
+                    check_form(data["item"], Item, f"plan[{key!r}].item")
             except (ValueError, TypeError, RecursionError) as err:  # RecordError is a ValueError
                 raise StoreDamaged(self._damaged_message(f"planned episode {key!r}: {str(err)[:150]}")) from None
             if data["key"] != key:
                 raise StoreDamaged(self._damaged_message(f"planned episode {key!r} names {data['key']!r}"))
-            plan.append(EpisodeSpec(**data))
+            plan.append(kind(**data))
         return plan
 
     # --- metadata and plan ----------------------------------------------------------
@@ -356,7 +385,7 @@ class RunStore:
         except (TypeError, ValueError, RecursionError):
             raise StoreDamaged(self._damaged_message(f"its {key!r} entry is not JSON")) from None
 
-    def write_plan(self, plan: list[EpisodeSpec]) -> None:
+    def write_plan(self, plan: list[Spec]) -> None:
         """Store the planned episodes (once, when the run is created)."""
         if self.db.execute("SELECT COUNT(*) FROM plan").fetchone()[0]:
             raise StoreError(f"{self.path} already holds a plan; resume it instead of starting over")
@@ -365,7 +394,7 @@ class RunStore:
                                 [(ep.key, i, json.dumps(ep.to_dict())) for i, ep in enumerate(plan)])
         self._plan = None
 
-    def plan(self) -> list[EpisodeSpec]:
+    def plan(self) -> list[Spec]:
         if self._plan is None:
             self._plan = self._read_plan()
         return list(self._plan)
@@ -373,7 +402,7 @@ class RunStore:
     def finished_keys(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT key FROM episodes")}
 
-    def pending(self) -> list[EpisodeSpec]:
+    def pending(self) -> list[Spec]:
         """Planned episodes with no stored record, in plan order."""
         done = self.finished_keys()
         return [ep for ep in self.plan() if ep.key not in done]
@@ -401,7 +430,7 @@ class RunStore:
                 for r in rows]
 
     # --- episodes ---------------------------------------------------------------------------
-    def add_episode(self, spec: EpisodeSpec, record: EpisodeRecord) -> None:
+    def add_episode(self, spec: Spec, record: EpisodeRecord) -> None:
         """Store one finished episode in one transaction; a second record for a key is refused.
 
         The record is read back before it is written: one that would not (a field of the wrong type
@@ -413,10 +442,9 @@ class RunStore:
             decode_record(blob)
         except RecordError as err:
             raise StoreError(f"episode {spec.key}: the agent's record cannot be stored: {err}") from None
-        values = (spec.key, spec.tier, spec.depth, spec.instance, spec.reward, spec.setting, spec.horizon,
-                  record.status, int(record.solved), record.n_steps, record.n_moves, record.input_tokens,
-                  record.output_tokens, float(record.cost_usd), float(record.wall_s), record.distance_start,
-                  record.distance_end, self.session or 0, time.time(), blob)
+        values = (spec.key, *_cell(spec), record.status, int(record.solved), record.n_steps, record.n_moves,
+                  record.input_tokens, record.output_tokens, float(record.cost_usd), float(record.wall_s),
+                  record.distance_start, record.distance_end, self.session or 0, time.time(), blob)
         try:
             with self._transaction():
                 self.db.execute(f"INSERT INTO episodes VALUES ({', '.join('?' * len(values))})", values)

@@ -4,7 +4,8 @@ A suite is a JSON file (schema ``cubebench-suite/1``, documented in
 ``docs/runner.md``) naming the grid to run: tiers x depths x instances x
 rewards x tool settings, the metric the depths are measured in, the step
 budget, the episode's move and rotation budgets and a seed.  The named suites live in ``benchmarks/suites/`` (the
-``cubebench.suites`` data package); a user passes a path to run their own.
+``cubebench.suites`` data package); a user passes a path to run their own.  :func:`load_suite` also reads
+question suites (schema ``cubebench-questions/1``, :mod:`.question_suites`), by the file's ``schema``.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from typing import Any, Callable
 
 from cubebench.agents.base import TOOL_SETTINGS
 from cubebench.agents.episode import DEFAULT_MAX_MOVES, DEFAULT_MAX_ROTATIONS
-from cubebench.engine.metric import METRICS, Metric, parse_metric
+from cubebench.engine.metric import Metric
 from cubebench.engine.rewards import ORACLE_REWARDS, REWARDS, unalias_reward
-from cubebench.shipped import package_dir
 from cubebench.wrappers.tiers import TIERS as TIER_IDS
+
+from .question_suites import SCHEMA as QUESTION_SCHEMA
+from .question_suites import QuestionSuite, question_suite_from_dict
+from .suite_fields import SuiteError, check_int, check_ints, check_metric, check_one_of, suites_dir
 
 
 SCHEMA = "cubebench-suite/1"
@@ -29,15 +33,6 @@ EVAL_REWARDS = tuple(r for r in REWARDS if r not in ORACLE_REWARDS)
 """The rewards a suite may evaluate agents with: not the oracle (a model probing it reads off the optimal plan)."""
 INSTANCE_SOURCES = ("certified", "scramble")
 DEFAULT_HORIZONS = {"short": [1, 2, 3, 4], "long": [8, 12, 16, 20]}
-
-
-def suites_dir() -> Path:
-    """The named suites' directory (the ``cubebench.suites`` data package)."""
-    return package_dir("cubebench.suites")
-
-
-class SuiteError(ValueError):
-    """A suite file is missing, malformed, or asks for something that does not exist."""
 
 
 @dataclass(frozen=True)
@@ -106,8 +101,10 @@ def available_suites() -> list[str]:
     return sorted(p.stem for p in suites_dir().glob("*.json"))
 
 
-def load_suite(name_or_path: str | Path) -> Suite:
-    """A named suite (``smoke``, ``exp1``...) or a suite file, validated."""
+def load_suite(name_or_path: str | Path) -> Suite | QuestionSuite:
+    """A named suite (``smoke``, ``exp1``, ``cube-bench``...) or a suite file, validated: an episode suite
+    (:class:`Suite`), or a question suite (:class:`~.question_suites.QuestionSuite`) when the file's
+    ``schema`` is ``cubebench-questions/1``."""
     path = Path(name_or_path)
     if not path.is_file():
         path = suites_dir() / f"{name_or_path}.json"
@@ -118,6 +115,8 @@ def load_suite(name_or_path: str | Path) -> Suite:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as err:
         raise SuiteError(f"cannot read suite file {path}: {err}") from None
+    if isinstance(data, dict) and data.get("schema") == QUESTION_SCHEMA:
+        return question_suite_from_dict(data, source=str(path))
     return suite_from_dict(data, source=str(path))
 
 
@@ -126,7 +125,8 @@ def suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Suite:
     if not isinstance(data, dict):
         raise SuiteError(f"{source}: a suite is a JSON object")
     if data.get("schema", SCHEMA) != SCHEMA:
-        raise SuiteError(f"{source}: unknown schema {data.get('schema')!r}; expected {SCHEMA!r}")
+        raise SuiteError(f"{source}: unknown schema {data.get('schema')!r}; expected {SCHEMA!r} (episodes) "
+                         f"or {QUESTION_SCHEMA!r} (question items)")
     known = set(Suite.__dataclass_fields__) | {"schema"}
     unknown = sorted(set(data) - known)
     if unknown:
@@ -137,35 +137,21 @@ def suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Suite:
     suite = Suite(
         name=str(data["name"]),
         tiers=_choices(data, "tiers", TIERS, source),
-        depths=_ints(data, "depths", source, minimum=0),
-        instances=_int(data, "instances", source, minimum=1),
+        depths=check_ints(data, "depths", source, minimum=0),
+        instances=check_int(data, "instances", source, minimum=1),
         rewards=_rewards(data, source),
         tool_settings=_choices(data, "tool_settings", TOOL_SETTINGS, source),
-        metric=(metric := _metric(data.get("metric", "quarter"), source)),
-        max_steps=_int(data, "max_steps", source, minimum=1, default=20),
-        max_moves=_int(data, "max_moves", source, minimum=1, default=DEFAULT_MAX_MOVES[metric]),
-        max_rotations=_int(data, "max_rotations", source, minimum=0, default=DEFAULT_MAX_ROTATIONS),
-        seed=_int(data, "seed", source, minimum=0, default=0),
-        instance_source=_one_of(data.get("instance_source", "certified"), INSTANCE_SOURCES,
+        metric=(metric := check_metric(data.get("metric", "quarter"), source)),
+        max_steps=check_int(data, "max_steps", source, minimum=1, default=20),
+        max_moves=check_int(data, "max_moves", source, minimum=1, default=DEFAULT_MAX_MOVES[metric]),
+        max_rotations=check_int(data, "max_rotations", source, minimum=0, default=DEFAULT_MAX_ROTATIONS),
+        seed=check_int(data, "seed", source, minimum=0, default=0),
+        instance_source=check_one_of(data.get("instance_source", "certified"), INSTANCE_SOURCES,
                                 "instance_source", source),
         horizons=_horizons(data.get("horizons", DEFAULT_HORIZONS), source),
         description=str(data.get("description", "")),
     )
     return suite
-
-
-def _one_of(value: Any, allowed: tuple[str, ...], key: str, source: str) -> str:
-    if value not in allowed:
-        raise SuiteError(f"{source}: {key} must be one of {list(allowed)}, got {value!r}")
-    return str(value)
-
-
-def _metric(value: Any, source: str) -> Metric:
-    """The suite's metric: ``quarter`` or ``half`` (an old spelling such as ``face`` is read with a warning)."""
-    try:
-        return parse_metric(value)
-    except ValueError:
-        raise SuiteError(f"{source}: metric must be one of {list(METRICS)}, got {value!r}") from None
 
 
 def _rewards(data: dict[str, Any], source: str) -> tuple[str, ...]:
@@ -184,28 +170,9 @@ def _choices(data: dict[str, Any], key: str, allowed: tuple[str, ...], source: s
         raise SuiteError(f"{source}: {key} must be a non-empty list, got {values!r}")
     values = [spelling(v) if isinstance(v, str) else v for v in values]
     for v in values:
-        _one_of(v, allowed, f"each of {key}", source)
+        check_one_of(v, allowed, f"each of {key}", source)
     if len(set(values)) != len(values):
         raise SuiteError(f"{source}: {key} lists a value twice: {values}")
-    return tuple(values)
-
-
-def _int(data: dict[str, Any], key: str, source: str, minimum: int, default: int | None = None) -> int:
-    value = data.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise SuiteError(f"{source}: {key} must be an integer >= {minimum}, got {value!r}")
-    return value
-
-
-def _ints(data: dict[str, Any], key: str, source: str, minimum: int) -> tuple[int, ...]:
-    values = data[key]
-    if not isinstance(values, list) or not values:
-        raise SuiteError(f"{source}: {key} must be a non-empty list of integers")
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-            raise SuiteError(f"{source}: {key} must hold integers >= {minimum}, got {v!r}")
-    if len(set(values)) != len(values):
-        raise SuiteError(f"{source}: {key} lists a depth twice: {values}")
     return tuple(values)
 
 

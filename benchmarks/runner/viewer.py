@@ -5,6 +5,9 @@ base64 PNG data URIs.  Pick an episode (filter by key or status), step
 through it with the buttons or the arrow keys, and see at each step the
 image or text the model saw, its reply, the action, the tool calls and
 their results, the reward and the true distance (when it was computed).
+A question item shows, per question, the image and text asked, the raw
+reply, the parsed answer, the gold and whether it was right, then the
+item's score and data.
 """
 
 from __future__ import annotations
@@ -66,19 +69,26 @@ function show(){
   $('title').textContent = `${e.key} — ${e.status}, ${e.n_steps} steps, ${e.n_moves} moves` +
     (e.distance_start !== null ? `, start distance ${e.distance_start}` : '');
   $('pos').textContent = e.steps.length ? `step ${step + 1} / ${e.steps.length}` : 'no steps';
-  if (!s) { $('obs').innerHTML = ''; $('stepinfo').innerHTML = ''; return; }
+  if (!s) { $('obs').innerHTML = ''; $('stepinfo').innerHTML = e.question && e.question.error
+    ? `<h3>the test failed</h3><pre class="error">${esc(e.question.error)}</pre>` : ''; return; }
   $('obs').innerHTML = (s.png ? `<img id="obsimg" alt="observation" src="data:image/png;base64,${s.png}">` : '') +
     `<pre id="obstext">${paint(s.text)}</pre>`;
   const calls = s.calls.map(c => `${esc(c.name)}(${c.args.map(a => JSON.stringify(a)).map(esc).join(', ')}) → ${esc(c.result)}`).join('\n');
-  $('stepinfo').innerHTML = `<table class="step">
-    <tr><td>action</td><td><code>${esc(s.action) || '—'}</code></td></tr>
-    <tr><td>reward</td><td>${s.reward}</td></tr>
-    <tr><td>true distance after</td><td>${s.distance === null ? 'not computed' : s.distance}</td></tr>
+  const q = e.question, row = (k, v) => `<tr><td>${k}</td><td>${v}</td></tr>`;
+  const judged = q ? row('question', esc(s.question)) + row('parsed answer', `<code>${esc(s.action) || '— (none)'}</code>`) +
+      row('gold', `<code>${s.gold === null ? '— (not scored)' : esc(s.gold)}</code>`) +
+      row('correct', s.correct === null ? '—' : `<span class="${s.correct ? 'solved' : 'failed'}">${s.correct}</span>`)
+    : row('action', `<code>${esc(s.action) || '—'}</code>`) + row('reward', s.reward);
+  const after = q ? `<h3>item score</h3><pre>${esc(JSON.stringify(q.score))}</pre>` +
+      (q.error ? `<h3>the test failed</h3><pre class="error">${esc(q.error)}</pre>` : '') +
+      `<h3>item (gold labels included)</h3><pre>${esc(JSON.stringify(q.item, null, 1))}</pre>`
+    : `<h3>tool calls</h3><pre>${calls || '(none)'}</pre>`;
+  $('stepinfo').innerHTML = `<table class="step">${judged}
+    ${!q || s.distance !== null ? row('true distance after', s.distance === null ? 'not computed' : s.distance) : ''}
     <tr><td>tokens</td><td>${s.tokens}</td></tr>
     ${s.parse_error ? `<tr><td>malformed reply</td><td class="failed">${esc(s.parse_error)}</td></tr>` : ''}
     ${s.error ? `<tr><td>error</td><td class="error">${esc(s.error)}</td></tr>` : ''}
-    </table><h3>reply</h3><pre>${esc(s.reply) || '(no model reply: scripted agent)'}</pre>
-    <h3>tool calls</h3><pre>${calls || '(none)'}</pre>`;
+    </table><h3>reply</h3><pre>${esc(s.reply) || (q ? '(empty reply)' : '(no model reply: scripted agent)')}</pre>${after}`;
 }
 function go(d){ const n = DATA.episodes[cur].steps.length; step = Math.max(0, Math.min(n - 1, step + d)); show(); }
 $('prev').onclick = () => go(-1); $('next').onclick = () => go(1);
@@ -95,8 +105,9 @@ def sticker_colours() -> dict[str, str]:
 
 
 def episode_view(key: str, record: EpisodeRecord) -> dict[str, Any]:
-    """What the viewer needs of one episode (no model logs: they can be large and hold request bodies)."""
-    return {
+    """What the viewer needs of one episode (no model logs: they can be large and hold request bodies);
+    for a question item also its score, its data (gold labels) and each question's name, gold and judgement."""
+    view: dict[str, Any] = {
         "key": key, "status": record.status, "n_steps": record.n_steps, "n_moves": record.n_moves,
         "distance_start": record.distance_start,
         "steps": [{
@@ -107,6 +118,12 @@ def episode_view(key: str, record: EpisodeRecord) -> dict[str, Any]:
             "calls": [{"name": c.name, "args": c.args, "result": c.result} for c in s.tool_calls],
         } for s in record.steps],
     }
+    config = record.config
+    if config.get("protocol") == "questions":
+        view["question"] = {"score": config.get("score"), "item": config.get("item"), "error": config.get("play_error")}
+        for step, judged in zip(view["steps"], config.get("exchanges", [])):
+            step.update(question=judged.get("name"), gold=judged.get("gold"), correct=judged.get("correct"))
+    return view
 
 
 def select(store: RunStore, contains: str | None, max_episodes: int | None) -> Iterable[tuple[str, EpisodeRecord]]:

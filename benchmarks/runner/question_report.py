@@ -1,0 +1,86 @@
+"""The tables of a question run: one per test, a row per (depth, variant), the test's own metrics.
+
+Each row's figures are the test's :meth:`~cubebench.tasks.items.QuestionTest.summarize` over the
+``score`` of the row's finished items (``record.config["score"]``): rates are printed as
+``value [lo, hi]`` with their Wilson 95 % interval.  Beside them: how many items finished, how many
+ended in ``error`` (a failed model call or a broken test: left out of the metrics, since nothing
+was asked of the model's reasoning; ``--retry-errors`` asks them again), and how many replies were
+not in the strict format.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from cubebench.agents.records import EpisodeRecord
+from cubebench.tasks.metrics import Proportion
+from cubebench.tasks.registry import TESTS
+
+from .store import RunStore
+from .tables import Table
+
+Cell = tuple[str, int, str]
+"""(test, depth, variant)."""
+
+
+def question_tables(store: RunStore, suite: dict[str, Any]) -> list[Table]:
+    """One table per test of ``suite`` with finished items, in the suite's order."""
+    cells: dict[Cell, list[EpisodeRecord]] = defaultdict(list)
+    for _, record in store.records():
+        c = record.config
+        cells[(c["test"], c["depth"], c["variant"])].append(record)
+    tables = []
+    for name, grid in suite["tests"].items():
+        keys = [(name, d, v) for d in grid["depths"] for v in grid["variants"] if (name, d, v) in cells]
+        if keys:
+            tables.append(table_of(name, [(k, cells[k]) for k in keys]))
+    return tables
+
+
+def table_of(name: str, cells: list[tuple[Cell, list[EpisodeRecord]]]) -> Table:
+    """The table of one test: a row per cell, the union of the cells' metric columns in first-seen order."""
+    figures, problems = [], []
+    for _, records in cells:
+        found, problem = summarize(name, [r.config["score"] for r in records
+                                          if r.status != "error" and r.config.get("score") is not None])
+        figures.append(found)
+        problems += [problem] if problem else []
+    columns = list(dict.fromkeys(col for found in figures for col in found))
+    rows = []
+    for ((_, depth, variant), records), found in zip(cells, figures):
+        replies = sum(r.n_steps for r in records)
+        rows.append([str(depth), variant, str(len(records)), *(cell_text(found.get(col)) for col in columns),
+                     str(sum(r.status == "error" for r in records)),
+                     f"{sum(r.parse_errors for r in records)}/{replies}"])
+    note = ("rates: value [Wilson 95% interval]; errors: items ended by a failed call or a broken test, left out "
+            "of the metrics (`cubebench run --resume RUN --retry-errors` asks them again); malformed: replies off "
+            "the strict format / replies")
+    return Table(title=f"{name} (by depth and variant)", header=["depth", "variant", "items", *columns, "errors",
+                                                                 "malformed"],
+                 rows=rows, note="; ".join([note, *dict.fromkeys(problems)]))
+
+
+def summarize(name: str, scores: list[dict[str, Any]]) -> tuple[dict[str, Any], str | None]:
+    """The test's metrics over ``scores``, or nothing and why (an unknown test, or its summary failing)."""
+    if not scores:
+        return {}, None
+    test = TESTS.get(name)
+    if test is None:
+        return {}, f"{name} is not a known question test here: no metrics"
+    try:
+        return dict(test.summarize(scores)), None
+    except Exception as err:  # noqa: BLE001 - a report never fails on one test's figures
+        return {}, f"{name}'s metrics failed: {type(err).__name__}: {err}"
+
+
+def cell_text(value: Any) -> str:
+    """A metric as the tables print it: a proportion with its interval, a float to 3 places, ``-`` for none."""
+    if isinstance(value, Proportion):
+        return value.format()
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+

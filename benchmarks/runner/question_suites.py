@@ -1,0 +1,183 @@
+"""Question suites as data: which question tests to ask, at which depths, how many items, which variants.
+
+A question suite is a JSON file of schema ``cubebench-questions/1`` (``docs/runner.md``, "Question
+suites"), beside the episode suites of :mod:`.suites`; :func:`~.suites.load_suite` reads either kind,
+dispatching on the file's ``schema``.  The tests and their variants are looked up in
+:data:`cubebench.tasks.registry.TESTS`, so a suite can only name what exists and the variant names
+come from the test objects.
+
+A test's ``options`` override the attributes it lists in :attr:`QuestionTest.settable` (today
+``max_candidates``), on a copy of the registered test (:func:`configured_test`); anything else is
+refused by name.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from cubebench.engine.metric import Metric
+from cubebench.tasks.items import QuestionTest
+from cubebench.tasks.registry import TESTS
+
+from .suite_fields import SuiteError, check_int, check_ints, check_metric
+
+SCHEMA = "cubebench-questions/1"
+GRID_FIELDS = ("depths", "items", "variants", "options")
+"""The fields of one test's entry in ``tests``."""
+
+
+@dataclass(frozen=True)
+class QuestionGrid:
+    """One test's part of a suite: its depths, items per depth, the variants each item is asked in."""
+
+    depths: tuple[int, ...]
+    items: int
+    variants: tuple[str, ...]
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"depths": list(self.depths), "items": self.items, "variants": list(self.variants)}
+        return {**data, "options": dict(self.options)} if self.options else data
+
+
+@dataclass(frozen=True)
+class QuestionSuite:
+    """A question-style benchmark: tests x depths x items x variants (see the module docstring)."""
+
+    name: str
+    tests: dict[str, QuestionGrid]
+    metric: Metric = "half"
+    seed: int = 0
+    description: str = ""
+    protocol: ClassVar[str] = "questions"
+
+    @property
+    def depths(self) -> tuple[int, ...]:
+        """Every depth some test asks at, ascending."""
+        return tuple(sorted({d for grid in self.tests.values() for d in grid.depths}))
+
+    @property
+    def size(self) -> int:
+        """Number of items played (an item asked in two variants counts twice)."""
+        return sum(len(g.depths) * g.items * len(g.variants) for g in self.tests.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The suite as it would be written in a suite file."""
+        return {"schema": SCHEMA, "name": self.name, "description": self.description, "metric": self.metric,
+                "seed": self.seed, "tests": {name: grid.to_dict() for name, grid in self.tests.items()}}
+
+
+def question_suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> QuestionSuite:
+    """Validate a question suite's JSON object and build the :class:`QuestionSuite`."""
+    if not isinstance(data, dict):
+        raise SuiteError(f"{source}: a suite is a JSON object")
+    if data.get("schema") != SCHEMA:
+        raise SuiteError(f"{source}: unknown schema {data.get('schema')!r}; expected {SCHEMA!r}")
+    known = {"schema", "name", "description", "metric", "seed", "tests"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise SuiteError(f"{source}: unknown field(s) {unknown}; allowed: {sorted(known)}")
+    missing = [k for k in ("name", "tests") if k not in data]
+    if missing:
+        raise SuiteError(f"{source}: missing field(s) {missing}")
+    tests = data["tests"]
+    if not isinstance(tests, dict) or not tests:
+        raise SuiteError(f"{source}: tests must be a non-empty object mapping a test name to its grid")
+    return QuestionSuite(
+        name=str(data["name"]),
+        tests={name: _grid(name, entry, source) for name, entry in tests.items()},
+        metric=check_metric(data.get("metric", "half"), source),
+        seed=check_int(data, "seed", source, minimum=0, default=0),
+        description=str(data.get("description", "")),
+    )
+
+
+def _grid(name: str, entry: Any, source: str) -> QuestionGrid:
+    """One test's entry, checked against the registered test's variants and options."""
+    if name not in TESTS:
+        raise SuiteError(f"{source}: unknown test {name!r}; known: {', '.join(TESTS)}")
+    where = f"{source} tests.{name}"
+    if not isinstance(entry, dict):
+        raise SuiteError(f"{where}: expected an object with {', '.join(GRID_FIELDS)}")
+    unknown = sorted(set(entry) - set(GRID_FIELDS))
+    missing = [k for k in ("depths", "items") if k not in entry]
+    if unknown or missing:
+        raise SuiteError(f"{where}: " + (f"unknown field(s) {unknown}; allowed: {list(GRID_FIELDS)}" if unknown
+                                         else f"missing field(s) {missing}"))
+    test = TESTS[name]
+    return QuestionGrid(depths=check_ints(entry, "depths", where, minimum=0),
+                        items=check_int(entry, "items", where, minimum=1),
+                        variants=_variants(test, entry.get("variants"), where),
+                        options=_options(test, entry.get("options", {}), where))
+
+
+def _variants(test: QuestionTest, value: Any, where: str) -> tuple[str, ...]:
+    """The variants asked (default: all of the test's), each one of the test's, once."""
+    if value is None:
+        return tuple(test.variants)
+    if not isinstance(value, list) or not value:
+        raise SuiteError(f"{where}: variants must be a non-empty list, got {value!r}")
+    bad = [v for v in value if v not in test.variants]
+    if bad:
+        raise SuiteError(f"{where}: unknown variant(s) {bad}; {test.name} has {list(test.variants)}")
+    if len(set(value)) != len(value):
+        raise SuiteError(f"{where}: variants lists a value twice: {value}")
+    return tuple(value)
+
+
+def option_defaults(test: QuestionTest) -> dict[str, Any]:
+    """The options a suite may set on ``test`` (its :attr:`~QuestionTest.settable` attributes), with their
+    current values."""
+    return {n: getattr(test, n) for n in test.settable}
+
+
+def _options(test: QuestionTest, value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise SuiteError(f"{where}: options must be an object, got {value!r}")
+    allowed = option_defaults(test)
+    for key, v in value.items():
+        if key not in allowed:
+            raise SuiteError(f"{where}: unknown option {key!r}; {test.name} takes {sorted(allowed) or 'none'}")
+        default = allowed[key]
+        kinds = (int, float) if type(default) is float else (type(default),)
+        if type(v) not in kinds:
+            raise SuiteError(f"{where}: option {key} must be of type {type(default).__name__}, got {v!r}")
+    return dict(value)
+
+
+def configured_test(name: str, options: dict[str, Any] | None = None) -> QuestionTest:
+    """The registered test ``name`` with a suite's ``options`` set (on a copy: the registry's stays as is)."""
+    test = TESTS[name]
+    if not options:
+        return test
+    test = copy.copy(test)
+    for key, value in options.items():
+        setattr(test, key, value)
+    return test
+
+
+def restrict_questions(suite: QuestionSuite, tests: list[str] | None = None,
+                       depths: list[int] | None = None) -> QuestionSuite:
+    """The part of ``suite`` on the given tests and depths (``None`` keeps all); the name says so.
+
+    A test none of whose depths is kept is dropped; a test or depth the suite does not have is refused."""
+    if not tests and not depths:
+        return suite
+    for key, chosen, have in (("tests", tests, tuple(suite.tests)), ("depths", depths, suite.depths)):
+        unknown = [c for c in chosen or () if c not in have]
+        if unknown:
+            raise SuiteError(f"suite {suite.name!r} has no {key} {unknown}; it has {list(have)}")
+    kept = {}
+    for name, grid in suite.tests.items():
+        keep = tuple(d for d in grid.depths if not depths or d in depths)
+        if (not tests or name in tests) and keep:
+            kept[name] = QuestionGrid(keep, grid.items, grid.variants, grid.options)
+    if not kept:
+        raise SuiteError(f"suite {suite.name!r}: no test of {tests or list(suite.tests)} asks at depths {depths}")
+    parts = ["+".join(t for t in suite.tests if t in tests)] if tests else []
+    parts += ["-".join(str(d) for d in suite.depths if d in depths)] if depths else []
+    data = {**suite.to_dict(), "name": f"{suite.name}[{','.join(parts)}]",
+            "tests": {n: g.to_dict() for n, g in kept.items()}}
+    return question_suite_from_dict(data, source=f"{suite.name} restricted")

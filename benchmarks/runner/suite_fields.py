@@ -1,0 +1,52 @@
+"""What every suite file shares: the error type, where the named suites live, and the field checks
+that both schemas use (:mod:`.suites` for episodes, :mod:`.question_suites` for question items)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cubebench.engine.metric import METRICS, Metric, parse_metric
+from cubebench.shipped import package_dir
+
+
+def suites_dir() -> Path:
+    """The named suites' directory (the ``cubebench.suites`` data package)."""
+    return package_dir("cubebench.suites")
+
+
+class SuiteError(ValueError):
+    """A suite file is missing, malformed, or asks for something that does not exist."""
+
+
+def check_one_of(value: Any, allowed: tuple[str, ...], key: str, source: str) -> str:
+    if value not in allowed:
+        raise SuiteError(f"{source}: {key} must be one of {list(allowed)}, got {value!r}")
+    return str(value)
+
+
+def check_metric(value: Any, source: str) -> Metric:
+    """The suite's metric: ``quarter`` or ``half`` (an old spelling such as ``face`` is read with a warning)."""
+    try:
+        return parse_metric(value)
+    except ValueError:
+        raise SuiteError(f"{source}: metric must be one of {list(METRICS)}, got {value!r}") from None
+
+
+def check_int(data: dict[str, Any], key: str, source: str, minimum: int, default: int | None = None) -> int:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise SuiteError(f"{source}: {key} must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def check_ints(data: dict[str, Any], key: str, source: str, minimum: int) -> tuple[int, ...]:
+    values = data[key]
+    if not isinstance(values, list) or not values:
+        raise SuiteError(f"{source}: {key} must be a non-empty list of integers")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+            raise SuiteError(f"{source}: {key} must hold integers >= {minimum}, got {v!r}")
+    if len(set(values)) != len(values):
+        raise SuiteError(f"{source}: {key} lists a depth twice: {values}")
+    return tuple(values)

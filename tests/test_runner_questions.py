@@ -1,0 +1,365 @@
+"""Question suites through the runner: suites as data, the plan, ``cubebench run`` with the oracle, the random
+baseline and a scripted model, resume, retry of error items, report, HTML report, viewer, export, the process
+backend and the store's checks on a question run.
+
+Most tests use :class:`Pick`, a fake question test injected into the registry, so they do not depend on the
+real tests' numbers; the process backend and the oracle calibration use the real registry (spawned workers
+import their own registry, which holds no injected test).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import pickle
+import sqlite3
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cubebench.agents.llm.testing import RecordedRequest, ScriptedServer, Step
+from cubebench.runner.cli import main
+from cubebench.runner.plan import ItemSpec, plan_items
+from cubebench.runner.question_suites import QuestionSuite, question_suite_from_dict, restrict_questions
+from cubebench.runner.specs import AgentFactory, AgentSpec, AgentSpecError
+from cubebench.runner.store import StoreDamaged, open_run
+from cubebench.runner.suites import SuiteError, available_suites, load_suite
+from cubebench.tasks.items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
+from cubebench.tasks.metrics import Proportion
+from cubebench.tasks.parsing import LetterForm
+from cubebench.tasks.registry import TESTS
+from conftest import needs
+
+SOLVED = "U" * 9 + "R" * 9 + "F" * 9 + "D" * 9 + "L" * 9 + "B" * 9
+IMAGE = np.full((6, 6, 3), 200, np.uint8)
+
+
+class Pick(QuestionTest):
+    """A fake test: one A-D question per item, its gold balanced over the slots; depth 9 has a single
+    distinct item (generation fails for two); an item listed in ``broken`` raises inside ``play``."""
+
+    name = "fake-pick"
+    variants = ("plain", "loud")
+    max_candidates = 50
+    broken: set[tuple[int, int]] = set()
+
+    def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
+        slot = balanced_slot(seed, self.name, depth, index, 4)
+        shown = {"n": 0 if depth == 9 else index}
+        return Item(self.name, depth, index, metric, seed, SOLVED, {"gold": "ABCD"[slot], "shown": shown})
+
+    def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
+        if (item.depth, item.index) in self.broken:
+            raise RuntimeError(f"boom at item {item.index}")
+        prompt = Prompt("Answer with a letter.", f"Pick ({variant}), depth {item.depth}", IMAGE, LetterForm(),
+                        gold=item.data["gold"], name="pick")
+        ex = ask_and_judge(ask, prompt)
+        return ItemResult([ex], {"right": bool(ex.correct), "parsed": ex.answer is not None}, passed=bool(ex.correct),
+                          error=ex.reply.error, end_state=item.state)
+
+    def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"acc": Proportion(sum(s["right"] for s in scores), len(scores)), "share": 0.5, "count": len(scores),
+                "undefined": None}
+
+
+@pytest.fixture
+def pick(monkeypatch) -> Pick:
+    test = Pick()
+    monkeypatch.setitem(TESTS, test.name, test)
+    monkeypatch.setattr(Pick, "broken", set())
+    return test
+
+
+def suite_file(tmp_path: Path, tests: dict[str, Any] | None = None, **extra: Any) -> Path:
+    data = {"schema": "cubebench-questions/1", "name": "q", "seed": 3,
+            "tests": tests or {"fake-pick": {"depths": [1, 2], "items": 3}}, **extra}
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def cubebench(*argv: str) -> int:
+    return main(list(argv))
+
+
+def run_cli(suite: Path, agent: str, out: Path, *extra: str) -> int:
+    return cubebench("run", "--suite", str(suite), "--agent", agent, "--out", str(out), "--no-progress", "--quiet",
+                     *extra)
+
+
+# --- suites ------------------------------------------------------------------------------------------
+def test_the_shipped_question_suites_load_with_the_tests_own_variants() -> None:
+    assert {"cube-bench", "cube-bench-smoke", "smoke"} <= set(available_suites())
+    for name in ("cube-bench", "cube-bench-smoke"):
+        suite = load_suite(name)
+        assert isinstance(suite, QuestionSuite) and suite.metric == "half"
+        assert list(suite.tests) == list(TESTS)  # every test, in the paper's order
+        for test, grid in suite.tests.items():
+            assert set(grid.variants) <= set(TESTS[test].variants)
+        assert question_suite_from_dict(suite.to_dict()) == suite
+    smoke = load_suite("cube-bench-smoke")
+    assert isinstance(smoke, QuestionSuite)
+    assert all(len(g.depths) <= 2 and 2 <= g.items <= 4 for g in smoke.tests.values()) and smoke.size <= 40
+    assert all(g.variants == TESTS[t].variants for t, g in smoke.tests.items())  # default: all variants
+
+
+def test_a_user_question_suite_loads_with_defaults(tmp_path: Path, pick: Pick) -> None:
+    suite = load_suite(str(suite_file(tmp_path, {"fake-pick": {"depths": [2], "items": 4, "variants": ["loud"],
+                                                               "options": {"max_candidates": 7}}})))
+    assert isinstance(suite, QuestionSuite) and (suite.metric, suite.seed) == ("half", 3)
+    grid = suite.tests["fake-pick"]
+    assert (grid.depths, grid.items, grid.variants, grid.options) == ((2,), 4, ("loud",), {"max_candidates": 7})
+    assert suite.size == 4 and question_suite_from_dict(suite.to_dict()) == suite
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"tests": {}}, "tests must be a non-empty object"),
+    ({"tests": {"nope": {"depths": [1], "items": 1}}}, "unknown test 'nope'; known: reconstruction"),
+    ({"tests": {"fake-pick": {"depths": [1], "items": 1, "variants": ["quiet"]}}},
+     "unknown variant(s) ['quiet']; fake-pick has ['plain', 'loud']"),
+    ({"tests": {"fake-pick": {"depths": [1], "items": 1, "variants": ["loud", "loud"]}}}, "lists a value twice"),
+    ({"tests": {"fake-pick": {"depths": [1], "items": 1, "size": 3}}}, "tests.fake-pick: unknown field(s) ['size']"),
+    ({"tests": {"fake-pick": {"depths": [1]}}}, "tests.fake-pick: missing field(s) ['items']"),
+    ({"tests": {"fake-pick": {"depths": [1], "items": 0}}}, "items must be an integer >= 1"),
+    ({"tests": {"fake-pick": {"depths": [], "items": 1}}}, "depths must be a non-empty list"),
+    ({"tests": {"fake-pick": {"depths": [1], "items": 1, "options": {"speed": 2}}}},
+     "unknown option 'speed'; fake-pick takes ['max_candidates']"),
+    ({"tests": {"fake-pick": {"depths": [1], "items": 1, "options": {"max_candidates": "many"}}}},
+     "option max_candidates must be of type int"),
+    ({"metric": "diagonal"}, "metric must be one of"),
+    ({"seed": -1}, "seed must be an integer >= 0"),
+    ({"tiers": ["face"]}, "unknown field(s) ['tiers']"),
+])
+def test_bad_question_suites_fail_with_a_message_naming_the_field(tmp_path: Path, pick: Pick, change: dict,
+                                                                  message: str) -> None:
+    path = suite_file(tmp_path)
+    path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
+    with pytest.raises(SuiteError) as err:
+        load_suite(str(path))
+    assert message in str(err.value) and str(path) in str(err.value)
+
+
+def test_restriction_by_tests_and_depths(tmp_path: Path, pick: Pick) -> None:
+    suite = load_suite(str(suite_file(tmp_path, {"fake-pick": {"depths": [1, 2], "items": 2},
+                                                 "move-choice": {"depths": [2, 3], "items": 2}})))
+    assert isinstance(suite, QuestionSuite)
+    part = restrict_questions(suite, depths=[1])
+    assert part.name == "q[1]" and list(part.tests) == ["fake-pick"] and part.tests["fake-pick"].depths == (1,)
+    part = restrict_questions(suite, tests=["move-choice"], depths=[2])
+    assert part.name == "q[move-choice,2]" and part.tests["move-choice"].depths == (2,)
+    assert restrict_questions(suite) is suite
+    with pytest.raises(SuiteError, match=r"has no tests \['recovery'\]"):
+        restrict_questions(suite, tests=["recovery"])
+    with pytest.raises(SuiteError, match=r"has no depths \[4\]"):
+        restrict_questions(suite, depths=[4])
+    with pytest.raises(SuiteError, match="asks at depths"):
+        restrict_questions(suite, tests=["move-choice"], depths=[1])
+
+
+# --- plan ---------------------------------------------------------------------------------------------
+def test_the_plan_is_deterministic_keyed_and_round_trips(tmp_path: Path, pick: Pick) -> None:
+    suite = load_suite(str(suite_file(tmp_path)))
+    assert isinstance(suite, QuestionSuite)
+    plan = plan_items(suite)
+    assert plan == plan_items(suite) and len(plan) == suite.size == 12
+    assert plan[0].key == "fake-pick/plain/d1/i000" and plan[-1].key == "fake-pick/loud/d2/i002"
+    assert [s.index for s in plan] == sorted(s.index for s in plan)  # index-major: partial runs cover every cell
+    for spec in plan:
+        assert spec.key == f"{spec.test}/{spec.variant}/d{spec.depth}/i{spec.index:03d}"
+        assert ItemSpec(**json.loads(json.dumps(spec.to_dict()))) == spec == pickle.loads(pickle.dumps(spec))
+        assert spec.to_item() == Item(**spec.item)
+        assert spec.to_item().key == f"fake-pick/d{spec.depth}/i{spec.index:03d}"
+    by_cell = {(s.depth, s.index): s.item for s in plan if s.variant == "plain"}
+    assert all(s.item == by_cell[(s.depth, s.index)] for s in plan)  # every variant asks the same item
+    assert len({s.agent_seed for s in plan}) == len(plan)
+    for depth in (1, 2):  # balanced slots: the 3 items of a depth have 3 different golds
+        assert len({s.item["data"]["gold"] for s in plan if s.depth == depth}) == 3
+
+
+def test_an_item_generation_error_stops_the_run_before_it_starts(tmp_path: Path, pick: Pick, capsys) -> None:
+    suite = suite_file(tmp_path, {"fake-pick": {"depths": [9], "items": 2, "options": {"max_candidates": 5}}})
+    out = tmp_path / "run.sqlite"
+    assert run_cli(suite, "oracle", out) == 2
+    err = capsys.readouterr().err
+    assert "cannot generate 2 fake-pick item(s) at depth 9" in err and "after 5 candidates" in err
+    assert not out.exists() and pick.max_candidates == 50  # the option was set on a copy
+
+
+# --- runs ---------------------------------------------------------------------------------------------
+def test_the_oracle_passes_every_item_and_the_readers_work(tmp_path: Path, pick: Pick, capsys) -> None:
+    run = tmp_path / "oracle.sqlite"
+    assert cubebench("run", "--suite", str(suite_file(tmp_path)), "--agent", "oracle", "--out", str(run),
+                     "--no-progress") == 0
+    captured = capsys.readouterr()
+    assert "12 items planned" in captured.err and "12 item(s) played" in captured.err
+    assert "fake-pick (by depth and variant)" in captured.out and "1.00 [0.44, 1.00]" in captured.out
+    with open_run(run) as store:
+        assert store.protocol == "questions" and all(isinstance(s, ItemSpec) for s in store.plan())
+        rows = store.rows()
+        assert len(rows) == 12 and all(r.status == "solved" and r.solved for r in rows)
+        assert {(r.tier, r.reward, r.setting, r.horizon) for r in rows if r.depth == 2} == {
+            ("fake-pick", v, "item", "d2") for v in ("plain", "loud")}
+        key, record = next(store.records())
+        config = record.config
+        assert (config["protocol"], config["key"], config["test"], config["variant"]) == (
+            "questions", key, "fake-pick", "plain")
+        assert config["score"] == {"right": True, "parsed": True} and config["state"] == SOLVED
+        assert config["exchanges"] == [{"name": "pick", "gold": config["item"]["gold"], "correct": True, "move": None}]
+        step = record.steps[0]
+        assert step.observation_text == "Pick (plain), depth 1" and step.observation_png_b64
+        assert step.reply == step.action == config["item"]["gold"] and record.agent == "oracle"
+    assert cubebench("report", str(run), "--html", str(tmp_path / "r.html")) == 0
+    text = capsys.readouterr().out
+    assert "items: 12 of 12 finished" in text and "question tests: fake-pick" in text
+    header = next(line for line in text.splitlines() if line.startswith("depth"))
+    assert header.split() == ["depth", "variant", "items", "acc", "share", "count", "undefined", "errors", "malformed"]
+    html = (tmp_path / "r.html").read_text()
+    assert "<caption>fake-pick (by depth and variant)</caption>" in html and "data:image/png" not in html
+    assert cubebench("report", str(run), "--plots", str(tmp_path / "plots")) == 2
+    assert cubebench("view", str(run), "--out", str(tmp_path / "v.html")) == 0
+    viewer = (tmp_path / "v.html").read_text()
+    assert '"gold": "' in viewer and '"question": {"score": {"right": true' in viewer
+    assert cubebench("export", str(run), "--format", "csv", "--out", str(tmp_path / "e.csv")) == 0
+    table = list(csv.DictReader(io.StringIO((tmp_path / "e.csv").read_text())))
+    assert len(table) == 12 and table[0]["tier"] == "fake-pick" and table[0]["setting"] == "item"
+    assert cubebench("export", str(run), "--format", "jsonl", "--no-images") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 12 and json.loads(lines[0])["record"]["steps"][0]["observation_png_b64"] is None
+
+
+def test_the_random_baseline_fails_some_items_reproducibly(tmp_path: Path, pick: Pick) -> None:
+    suite = suite_file(tmp_path, {"fake-pick": {"depths": [1], "items": 12}})
+    outcomes = []
+    for name in ("a", "b"):
+        assert run_cli(suite, "random", tmp_path / f"{name}.sqlite") == 0
+        with open_run(tmp_path / f"{name}.sqlite") as store:
+            outcomes.append([(r.key, r.status) for r in store.rows()])
+    statuses = [s for _, s in outcomes[0]]
+    assert outcomes[0] == outcomes[1] and "failed" in statuses and "solved" in statuses
+
+
+def test_a_limited_run_resumes_with_only_the_rest(tmp_path: Path, pick: Pick, capsys) -> None:
+    run = tmp_path / "r.sqlite"
+    assert run_cli(suite_file(tmp_path), "oracle", run, "--limit", "5") == 0
+    assert "resume with: cubebench run --resume" in capsys.readouterr().err
+    with open_run(run) as store:
+        first = [r.key for r in store.rows()]
+    assert len(first) == 5
+    assert cubebench("run", "--resume", str(run), "--no-progress", "--quiet") == 0
+    assert "7 item(s) played" in capsys.readouterr().err
+    with open_run(run) as store:
+        assert len(store.rows()) == 12
+        assert [s["outcome"] for s in store.sessions()] == ["partial: --limit 5", "complete"]
+
+
+def test_an_exception_in_play_is_an_error_record_and_retry_errors_replays_it(tmp_path: Path, pick: Pick) -> None:
+    Pick.broken = {(2, 1)}
+    run = tmp_path / "b.sqlite"
+    assert run_cli(suite_file(tmp_path), "oracle", run) == 0
+    with open_run(run) as store:
+        errors = {r.key: store.record(r.key) for r in store.rows() if r.status == "error"}
+        assert sorted(errors) == ["fake-pick/loud/d2/i001", "fake-pick/plain/d2/i001"]
+        record = next(iter(errors.values()))
+        assert record.config["play_error"] == "RuntimeError: boom at item 1" and record.config["score"] is None
+        assert record.errors == 1 and record.n_steps == 0 and not record.solved
+        assert len(store.rows()) == 12
+    assert cubebench("report", str(run)) == 0
+    Pick.broken = set()
+    assert cubebench("run", "--resume", str(run), "--retry-errors", "--no-progress", "--quiet") == 0
+    with open_run(run) as store:
+        assert all(r.status == "solved" for r in store.rows()) and store.retired_count() == 2
+
+
+def test_agents_that_cannot_play_the_protocol_are_refused(tmp_path: Path, pick: Pick, capsys) -> None:
+    suite = suite_file(tmp_path)
+    for agent, message in (("solver", "answers no questions"), ("mlp", "answers no questions")):
+        assert run_cli(suite, agent, tmp_path / "x.sqlite") == 2
+        assert message in capsys.readouterr().err
+    assert run_cli(suite, "oracle", tmp_path / "x.sqlite", "--tiers", "face") == 2
+    assert "use --tests" in capsys.readouterr().err
+    episodes = tmp_path / "e.json"
+    episodes.write_text(json.dumps({"name": "e", "tiers": ["symbolic"], "depths": [1], "instances": 1,
+                                    "rewards": ["none"], "tool_settings": ["basic"]}))
+    assert run_cli(episodes, "oracle", tmp_path / "x.sqlite") == 2
+    assert "plays no episodes" in capsys.readouterr().err
+    assert run_cli(episodes, "solver", tmp_path / "x.sqlite", "--tests", "fake-pick") == 2
+    assert "use --tiers" in capsys.readouterr().err
+    assert not (tmp_path / "x.sqlite").exists()
+    with pytest.raises(AgentSpecError, match="each question test writes its own"):
+        AgentFactory(AgentSpec("openai:gpt-x", system_prompt="{task}"), "questions")
+    with pytest.raises(AgentSpecError, match="answers no questions"):
+        AgentFactory(AgentSpec("greedy"), "questions")
+
+
+def test_the_store_checks_a_question_run_like_an_episode_run(tmp_path: Path, pick: Pick) -> None:
+    run = tmp_path / "d.sqlite"
+    assert run_cli(suite_file(tmp_path), "oracle", run) == 0
+    db = sqlite3.connect(run)
+    db.execute("UPDATE episodes SET record = ? WHERE key = 'fake-pick/loud/d1/i000'", (zlib.compress(b"{}"),))
+    db.commit()
+    db.close()
+    with pytest.raises(StoreDamaged, match="fake-pick/loud/d1/i000"):
+        open_run(run)
+    assert cubebench("run", "--resume", str(run), "--no-progress", "--quiet") == 0
+    with open_run(run) as store:
+        assert len(store.rows()) == 12 and store.damaged_count() == 1
+    db = sqlite3.connect(run)
+    spec = json.loads(db.execute("SELECT spec FROM plan WHERE position = 0").fetchone()[0])
+    for damage, message in (({"item": {**spec["item"], "state": None}}, r"\.item\.state: expected str"),
+                            ({"item": None}, "the field item is missing")):
+        db.execute("UPDATE plan SET spec = ? WHERE position = 0",
+                   (json.dumps({k: v for k, v in {**spec, **damage}.items() if v is not None}),))
+        db.commit()
+        with pytest.raises(StoreDamaged, match=message):
+            open_run(run)
+    db.close()
+
+
+@needs("openai")
+def test_a_model_answers_through_the_same_clients(tmp_path: Path, pick: Pick) -> None:
+    seen: list[Any] = []
+
+    def model(req: RecordedRequest) -> Step:
+        seen.append(req.body["messages"])
+        return Step.reply("<ANSWER> B </ANSWER>")
+
+    run = tmp_path / "m.sqlite"
+    with ScriptedServer(model) as srv:
+        assert run_cli(suite_file(tmp_path), f"openai-compatible:{srv.base_url}:scripted", run,
+                       "--concurrency", "3", "--model-attempts", "1") == 0
+    with open_run(run) as store:
+        rows = store.rows()
+        golds = {key: record.config["item"]["gold"] for key, record in store.records()}
+    assert len(seen) == 12 and all(m[0]["role"] == "system" for m in seen)
+    assert all(any(p.get("type") == "image_url" for p in m[1]["content"]) for m in seen)  # images are sent
+    assert all(r.solved == (golds[r.key] == "B") for r in rows) and sum(r.input_tokens for r in rows) > 0
+
+
+# --- the real tests -----------------------------------------------------------------------------------
+def test_the_oracle_answers_every_real_question_right_after_the_plan_round_trip(tmp_path: Path) -> None:
+    run = tmp_path / "real.sqlite"
+    assert cubebench("run", "--suite", "cube-bench-smoke", "--agent", "oracle", "--out", str(run), "--no-progress",
+                     "--quiet", "--no-images") == 0
+    with open_run(run) as store:
+        records = [record for _, record in store.records()]
+    assert len(records) == load_suite("cube-bench-smoke").size
+    assert all(r.status != "error" for r in records)
+    assert all(e["correct"] in (True, None) for r in records for e in r.config["exchanges"])
+    assert {r.config["test"] for r in records} == set(TESTS)
+
+
+def test_the_process_backend_plays_real_items_like_the_inline_backend(tmp_path: Path) -> None:
+    tests = {"move-choice": {"depths": [1], "items": 2, "variants": ["text"]},
+             "closed-loop": {"depths": [2], "items": 2, "variants": ["standard"]}}
+    suite = suite_file(tmp_path, tests)
+    results = []
+    for backend in ("local", "process"):
+        run = tmp_path / f"{backend}.sqlite"
+        assert run_cli(suite, "random", run, "--backend", backend, "--concurrency", "2") == 0
+        with open_run(run) as store:
+            results.append({key: (r.status, [s.reply for s in r.steps]) for key, r in store.records()})
+    assert results[0] == results[1] and len(results[0]) == 4
