@@ -91,14 +91,16 @@ class ModelAnswerer:
         self.name = name or client.model
 
     def messages(self, prompt: Prompt) -> list[dict[str, Any]]:
-        """The chat messages for ``prompt``: system text (when any), then question text and image."""
-        content: list[Part] = []
-        if prompt.text:
-            content.append(text_part(prompt.text))
+        """The chat messages for ``prompt``: system text (when any), then question text and image.
+
+        Without an image the question is a plain string: text-only servers (llama.cpp's, which the
+        ``local`` agent runs) refuse a list of content parts."""
+        text = prompt.text or EMPTY_QUESTION
+        content: str | list[Part] = text
         if prompt.image is not None and self.send_images:
-            content.append(image_part(png_bytes(prompt.image)))
-        if not content:
-            content.append(text_part(EMPTY_QUESTION))
+            content = [image_part(png_bytes(prompt.image))]
+            if prompt.text:
+                content.insert(0, text_part(prompt.text))
         system = [{"role": "system", "content": prompt.system}] if prompt.system else []
         return [*system, {"role": "user", "content": content}]
 

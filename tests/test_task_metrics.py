@@ -7,8 +7,8 @@ from typing import Any, Callable
 import pytest
 
 from cubebench.tasks.metrics import (
-    MISSING, Z95, Proportion, abstention_metrics, balanced_accuracy, cohen_kappa, confusion, macro_f1, micro_accuracy,
-    parse_rate, perfect_rate, recovery_metrics, reflection_metrics, teacher_adherence, wilson_interval, yes_bias,
+    MISSING, Z95, Proportion, abstention_metrics, balanced_accuracy, cohen_kappa, confusion, macro_f1,
+    recovery_metrics, reflection_metrics, wilson_interval,
 )
 
 DEC, NC, INC = "DECREASE", "NO_CHANGE", "INCREASE"
@@ -44,24 +44,6 @@ def test_proportion_value_interval_format_and_sum() -> None:
         Proportion(3, 2)
 
 
-def test_balanced_accuracy_bias_and_parse_rate() -> None:
-    gold = ["Yes", "Yes", "Yes", "Yes", "No", "No"]
-    pred = ["Yes", "Yes", "Yes", None, "Yes", "No"]
-    # TPR = 3/4 (the parse failure is wrong), TNR = 1/2  ->  (0.75 + 0.5) / 2 = 0.625
-    assert balanced_accuracy(gold, pred) == pytest.approx(0.625)
-    # parsed: 5 answers, 4 of them Yes -> 0.8;  parse rate 5/6
-    assert yes_bias(pred) == pytest.approx(0.8) and parse_rate(pred) == pytest.approx(5 / 6)
-    # always "Yes": TPR 1, TNR 0 -> 0.5 whatever the class balance
-    assert balanced_accuracy(["Yes"] * 9 + ["No"], ["Yes"] * 10) == pytest.approx(0.5)
-    assert balanced_accuracy(["Yes", "Yes"], ["Yes", "No"]) is None  # no negative item: TNR undefined
-    assert yes_bias([None, None]) is None and parse_rate([]) is None and yes_bias([]) is None
-    assert balanced_accuracy(["T", "F"], ["T", "T"], positive="T", negative="F") == pytest.approx(0.5)
-    with pytest.raises(ValueError, match="lengths differ"):
-        balanced_accuracy(["Yes"], ["Yes", "No"])
-    with pytest.raises(ValueError):
-        balanced_accuracy(["Maybe"], ["Yes"])
-
-
 def test_confusion_puts_parse_failures_in_their_own_column() -> None:
     table = confusion(GOLD3, PRED3, CLASSES)
     assert table == {DEC: {DEC: 3, NC: 1, INC: 0, MISSING: 0}, NC: {DEC: 0, NC: 2, INC: 1, MISSING: 0},
@@ -70,22 +52,6 @@ def test_confusion_puts_parse_failures_in_their_own_column() -> None:
                                ([DEC], [DEC], (DEC, DEC))]:
         with pytest.raises(ValueError):
             confusion(gold, pred, labels)
-
-
-def test_micro_accuracy_and_macro_f1_by_hand() -> None:
-    assert micro_accuracy(GOLD3, PRED3) == pytest.approx(0.7)  # 3 + 2 + 2 right of 10
-    # F1 = 2TP / (2TP + FP + FN):
-    #   DEC: TP 3, FN 1, FP 0 -> 6/7;  NC: TP 2, FN 1, FP 1 -> 4/6;  INC: TP 2, FN 1 (the parse failure), FP 1 -> 4/6
-    #   macro = (6/7 + 2/3 + 2/3) / 3 = 0.730159
-    assert macro_f1(GOLD3, PRED3, CLASSES) == pytest.approx((6 / 7 + 2 / 3 + 2 / 3) / 3)
-    assert macro_f1(GOLD3, PRED3, CLASSES) == pytest.approx(0.730159, abs=1e-6)
-    # NO_CHANGE never occurs (quarter-turn metric): averaged over DEC and INC only, both perfect -> 1.0
-    assert macro_f1([DEC, INC], [DEC, INC], CLASSES) == 1.0
-    # a class only predicted still counts: DEC F1 = 2/(2+0+1) = 2/3, NC F1 = 0  -> 1/3
-    assert macro_f1([DEC, DEC], [DEC, NC], CLASSES) == pytest.approx(1 / 3)
-    # all parse failures: DEC F1 = 0 (TP 0, FN 2)
-    assert macro_f1([DEC, DEC], [None, None], CLASSES) == 0.0
-    assert macro_f1([], [], CLASSES) is None and micro_accuracy([], []) is None
 
 
 def test_cohen_kappa_by_hand() -> None:
@@ -129,16 +95,6 @@ def test_reflection_metrics_efr_and_otr() -> None:
         reflection_metrics([True], [])
 
 
-def test_teacher_adherence_and_perfect_rate() -> None:
-    # progress 2 + 0 + 3 of horizons 3 + 3 + 3 (a halted episode's later steps count as wrong) -> 5/9
-    assert teacher_adherence([2, 0, 3], [3, 3, 3]) == pytest.approx(5 / 9)
-    assert teacher_adherence([1, 4], [1, 4]) == 1.0 and teacher_adherence([], []) is None
-    assert perfect_rate([False, True, True, False]) == 0.5 and perfect_rate([]) is None
-    for progress, horizons in [([4], [3]), ([-1], [3]), ([1], [1, 2])]:
-        with pytest.raises(ValueError):
-            teacher_adherence(progress, horizons)
-
-
 def test_abstention_metrics_and_the_apa_decomposition() -> None:
     # 10 decisions: 6 answered (3 right), 2 IDK, 2 parse failures
     # coverage .6, selective accuracy .5, IDK rate .2, APA = (3 + .25·2)/10 = .35 = .6·.5 + .25·.2
@@ -177,7 +133,7 @@ def test_recovery_metrics_by_hand() -> None:
 @pytest.mark.parametrize("call", [
     lambda: recovery_metrics([5], [4]), lambda: recovery_metrics([0], [4]), lambda: recovery_metrics([None], [0]),
     lambda: recovery_metrics([1], [4, 4]), lambda: macro_f1([DEC], [], CLASSES), lambda: cohen_kappa([], [DEC], CLASSES),
-    lambda: micro_accuracy([1], [1, 2]),
+    lambda: balanced_accuracy(["Yes"], ["Yes", "No"]),
 ])
 def test_bad_inputs_raise_value_errors(call: Callable[[], Any]) -> None:
     with pytest.raises(ValueError):

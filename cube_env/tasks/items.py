@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import random
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol
 
 import numpy as np
@@ -148,16 +148,23 @@ class QuestionTest(ABC):
 
     name: str = ""
     variants: tuple[str, ...] = ("default",)
+    items_of: str | None = None
+    """Ask the items of another test (same states, options and seeds): reflection asks move-choice's,
+    recovery closed-loop's."""
     max_candidates: int = 2000
     """Candidates drawn per item before the generator gives up (duplicates, infeasible options)."""
+    settable: tuple[str, ...] = ("max_candidates",)
+    """The attributes a suite file's ``options`` may set on this test."""
 
     def items(self, depth: int, n: int, *, seed: int = 0, metric: str = "half") -> list[Item]:
         """The first ``n`` items of ``depth``: deterministic, duplicates (same :meth:`identity`) discarded."""
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise ValueError(f"{self.name}: depth must be an integer >= 1 (a solved cube asks nothing), got {depth!r}")
         items: list[Item] = []
         seen: set[Any] = set()
         for index in range(n):
             for attempt in range(self.max_candidates):
-                item = self.build(depth, index, item_rng(seed, self.name, depth, index, attempt), seed, metric)
+                item = self.build(depth, index, item_rng(seed, self.stream, depth, index, attempt), seed, metric)
                 if item is None:
                     continue
                 ident = self.identity(item)
@@ -171,9 +178,20 @@ class QuestionTest(ABC):
                     f"{self.max_candidates} candidates; ask for fewer items at this depth")
         return items
 
+    @property
+    def stream(self) -> str:
+        """The name the items' random streams are keyed by (:attr:`items_of`, else the test's own)."""
+        return self.items_of or self.name
+
+    def check_variant(self, variant: str) -> None:
+        """``ValueError`` unless ``variant`` is one of the test's."""
+        if variant not in self.variants:
+            raise ValueError(f"{self.name} has no variant {variant!r}; it has {list(self.variants)}")
+
     def identity(self, item: Item) -> Any:
-        """What makes two items the same (the start state and what is shown about it)."""
-        return (item.state, repr(sorted(item.data.get("shown", {}).items())))
+        """What makes two items the same: the start state and what is shown about it (options as a set)."""
+        shown = {k: sorted(v) if isinstance(v, list) else v for k, v in item.data.get("shown", {}).items()}
+        return (item.state, repr(sorted(shown.items())))
 
     @abstractmethod
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
@@ -190,9 +208,12 @@ class QuestionTest(ABC):
         (a rate with its Wilson interval), a float, an int, or ``None`` (undefined on these items)."""
 
 
-def ask_and_judge(ask: Ask, prompt: Prompt) -> Exchange:
+def ask_and_judge(ask: Ask, prompt: Prompt, name: str | None = None) -> Exchange:
     """Ask ``prompt`` and judge the reply: parsed and compared with the gold (a parse failure is wrong);
-    a failed call is neither right nor wrong (``reply.error`` is set and the item ends as an error)."""
+    a failed call is neither right nor wrong (``reply.error`` is set and the item ends as an error).
+    ``name`` renames the question for the record (``step 2``)."""
+    if name is not None:
+        prompt = replace(prompt, name=name)
     reply = ask(prompt)
     exchange = Exchange(prompt, reply)
     if reply.error is not None:

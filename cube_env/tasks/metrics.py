@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 __all__ = [
-    "Z95", "MISSING", "wilson_interval", "Proportion", "micro_accuracy", "balanced_accuracy", "yes_bias",
-    "parse_rate", "confusion", "macro_f1", "cohen_kappa", "reflection_metrics", "teacher_adherence",
-    "perfect_rate", "abstention_metrics", "recovery_metrics",
+    "Z95", "MISSING", "wilson_interval", "Proportion", "balanced_accuracy", "yes_bias",
+    "confusion", "macro_f1", "cohen_kappa", "reflection_metrics",
+    "abstention_metrics", "recovery_metrics",
 ]
 
 Z95 = 1.959963984540054
@@ -91,12 +91,6 @@ def _share(hits: int, n: int) -> float | None:
     return hits / n if n else None
 
 
-def micro_accuracy(gold: Sequence[Any], pred: Pred) -> float | None:
-    """Share of predictions equal to the gold (a parse failure is wrong); ``None`` for no items."""
-    n = _same_length(gold=gold, pred=pred)
-    return _share(sum(g == p for g, p in zip(gold, pred)), n)
-
-
 def balanced_accuracy(gold: Sequence[str], pred: Pred, positive: str = "Yes", negative: str = "No") -> float | None:
     """(TPR + TNR) / 2 (B.2): accuracy that a constant answer cannot inflate.  A parse failure is wrong;
     ``None`` when either class has no gold item."""
@@ -113,11 +107,6 @@ def yes_bias(pred: Pred, positive: str = "Yes") -> float | None:
     ``None`` when nothing parsed."""
     parsed = [p for p in pred if p is not None]
     return _share(sum(p == positive for p in parsed), len(parsed))
-
-
-def parse_rate(pred: Pred) -> float | None:
-    """Share of replies in the strict format; ``None`` for no replies."""
-    return _share(sum(p is not None for p in pred), len(pred))
 
 
 def confusion(gold: Sequence[str], pred: Pred, labels: Sequence[str]) -> dict[str, dict[str, int]]:
@@ -185,20 +174,6 @@ def reflection_metrics(initial: Sequence[bool], final: Sequence[bool]) -> dict[s
         "delta": None if initial_acc is None or final_acc is None else final_acc - initial_acc,
         "efr": _share(fixed, wrong), "otr": _share(flipped, n - wrong),
     }
-
-
-def teacher_adherence(progress_steps: Sequence[int], horizons: Sequence[int]) -> float | None:
-    """TA (B.5): progress steps over all steps the episodes could have had (unconditional denominators: steps
-    after a halt count as wrong); ``None`` when the horizons sum to 0."""
-    _same_length(progress_steps=progress_steps, horizons=horizons)
-    if any(not 0 <= p <= h for p, h in zip(progress_steps, horizons)):
-        raise ValueError("progress steps must lie in [0, horizon] per episode")
-    return _share(sum(progress_steps), sum(horizons))
-
-
-def perfect_rate(solved: Sequence[bool]) -> float | None:
-    """Perfect-Solve (B.5): share of episodes solved without a halt; ``None`` for no episodes."""
-    return _share(sum(map(bool, solved)), len(solved))
 
 
 def abstention_metrics(correct: int, idk: int, answered: int, decisions: int, s: float = 0.25) -> dict[str, Any]:

@@ -54,8 +54,10 @@ def _text(reply: object, expected: str) -> str:
     """The stripped reply, upper-cased; a failure for non-text, over-long, empty or non-ASCII replies."""
     if not isinstance(reply, str) or len(reply) > MAX_REPLY:
         raise _fail(expected, reply)
-    text = reply.strip()
-    if not text or not text.isascii():
+    if not reply.isascii():
+        raise _fail(expected, reply)
+    text = reply.strip(" \t\r\n")
+    if not text:
         raise _fail(expected, reply)
     return text.upper()
 
@@ -108,7 +110,7 @@ class LetterForm:
 
     def parse(self, reply: str) -> str:
         if self.idk and isinstance(reply, str) and len(reply) <= MAX_REPLY:
-            phrase = reply.strip().replace("\u2019", "'")
+            phrase = reply.strip(" \t\r\n").replace("\u2019", "'")
             if phrase.isascii() and phrase.upper() in _IDK_PHRASES:
                 return IDK
         text = _text(reply, self.expected)
@@ -249,7 +251,7 @@ class FreeTextForm:
     max_chars: int = 4000
 
     def parse(self, reply: str) -> str:
-        text = reply.strip()[:self.max_chars]
+        text = (reply if isinstance(reply, str) else "").strip()[:self.max_chars]
         return text.encode("utf-8", "replace").decode("utf-8")
 
     def format(self, answer: str) -> str:

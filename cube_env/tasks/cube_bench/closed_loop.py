@@ -85,9 +85,10 @@ class ClosedLoop(QuestionTest):
                      "horizon": depth})
 
     def step_rng(self, item: Item, step: int) -> np.random.Generator:
-        return item_rng(item.seed, f"{self.name}/step{step}", item.depth, item.index)
+        return item_rng(item.seed, f"{self.stream}/step{step}", item.depth, item.index)
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
+        self.check_variant(variant)
         abstain = variant != "standard"
         state, teacher = state_of(item.state), item.data["teacher"].split()
         exchanges: list[Exchange] = []
@@ -99,8 +100,7 @@ class ClosedLoop(QuestionTest):
                 halt = "no distractors"
                 break
             prompt, options = built
-            ex = ask_and_judge(ask, Prompt(prompt.system, prompt.text, prompt.image, prompt.form, prompt.gold,
-                                           name=f"step {step + 1}"))
+            ex = ask_and_judge(ask, prompt, f"step {step + 1}")
             exchanges.append(ex)
             if ex.reply.error is not None:
                 halt = "error"

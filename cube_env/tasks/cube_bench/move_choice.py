@@ -53,7 +53,7 @@ class MoveChoice(QuestionTest):
         if not progress or distractors is None:
             return None
         correct = progress[int(rng.integers(len(progress)))]
-        slot = balanced_slot(seed, self.name, depth, index, 4)
+        slot = balanced_slot(seed, self.stream, depth, index, 4)
         options = place(correct, distractors, slot)
         return Item(self.name, depth, index, metric, seed, facelets(state),
                     {"scramble": scramble, "distance": here, "shown": {"options": options},
@@ -69,6 +69,7 @@ class MoveChoice(QuestionTest):
                       name=f"choose ({modality})")
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
+        self.check_variant(variant)
         ex = ask_and_judge(ask, self.prompt(item, variant))
         score = {"gold": item.data["gold"], "answer": ex.answer, "correct": bool(ex.correct)}
         return ItemResult([ex], score, passed=bool(ex.correct), error=ex.reply.error, end_state=item.state)

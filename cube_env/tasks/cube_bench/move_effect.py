@@ -2,11 +2,13 @@
 
 A state at exact distance d and four candidate moves; for each, the label is DECREASE, NO_CHANGE
 or INCREASE from the exact distance after the move (in the quarter-turn metric every move changes
-the distance's parity, so NO_CHANGE never occurs there).  Options follow the paper's fairness rule
-(B.7): one move of each class present, then the remaining slots from a class with enough distinct
-moves, the doubled class rotating with the item index (a random feasible one when the class in turn
-has no second move: there is usually one DECREASE move only), so the class mix stays as even as the
-cube allows.  The reply is
+the distance's parity, so NO_CHANGE never occurs there).  The four options are on four different faces: on the face of a
+DECREASE move, that move or (as often) another turn of the same face, and a random turn on each of
+three other faces.  The paper's own construction (B.7: one move of each class, then a doubled one)
+puts the NO_CHANGE moves beside the DECREASE move on one face in almost every item, and a rule that
+never looks at the cube ("one of the two same-face moves DECREASE, the other NO_CHANGE, the rest
+INCREASE") then reached kappa 0.47, Gemini 2.5 Pro's level; on distinct faces nothing in the
+options' form tells the classes apart.  The reply is
 four lines ``<A> DECREASE </A>`` ... ``<D> ... </D>``; every prediction is scored, by micro-accuracy,
 macro-F1 over the classes and Cohen's kappa (parse failures count as wrong).
 """
@@ -40,6 +42,23 @@ def label(before: int, after: int) -> str:
     return LABELS[0] if after < before else LABELS[1] if after == before else LABELS[2]
 
 
+def distinct_face_options(rng: np.random.Generator, here: int, after: dict[str, int]) -> list[str] | None:
+    """Four moves on four different faces, in a random order: on the face of a DECREASE move, that move or
+    (as often) another turn of the same face; on three other faces, a random turn each."""
+    decrease = [m for m, d in after.items() if d < here]
+    if not decrease:
+        return None
+    key = decrease[int(rng.integers(len(decrease)))]
+    siblings = [m for m in after if m[0] == key[0] and m != key]
+    first = key if rng.random() < 0.5 else siblings[int(rng.integers(len(siblings)))]
+    faces = [f for f in "URFDLB" if f != key[0]]
+    options = [first]
+    for face in (faces[i] for i in rng.permutation(len(faces))[:3]):
+        turns = [m for m in after if m[0] == face]
+        options.append(turns[int(rng.integers(len(turns)))])
+    return [options[i] for i in rng.permutation(4)]
+
+
 class MoveEffect(QuestionTest):
     """Causal move-effect (paper §3.1, §4.4, B.7)."""
 
@@ -52,23 +71,15 @@ class MoveEffect(QuestionTest):
             return None
         state, scramble = start
         here, after = move_classes(state, metric)
-        pools = {c: [m for m, d in after.items() if label(here, d) == c] for c in LABELS}
-        present = [c for c in LABELS if pools[c]]
-        chosen = {c: [pools[c][i] for i in rng.permutation(len(pools[c]))] for c in present}
-        options = [chosen[c].pop() for c in present]
-        while len(options) < 4:
-            turn_class = LABELS[(index + len(options)) % 3]
-            feasible = [c for c in LABELS if chosen.get(c)]
-            if not feasible:
-                return None
-            spare = turn_class if turn_class in feasible else feasible[int(rng.integers(len(feasible)))]
-            options.append(chosen[spare].pop())
-        options = [options[i] for i in rng.permutation(4)]
+        options = distinct_face_options(rng, here, after)
+        if options is None:
+            return None
         return Item(self.name, depth, index, metric, seed, facelets(state),
                     {"scramble": scramble, "distance": here, "shown": {"options": options},
                      "labels": [label(here, after[m]) for m in options], "after": {m: after[m] for m in options}})
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
+        self.check_variant(variant)
         state = state_of(item.state)
         text = USER.format(sees=SEES[variant].format(state=state_text(state)), d=item.data["distance"],
                            metric=metric_words(item.metric), options=option_lines(item.data["shown"]["options"]))

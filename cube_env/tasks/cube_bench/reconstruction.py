@@ -42,10 +42,12 @@ class Reconstruction(QuestionTest):
         return Prompt(SYSTEM, USER, net_image(state), GridForm(), gold=front_face(state), name="front face")
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
+        self.check_variant(variant)
         ex = ask_and_judge(ask, self.prompt(item))
         gold = ex.prompt.gold
         right = sum(a == b for a, b in zip(ex.answer, gold)) if ex.answer is not None else 0
-        score = {"cells_right": right, "exact": right == 9, "parsed": ex.answer is not None}
+        score = {"cells_right": right, "exact": right == 9, "parsed": ex.answer is not None,
+                 "cells_centre": sum(c == gold[4] for c in gold)}
         return ItemResult([ex], score, passed=right == 9, error=ex.reply.error, end_state=item.state)
 
     def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
@@ -54,4 +56,5 @@ class Reconstruction(QuestionTest):
             "element acc": Proportion(sum(s["cells_right"] for s in scores), 9 * n),
             "matrix acc": Proportion(sum(s["exact"] for s in scores), n),
             "parse": Proportion(sum(s["parsed"] for s in scores), n),
+            "centre baseline": Proportion(sum(s.get("cells_centre", 0) for s in scores), 9 * n),
         }

@@ -14,11 +14,12 @@ all, unsolved counted as ``max_attempts``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from ..items import Ask, Exchange, Item, ItemResult, Prompt, ask_and_judge, item_rng
+from ..items import Ask, Exchange, Item, ItemResult, ask_and_judge, item_rng
 from ..metrics import recovery_metrics
 from ..oracle import oracle
 from .closed_loop import ClosedLoop, step_prompt, take
@@ -36,15 +37,16 @@ class Recovery(ClosedLoop):
     """Learning curve / recovery (paper §3.1, §4.6, B.8)."""
 
     name = "recovery"
-    variants = ("standard",)
+    variants: tuple[str, ...] = ("standard",)
+    items_of = "closed-loop"
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
         item = super().build(depth, index, rng, seed, metric)
-        return None if item is None else Item(self.name, item.depth, item.index, item.metric, item.seed, item.state,
-                                              {**item.data, "max_attempts": max_attempts(depth)})
+        return None if item is None else replace(item, data={**item.data, "max_attempts": max_attempts(depth)})
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
-        loop = super().play(item, "standard", ask)
+        self.check_variant(variant)
+        loop = ClosedLoop.play(self, item, "standard", ask)
         if loop.error is not None or loop.score["halt"] is None:
             score = {"recovering": False, "solved_at": None, "max_attempts": item.data["max_attempts"],
                      "error_step": None}
@@ -75,8 +77,7 @@ class Recovery(ClosedLoop):
         if built is None:
             raise RuntimeError(f"{item.key}: no three non-progress moves at attempt {attempt}")
         prompt, options = built
-        ex = ask_and_judge(ask, Prompt(prompt.system, prompt.text, prompt.image, prompt.form, prompt.gold,
-                                       name=f"attempt {attempt}"))
+        ex = ask_and_judge(ask, prompt, f"attempt {attempt}")
         return ex, options
 
     def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:

@@ -12,9 +12,8 @@ right) and the overthink rate (right drafts made wrong).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
-
-import numpy as np
 
 from ..items import Ask, Item, ItemResult, Prompt, ask_and_judge
 from ..metrics import Proportion, reflection_metrics
@@ -34,26 +33,23 @@ class Reflection(MoveChoice):
 
     name = "reflection"
     variants = REGIMES
-
-    def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
-        item = super().build(depth, index, rng, seed, metric)
-        return None if item is None else Item(self.name, item.depth, item.index, item.metric, item.seed,
-                                              item.state, item.data)
+    items_of = "move-choice"
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
+        self.check_variant(variant)
         base = self.prompt(item, "image+text")
-        draft = ask_and_judge(ask, Prompt(base.system, base.text, base.image, base.form, base.gold, name="draft"))
+        draft = ask_and_judge(ask, base, "draft")
         exchanges = [draft]
         if draft.reply.error is None:
-            shown = draft.reply.text.strip()[:200] if draft.answer is None else f"option {draft.answer}"
+            shown = f"option {draft.answer}" if draft.answer is not None else (
+                f"{str(draft.reply.text).strip()[:200]!r} (not in the answer format)")
             hint = HINTS[variant].format(gold=item.data["gold"])
             reflect = ask_and_judge(ask, Prompt(base.system, base.text + REFLECT.format(draft=shown, hint=hint),
                                                 base.image, FreeTextForm(), None, name="reflection", scored=False))
             exchanges.append(reflect)
             if reflect.reply.error is None:
                 final_text = base.text + FINAL.format(draft=shown, reflection=reflect.answer or "")
-                exchanges.append(ask_and_judge(ask, Prompt(base.system, final_text, base.image, base.form,
-                                                           base.gold, name="final")))
+                exchanges.append(ask_and_judge(ask, replace(base, text=final_text), "final"))
         error = next((e.reply.error for e in exchanges if e.reply.error), None)
         final = exchanges[-1] if len(exchanges) == 3 else None
         score = {"gold": item.data["gold"], "initial": draft.answer, "final": final.answer if final else None,

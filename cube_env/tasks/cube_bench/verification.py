@@ -1,11 +1,13 @@
 """Test 2, cross-modal verification: does a text grid match the image's Front face?
 
 Each item pairs the net image with a text grid of the Front face.  Half the items (balanced per
-depth) show the true face; the other half show a negative, in equal shares either a token edit
-(one or two cells other than the fixed centre changed
-to another colour) or the Front face after one move applied to the
-true state (a move that changes the Front face).  The reply is ``Answer: Yes`` or ``Answer: No``;
-scored by balanced accuracy, parse rate and the share of Yes answers (the paper's bias).
+depth) show the true face; the other half show a negative, in equal shares either a token edit (two
+cells of different colours, never the fixed centre, swapped) or the Front face after one move
+applied to the true state (a move that changes the Front face and, where one exists, keeps the
+cube's distance).  Both keep the shown grid's colours distributed like a true face's: an earlier
+version changed cells to random colours and used any move, and a text-only rule ("Yes when six or
+more cells are green") then reached a balanced accuracy of 0.62 without the image.  The reply is
+``Answer: Yes`` or ``Answer: No``; scored by balanced accuracy, parse rate and the share of Yes answers (the paper's bias).
 """
 
 from __future__ import annotations
@@ -14,21 +16,43 @@ from typing import Any
 
 import numpy as np
 
-from ...engine.facelets import COLOUR_LETTERS
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
 from ..metrics import Proportion, balanced_accuracy, yes_bias
-from ..oracle import metric_moves
 from ..parsing import YesNoForm
-from .common import COLOURS, certified_start, facelets, front_face, grid_text, net_image, state_of, turn
+from .common import (
+    COLOURS, certified_start, facelets, front_face, grid_text, move_classes, net_image, state_of, turn,
+)
 
-EDITABLE = np.array([0, 1, 2, 3, 5, 6, 7, 8])
-"""Cells a token edit may change: never the centre, whose colour is fixed (an edited centre would give the
+EDITABLE = (0, 1, 2, 3, 5, 6, 7, 8)
+"""Cells a token edit may swap: never the centre, whose colour is fixed (an edited centre would give the
 negative away from the text alone)."""
 SYSTEM = ("You check whether a text description of a Rubik's cube face agrees with an image of the cube. "
           "Compare the two yourself, cell by cell; the text may be wrong. " + COLOURS)
 USER = ("The image shows a Rubik's cube as a net (each face's name above it). This text claims to be its "
         "face labelled Front, row by row from the top:\n{grid}\n\nIf all nine cells match the image, reply "
         "exactly: Answer: Yes\nIf any cell differs, reply exactly: Answer: No")
+
+
+def swap_two(cells: tuple[str, ...], rng: np.random.Generator) -> tuple[str, ...] | None:
+    """``cells`` with two cells of different colours (never the centre) swapped: the colour counts stay
+    those of a true face, so they say nothing about which grids are negatives."""
+    pairs = [(a, b) for a in EDITABLE for b in EDITABLE if a < b and cells[a] != cells[b]]
+    if not pairs:
+        return None
+    a, b = pairs[int(rng.integers(len(pairs)))]
+    out = list(cells)
+    out[a], out[b] = out[b], out[a]
+    return tuple(out)
+
+
+def same_distance_moves(state: np.ndarray, truth: tuple[str, ...], metric: str) -> list[str]:
+    """Moves that change the Front face and leave the cube at its distance (one each way in the quarter-turn
+    metric, where no move keeps it): the shown face is then the face of a cube as far from solved as the
+    true one, so its colours do not give the negative away."""
+    here, after = move_classes(state, metric)
+    changes = [m for m in after if front_face(turn(state, m)) != truth]
+    same = [m for m in changes if after[m] == here]
+    return same or changes
 
 
 class Verification(QuestionTest):
@@ -47,21 +71,22 @@ class Verification(QuestionTest):
         kind = None if positive else ("edit", "move")[balanced_slot(seed, f"{self.name}/negatives", depth, index // 2, 2)]
         data: dict[str, Any] = {"scramble": scramble, "distance": depth, "truth": "Yes" if positive else "No",
                                 "negative": kind}
-        shown = truth
+        shown: tuple[str, ...] | None = truth
         if kind == "edit":
-            cells = list(truth)
-            for cell in rng.permutation(EDITABLE)[: int(rng.integers(1, 3))]:
-                others = [c for c in COLOUR_LETTERS if c != cells[cell]]
-                cells[cell] = others[int(rng.integers(len(others)))]
-            shown = tuple(cells)
+            shown = swap_two(truth, rng)
         elif kind == "move":
-            moves = [m for m in metric_moves(metric) if front_face(turn(state, m)) != truth]
+            moves = same_distance_moves(state, truth, metric)
+            if not moves:
+                return None
             data["move"] = moves[int(rng.integers(len(moves)))]
             shown = front_face(turn(state, data["move"]))
+        if shown is None:
+            return None
         data["shown"] = {"grid": "".join(shown)}
         return Item(self.name, depth, index, metric, seed, facelets(state), data)
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
+        self.check_variant(variant)
         grid = tuple(item.data["shown"]["grid"])
         prompt = Prompt(SYSTEM, USER.format(grid=grid_text(grid)), net_image(state_of(item.state)), YesNoForm(),
                         gold=item.data["truth"], name="verify")
