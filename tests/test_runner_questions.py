@@ -363,3 +363,40 @@ def test_the_process_backend_plays_real_items_like_the_inline_backend(tmp_path: 
         with open_run(run) as store:
             results.append({key: (r.status, [s.reply for s in r.steps]) for key, r in store.records()})
     assert results[0] == results[1] and len(results[0]) == 4
+
+
+# --- calibration through the command line: the oracle at 1, the random answerer at chance ----------------------
+CALIBRATION = {"verification": {"depths": [3], "items": 120},
+               "move-choice": {"depths": [2], "items": 120, "variants": ["text"]},
+               "move-effect": {"depths": [2], "items": 60, "variants": ["text"]},
+               "closed-loop": {"depths": [2], "items": 40, "variants": ["standard"]}}
+
+
+def calibration_rows(tmp_path: Path, agent: str) -> dict[str, dict[str, Any]]:
+    """``cubebench run`` of the calibration suite with ``agent``; each test's metrics from the stored records."""
+    run = tmp_path / f"{agent}.sqlite"
+    assert run_cli(suite_file(tmp_path, CALIBRATION), agent, run, "--no-images") == 0
+    with open_run(run) as store:
+        records = [record for _, record in store.records()]
+    return {name: TESTS[name].summarize([r.config["score"] for r in records if r.config["test"] == name])
+            for name in CALIBRATION}
+
+
+def test_the_oracle_agent_scores_one_and_kappa_one_through_the_cli(tmp_path: Path) -> None:
+    rows = calibration_rows(tmp_path, "oracle")
+    assert rows["verification"]["bal acc"] == 1.0 and rows["move-choice"]["acc"].value == 1.0
+    assert rows["move-effect"]["kappa"] == 1.0 and rows["move-effect"]["macro F1"] == 1.0
+    assert rows["closed-loop"]["TA"].value == 1.0 and rows["closed-loop"]["perfect"].value == 1.0
+
+
+def test_the_random_agent_lands_on_chance_through_the_cli(tmp_path: Path) -> None:
+    """Chance, exactly: 1/4 for A-D; balanced accuracy 1/2; kappa 0; closed-loop TA at depth 2 is
+    (1/4 + 1/16) / 2 = 0.15625 (the second step is reached only after a right first one).  The agent's
+    seeds are fixed by the plan, so this is deterministic, not a flaky draw."""
+    rows = calibration_rows(tmp_path, "random")
+    lo, hi = rows["move-choice"]["acc"].interval
+    assert lo <= 0.25 <= hi
+    assert abs(rows["verification"]["bal acc"] - 0.5) < 0.12
+    assert abs(rows["move-effect"]["kappa"]) < 0.12
+    lo, hi = rows["closed-loop"]["TA"].interval
+    assert lo <= 0.15625 <= hi
