@@ -382,3 +382,18 @@ def test_an_answerer_failure_ends_the_item_as_an_error() -> None:
     for name, test in TESTS.items():
         result = test.play(test.items(2, 1)[0], test.variants[0], lambda p: Reply("", error="server_error: 500"))
         assert result.error == "server_error: 500" and not result.passed, name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("metric", ["half", "quarter"])
+def test_oracle_agrees_with_the_exact_optimal_solver_beyond_its_ball(metric: str) -> None:
+    """States 5-12 moves out, through the ball, its lookahead and the fallback, against ``solve_optimal``
+    (builds the solver's tables on first use: minutes)."""
+    from cubebench.solver.optimal import optimal_distance
+
+    rng = np.random.default_rng(11)
+    names = metric_moves(metric)
+    for length in range(5, 13):
+        for _ in range(3):
+            state = apply_moves(SOLVED, TABLE, parse_array(" ".join(names[i] for i in rng.integers(0, len(names), length))))
+            assert oracle(metric).distance(state) == optimal_distance(state, metric)
