@@ -30,6 +30,10 @@ EMPTY_QUESTION = "(no further text)"
 """The user text sent when a prompt has neither text nor a shown image: providers refuse empty messages."""
 
 
+BUDGET_SPENT = "budget:"
+"""How a reply's ``error`` starts when the answerer spent its own token or cost budget (the model's doing,
+unlike a failed call)."""
+
 class Answerer(Protocol):
     """Replies to a question item's prompts; ``answer`` is the item's ``Ask``."""
 
@@ -109,7 +113,7 @@ class ModelAnswerer:
         try:
             reply = self.client.complete(self.messages(prompt), max_tokens=self.max_tokens)
         except BudgetExceeded as err:
-            return _failed(f"budget: {safe_text(str(err))}", err.log, err.reply)
+            return _failed(f"{BUDGET_SPENT} {safe_text(str(err))}", err.log, err.reply)
         except ModelError as err:  # MalformedReply included
             return _failed(f"{err.kind}: {safe_text(str(err))}", err.log)
         if not isinstance(reply.text, str):  # a client of its own that let a malformed reply through

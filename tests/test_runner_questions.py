@@ -39,7 +39,7 @@ IMAGE = np.full((6, 6, 3), 200, np.uint8)
 
 
 class Pick(QuestionTest):
-    """A fake test: one A-D question per item, its gold balanced over the slots; depth 9 has a single
+    """A fake test: one A-D question per item, its gold balanced over the slots; depth 7 has a single
     distinct item (generation fails for two); an item listed in ``broken`` raises inside ``play``."""
 
     name = "fake-pick"
@@ -49,7 +49,7 @@ class Pick(QuestionTest):
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
         slot = balanced_slot(seed, self.name, depth, index, 4)
-        shown = {"n": 0 if depth == 9 else index}
+        shown = {"n": 0 if depth == 7 else index}
         return Item(self.name, depth, index, metric, seed, SOLVED, {"gold": "ABCD"[slot], "shown": shown})
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
@@ -181,11 +181,11 @@ def test_the_plan_is_deterministic_keyed_and_round_trips(tmp_path: Path, pick: P
 
 
 def test_an_item_generation_error_stops_the_run_before_it_starts(tmp_path: Path, pick: Pick, capsys) -> None:
-    suite = suite_file(tmp_path, {"fake-pick": {"depths": [9], "items": 2, "options": {"max_candidates": 5}}})
+    suite = suite_file(tmp_path, {"fake-pick": {"depths": [7], "items": 2, "options": {"max_candidates": 5}}})
     out = tmp_path / "run.sqlite"
     assert run_cli(suite, "oracle", out) == 2
     err = capsys.readouterr().err
-    assert "cannot generate 2 fake-pick item(s) at depth 9" in err and "after 5 candidates" in err
+    assert "cannot generate 2 fake-pick item(s) at depth 7" in err and "after 5 candidates" in err
     assert not out.exists() and pick.max_candidates == 50  # the option was set on a copy
 
 
@@ -400,3 +400,49 @@ def test_the_random_agent_lands_on_chance_through_the_cli(tmp_path: Path) -> Non
     assert abs(rows["move-effect"]["kappa"]) < 0.12
     lo, hi = rows["closed-loop"]["TA"].interval
     assert lo <= 0.15625 <= hi
+
+
+# --- review fixes: nothing a model or a test returns can crash the run or the viewer -----------------------------
+def test_a_result_that_cannot_be_recorded_is_an_error_record_not_a_crash(tmp_path: Path, pick: Pick,
+                                                                          monkeypatch) -> None:
+    played = Pick.play
+
+    def unstorable(self: Pick, item: Item, variant: str, ask: Ask) -> ItemResult:
+        result = played(self, item, variant, ask)
+        result.score = {"right": {1, 2}}  # a set: not JSON
+        return result
+
+    monkeypatch.setattr(Pick, "play", unstorable)
+    run = tmp_path / "u.sqlite"
+    assert run_cli(suite_file(tmp_path), "oracle", run) == 0
+    with open_run(run) as store:
+        records = [record for _, record in store.records()]
+    assert len(records) == 12 and all(r.status == "error" and "cannot store set" in r.config["play_error"] for r in records)
+
+
+def test_an_answerer_that_spends_its_own_budget_fails_the_item_and_is_scored(tmp_path: Path, pick: Pick) -> None:
+    needs("openai")
+    with ScriptedServer([Step.reply("<ANSWER> A </ANSWER>")] * 20) as srv:
+        run = tmp_path / "b.sqlite"
+        assert run_cli(suite_file(tmp_path, {"fake-pick": {"depths": [1], "items": 2, "variants": ["plain"]}}),
+                       f"openai-compatible:{srv.base_url}:m", run, "--episode-max-tokens", "1") == 0
+    with open_run(run) as store:
+        records = [record for _, record in store.records()]
+    assert [r.status for r in records] == ["failed", "failed"]
+    assert all(r.steps[-1].error.startswith("budget:") and r.config["score"] is not None for r in records)
+
+
+def test_model_text_cannot_end_or_reopen_the_viewers_script() -> None:
+    from cubebench.runner.viewer import script_json
+
+    hostile = {"reply": "<!--<script></script>&amp;\u2028"}
+    text = script_json(hostile)
+    assert not set("<>&") & set(text) and json.loads(text) == hostile
+
+
+def test_episode_only_flags_and_unreachable_depths_are_refused_for_questions(tmp_path: Path, pick: Pick) -> None:
+    suite = suite_file(tmp_path)
+    assert run_cli(suite, "oracle", tmp_path / "s.sqlite", "--style", "codeact") == 2
+    assert run_cli(suite, "oracle", tmp_path / "d.sqlite", "--distance-budget", "5") == 2
+    with pytest.raises(ValueError, match="beyond the 8 moves"):
+        TESTS["move-choice"].items(9, 1)

@@ -146,6 +146,9 @@ def _restricted(suite: Suite | QuestionSuite, args: argparse.Namespace) -> Suite
     if isinstance(suite, QuestionSuite):
         if args.tiers:
             raise _UserError(f"suite {suite.name!r} asks question items: it has no tiers; use --tests")
+        if args.style != "react" or args.distance_budget != "auto":
+            raise _UserError(f"suite {suite.name!r} asks question items: --style and --distance-budget are for "
+                             "episodes (an item is one strict answer per question)")
         return restrict_questions(suite, args.tests, args.depths)
     if args.tests:
         raise _UserError(f"suite {suite.name!r} plays episodes: it has no question tests; use --tiers")

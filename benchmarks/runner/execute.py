@@ -18,6 +18,7 @@ from typing import Any
 import gymnasium as gym
 
 import cubebench
+from cubebench.agents.answerers import BUDGET_SPENT
 from cubebench.agents.episode import run_episode
 from cubebench.agents.records import EpisodeRecord, StepRecord, observation_digest
 from cubebench.tasks.items import Exchange, Item, ItemResult, Prompt, Reply
@@ -27,6 +28,7 @@ from cubebench.wrappers.tiers import PARTIAL_TIERS
 from .plan import EpisodeSpec, ItemSpec, Spec
 from .question_suites import configured_test
 from .specs import AgentFactory
+from .store import decode_record, encode_record
 
 
 @dataclass(frozen=True)
@@ -87,9 +89,10 @@ def play_spec(spec: Spec, factory: AgentFactory, settings: PlaySettings) -> Epis
 def play_item(spec: ItemSpec, factory: AgentFactory, settings: PlaySettings) -> EpisodeRecord:
     """Ask ``spec``'s item, in its variant, of a fresh answerer from ``factory``; one step per question.
 
-    An exception from the test (a bug, never a model's failure: those are replies with ``error``) ends
-    the item as an ``error`` record holding the exception's text and the questions asked until then,
-    so one broken item never stops a run.
+    An exception from the test or from recording it (a bug, never a model's failure: those are replies
+    with ``error``) ends the item as an ``error`` record holding the exception's text and the questions
+    asked until then, so one broken item never stops a run.  Images a text-only answerer was not sent
+    are not stored either: the record shows what the model saw.
     """
     item = spec.to_item()
     asked: list[Exchange] = []
@@ -108,7 +111,13 @@ def play_item(spec: ItemSpec, factory: AgentFactory, settings: PlaySettings) -> 
         result, failure = None, traceback.format_exception_only(type(err), err)[-1].strip()
     finally:
         answerer.close()
-    record = item_record(spec, item, result, result.exchanges if result else asked, answerer.name, settings)
+    images = settings.store_images and factory.spec.send_images
+    try:
+        record = storable(item_record(spec, item, result, result.exchanges if result else asked, answerer.name,
+                                      images))
+    except Exception as err:  # noqa: BLE001 - a result that cannot be recorded is the test's bug
+        failure = traceback.format_exception_only(type(err), err)[-1].strip()
+        record = item_record(spec, item, None, [], answerer.name, False)
     if failure is not None:
         record.status, record.errors = "error", record.errors + 1
         record.config["play_error"] = failure
@@ -116,10 +125,19 @@ def play_item(spec: ItemSpec, factory: AgentFactory, settings: PlaySettings) -> 
     return record
 
 
+def storable(record: EpisodeRecord) -> EpisodeRecord:
+    """``record``, once it is known to read back from the store (``RecordError`` otherwise)."""
+    decode_record(encode_record(record))
+    return record
+
+
 def item_record(spec: ItemSpec, item: Item, result: ItemResult | None, exchanges: list[Exchange], agent: str,
-                settings: PlaySettings) -> EpisodeRecord:
-    """The episode record of one asked item (``result`` is ``None`` when the test raised)."""
-    steps = [_step(i, ex, settings.store_images) for i, ex in enumerate(exchanges)]
+                store_images: bool) -> EpisodeRecord:
+    """The episode record of one asked item (``result`` is ``None`` when the test raised).
+
+    An item whose answerer spent its own token or cost budget is ``failed``, scored as far as it got (the
+    model's verbosity must not spare it a wrong answer); any other failed call makes it an ``error``."""
+    steps = [_step(i, ex, store_images) for i, ex in enumerate(exchanges)]
     distances = [ex.distance for ex in exchanges if ex.distance is not None]
     start = item.data.get("distance")
     start = start if isinstance(start, int) and not isinstance(start, bool) else None
@@ -130,7 +148,8 @@ def item_record(spec: ItemSpec, item: Item, result: ItemResult | None, exchanges
     passed = bool(result and result.passed)
     return EpisodeRecord(
         agent=agent, config=config, start_facelets=item.state, steps=steps,
-        status="solved" if passed else "error" if result is None or result.error else "failed",
+        status="solved" if passed else "error" if result is None or (
+            result.error and not result.error.startswith(BUDGET_SPENT)) else "failed",
         solved=passed, n_steps=len(steps), n_moves=result.moves if result else 0,
         input_tokens=sum(s.input_tokens for s in steps), output_tokens=sum(s.output_tokens for s in steps),
         cost_usd=sum(s.cost_usd for s in steps), end_facelets=(result.end_state if result else "") or item.state,

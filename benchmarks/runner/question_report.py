@@ -17,7 +17,7 @@ from cubebench.agents.records import EpisodeRecord
 from cubebench.tasks.metrics import Proportion
 from cubebench.tasks.registry import TESTS
 
-from .store import RunStore
+from .store import RunStore, StoreDamaged
 from .tables import Table
 
 Cell = tuple[str, int, str]
@@ -27,15 +27,27 @@ Cell = tuple[str, int, str]
 def question_tables(store: RunStore, suite: dict[str, Any]) -> list[Table]:
     """One table per test of ``suite`` with finished items, in the suite's order."""
     cells: dict[Cell, list[EpisodeRecord]] = defaultdict(list)
-    for _, record in store.records():
-        c = record.config
-        cells[(c["test"], c["depth"], c["variant"])].append(record)
+    for key, record in store.records():
+        cells[_cell(store, key, record.config)].append(record)
     tables = []
-    for name, grid in suite["tests"].items():
-        keys = [(name, d, v) for d in grid["depths"] for v in grid["variants"] if (name, d, v) in cells]
+    try:
+        grids = [(name, list(grid["depths"]), list(grid["variants"])) for name, grid in suite["tests"].items()]
+    except (KeyError, TypeError, AttributeError) as err:
+        raise StoreDamaged(f"{store.path} is damaged: its question suite does not read back ({err!r})") from None
+    for name, depths, variants in grids:
+        keys = [(name, d, v) for d in depths for v in variants if (name, d, v) in cells]
         if keys:
             tables.append(table_of(name, [(k, cells[k]) for k in keys]))
     return tables
+
+
+def _cell(store: RunStore, key: str, config: dict[str, Any]) -> Cell:
+    """The (test, depth, variant) an item's record names; :class:`StoreDamaged` when it names none."""
+    cell = (config.get("test"), config.get("depth"), config.get("variant"))
+    if not (isinstance(cell[0], str) and isinstance(cell[1], int) and isinstance(cell[2], str)):
+        raise StoreDamaged(f"{store.path}: item {key}: its record does not name its test, depth and variant; "
+                           f"`cubebench run --resume {store.path}` cannot repair it, `cubebench export` still reads it")
+    return cell  # type: ignore[return-value]
 
 
 def table_of(name: str, cells: list[tuple[Cell, list[EpisodeRecord]]]) -> Table:

@@ -107,7 +107,7 @@ def _grid(name: str, entry: Any, source: str) -> QuestionGrid:
         raise SuiteError(f"{where}: " + (f"unknown field(s) {unknown}; allowed: {list(GRID_FIELDS)}" if unknown
                                          else f"missing field(s) {missing}"))
     test = TESTS[name]
-    return QuestionGrid(depths=check_ints(entry, "depths", where, minimum=0),
+    return QuestionGrid(depths=check_ints(entry, "depths", where, minimum=1),
                         items=check_int(entry, "items", where, minimum=1),
                         variants=_variants(test, entry.get("variants"), where),
                         options=_options(test, entry.get("options", {}), where))
@@ -144,6 +144,8 @@ def _options(test: QuestionTest, value: Any, where: str) -> dict[str, Any]:
         kinds = (int, float) if type(default) is float else (type(default),)
         if type(v) not in kinds:
             raise SuiteError(f"{where}: option {key} must be of type {type(default).__name__}, got {v!r}")
+        if key == "max_candidates" and v < 1:
+            raise SuiteError(f"{where}: option max_candidates must be >= 1, got {v!r}")
     return dict(value)
 
 

@@ -59,20 +59,20 @@ class Report:
         if moves is None:
             return ("not in the suite (a run from before move budgets); each episode's record holds the budget "
                     "it ran under (config['env'])")
-        unit = "quarter turns" if self.suite["metric"] == "quarter" else "face turns"
+        unit = "quarter turns" if self.suite.get("metric") == "quarter" else "face turns"
         return f"{moves} {unit} per episode; {self.suite.get('max_rotations')} view rotations on Face and Vertex"
 
     def setup(self) -> list[tuple[str, str]]:
         """What ran: the suite, the agent and (episodes) the budgets and instances."""
         if self.questions:
             tests = ", ".join(self.suite["tests"])
-            return [("suite", f"{self.suite['name']} ({self.suite['metric']}-turn metric; question tests: {tests})"),
+            return [("suite", f"{self.suite['name']} ({self.suite.get('metric', '?')}-turn metric; question tests: {tests})"),
                     ("agent", self.agent)]
         source = ("certified instances (start distance = certified optimal distance)"
                   if self.instance_source == "certified"
                   else "seeded scrambles of each depth (distance <= depth, not certified)")
         source += "".join(f"; {n}" for n in self.notes)
-        return [("suite", f"{self.suite['name']} ({self.suite['metric']}-turn metric, "
+        return [("suite", f"{self.suite['name']} ({self.suite.get('metric', '?')}-turn metric, "
                           f"{self.suite['max_steps']} interaction steps)"),
                 ("budget", self.budget), ("agent", self.agent), ("instances", source)]
 

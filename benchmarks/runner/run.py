@@ -27,6 +27,7 @@ from typing import Any
 from cubebench.engine import SOLVED, TABLE, kernels
 from cubebench.engine.notation import parse_array
 from cubebench.solver.twophase import solve_twophase
+from cubebench.tasks.oracle import oracle
 
 from .backends import BACKENDS, run_backend
 from .execute import PlaySettings
@@ -198,7 +199,7 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
                    desc="items" if store.protocol == "questions" else "episodes")
     started, outcome, played = time.perf_counter(), "complete", 0
     if config.backend == "local" and config.concurrency > 1:
-        _warm_up_solver()
+        _warm_up(store)
     results = run_backend(config.backend, todo, factory, config.agent, config.play, config.concurrency,
                           config.ray_address)
     try:
@@ -228,7 +229,10 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
                       time.perf_counter() - started, "item" if store.protocol == "questions" else "episode")
 
 
-def _warm_up_solver() -> None:
-    """Load the two-phase solver's tables once before worker threads may call it concurrently."""
-
-    solve_twophase(kernels.apply_moves(SOLVED, TABLE, parse_array("R U F'")))
+def _warm_up(store: RunStore) -> None:
+    """Build what worker threads share before they may build it concurrently: the two-phase solver's
+    tables (episodes), the exact-distance oracle of the run's metric (questions)."""
+    if store.protocol == "questions":
+        oracle(store.get_meta("suite")["metric"])
+    else:
+        solve_twophase(kernels.apply_moves(SOLVED, TABLE, parse_array("R U F'")))

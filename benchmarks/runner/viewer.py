@@ -121,7 +121,9 @@ def episode_view(key: str, record: EpisodeRecord) -> dict[str, Any]:
     config = record.config
     if config.get("protocol") == "questions":
         view["question"] = {"score": config.get("score"), "item": config.get("item"), "error": config.get("play_error")}
-        for step, judged in zip(view["steps"], config.get("exchanges", [])):
+        exchanges = config.get("exchanges")
+        for step, judged in zip(view["steps"], exchanges if isinstance(exchanges, list) else []):
+            judged = judged if isinstance(judged, dict) else {}  # a damaged record shows its steps without judgement
             step.update(question=judged.get("name"), gold=judged.get("gold"), correct=judged.get("correct"))
     return view
 
@@ -138,11 +140,16 @@ def select(store: RunStore, contains: str | None, max_episodes: int | None) -> I
         yield key, record
 
 
+def script_json(value: Any) -> str:
+    """``value`` as JSON safe inside a ``<script>`` element: every ``<``, ``>`` and ``&`` escaped, so no model
+    reply (``</script>``, ``<!--<script>``) can end or re-open the element."""
+    return json.dumps(value).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def viewer_html(store: RunStore, contains: str | None = None, max_episodes: int | None = DEFAULT_MAX_EPISODES) -> str:
     """The viewer page for a run."""
     episodes = [episode_view(k, r) for k, r in select(store, contains, max_episodes)]
-    data = json.dumps({"run": str(store.path), "episodes": episodes, "colours": sticker_colours()}).replace(
-        "</", "<\\/")
+    data = script_json({"run": str(store.path), "episodes": episodes, "colours": sticker_colours()})
     name = html.escape(store.get_meta("suite")["name"])
     agent = html.escape(store.get_meta("config")["agent"]["spec"])
     return (

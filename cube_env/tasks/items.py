@@ -24,10 +24,16 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
+from .oracle import EXPANSION, RADIUS
+
 __all__ = [
     "Answer", "ReplyForm", "ParseFailure", "Prompt", "Reply", "Ask", "Exchange", "Item", "ItemResult",
     "QuestionTest", "ItemGenerationError", "ask_and_judge", "item_rng", "balanced_slot",
 ]
+
+MAX_DEPTH = {metric: RADIUS[metric] + EXPANSION for metric in RADIUS}
+"""The deepest items (8 half turns, 9 quarter turns): the distance oracle's exact range without tables (:mod:`cubebench.tasks.oracle`);
+every candidate start is certified, so deeper ones would each need the optimal solver."""
 
 Answer = Any
 """A parsed answer: a letter ``"B"``, ``"Yes"``, ``"IDK"``, a tuple of labels or of 9 colour letters."""
@@ -160,6 +166,9 @@ class QuestionTest(ABC):
         """The first ``n`` items of ``depth``: deterministic, duplicates (same :meth:`identity`) discarded."""
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
             raise ValueError(f"{self.name}: depth must be an integer >= 1 (a solved cube asks nothing), got {depth!r}")
+        if depth > MAX_DEPTH.get(metric, 0):
+            raise ValueError(f"{self.name}: depth {depth} is beyond the {MAX_DEPTH.get(metric)} moves ({metric}-turn) "
+                             "within which every start is certified and labelled without the optimal solver")
         items: list[Item] = []
         seen: set[Any] = set()
         for index in range(n):
