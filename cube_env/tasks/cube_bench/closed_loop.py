@@ -21,14 +21,15 @@ from typing import Any
 
 import numpy as np
 
+from ...engine.state import from_facelets, to_facelets
 from ...engine.notation import invert_sequence
 from ..items import Ask, Exchange, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, item_rng
 from ..metrics import Proportion, abstention_metrics
 from ..oracle import oracle
 from ..parsing import LetterForm
 from .common import (
-    COLOURS, LETTERS, NOTATION, certified_start, draw, facelets, metric_words, move_classes, net_image,
-    option_lines, state_of, state_text, turn,
+    COLOURS, LETTERS, NOTATION, certified_start, draw, metric_words, move_classes, net_image, option_lines,
+    state_text, turn,
 )
 
 VARIANTS = ("standard", "abstain-teacher", "abstain-skip")
@@ -80,7 +81,7 @@ class ClosedLoop(QuestionTest):
         if start is None:
             return None
         state, scramble = start
-        return Item(self.name, depth, index, metric, seed, facelets(state),
+        return Item(self.name, depth, index, metric, seed, to_facelets(state),
                     {"scramble": scramble, "distance": depth, "teacher": invert_sequence(scramble),
                      "horizon": depth})
 
@@ -90,7 +91,7 @@ class ClosedLoop(QuestionTest):
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
         self.check_variant(variant)
         abstain = variant != "standard"
-        state, teacher = state_of(item.state), item.data["teacher"].split()
+        state, teacher = from_facelets(item.state), item.data["teacher"].split()
         exchanges: list[Exchange] = []
         counts = {"progress": 0, "answered": 0, "idk": 0, "decisions": 0}
         halt = None
@@ -126,7 +127,7 @@ class ClosedLoop(QuestionTest):
         solved = counts["progress"] == item.depth
         score = {"horizon": item.depth, **counts, "solved": solved, "halt": halt, "abstain": abstain}
         error = exchanges[-1].reply.error if exchanges else None
-        return ItemResult(exchanges, score, passed=solved, error=error, end_state=facelets(state),
+        return ItemResult(exchanges, score, passed=solved, error=error, end_state=to_facelets(state),
                           moves=sum(e.move is not None for e in exchanges))
 
     def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:

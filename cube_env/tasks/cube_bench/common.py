@@ -13,7 +13,6 @@ import numpy as np
 from ...engine.facelets import COLOUR_LETTERS, SOLVED, colours
 from ...engine.kernels import apply_move, apply_moves
 from ...engine.moves import MOVE_INDEX, TABLE
-from ...engine.state import from_facelets, to_facelets
 from ...render.net import render_net
 from ...render.text import net_text_grid
 from ..oracle import metric_moves, oracle
@@ -55,14 +54,6 @@ def certified_start(rng: np.random.Generator, depth: int, metric: str) -> tuple[
 def turn(state: np.ndarray, move: str) -> np.ndarray:
     """The state after one face turn."""
     return apply_move(state, TABLE, MOVE_INDEX[move])
-
-
-def state_of(item_state: str) -> np.ndarray:
-    return from_facelets(item_state)
-
-
-def facelets(state: np.ndarray) -> str:
-    return to_facelets(state)
 
 
 def net_image(state: np.ndarray) -> np.ndarray:

@@ -13,12 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from ...engine.state import from_facelets, to_facelets
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
 from ..metrics import Proportion
 from ..parsing import LetterForm
 from .common import (
-    COLOURS, LETTERS, NOTATION, certified_start, draw, facelets, metric_words, move_classes, net_image,
-    option_lines, place, state_of, state_text,
+    COLOURS, LETTERS, NOTATION, certified_start, draw, metric_words, move_classes, net_image, option_lines, place,
+    state_text,
 )
 
 MODALITIES = ("image+text", "image", "text")
@@ -55,12 +56,12 @@ class MoveChoice(QuestionTest):
         correct = progress[int(rng.integers(len(progress)))]
         slot = balanced_slot(seed, self.stream, depth, index, 4)
         options = place(correct, distractors, slot)
-        return Item(self.name, depth, index, metric, seed, facelets(state),
+        return Item(self.name, depth, index, metric, seed, to_facelets(state),
                     {"scramble": scramble, "distance": here, "shown": {"options": options},
                      "gold": LETTERS[slot], "after": {m: after[m] for m in options}})
 
     def prompt(self, item: Item, modality: str) -> Prompt:
-        state = state_of(item.state)
+        state = from_facelets(item.state)
         d = item.data["distance"]
         text = SEES[modality].format(state=state_text(state)) + ASK.format(
             d=d, d1=d - 1, metric=metric_words(item.metric), options=option_lines(item.data["shown"]["options"]))

@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from ...engine.state import from_facelets, to_facelets
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge
 from ..metrics import Proportion, cohen_kappa, macro_f1
 from ..parsing import LabelsForm
 from .common import (
-    COLOURS, LETTERS, NOTATION, certified_start, facelets, metric_words, move_classes, net_image, option_lines,
-    state_of, state_text,
+    COLOURS, LETTERS, NOTATION, certified_start, metric_words, move_classes, net_image, option_lines, state_text,
 )
 
 LABELS = ("DECREASE", "NO_CHANGE", "INCREASE")
@@ -74,13 +74,13 @@ class MoveEffect(QuestionTest):
         options = distinct_face_options(rng, here, after)
         if options is None:
             return None
-        return Item(self.name, depth, index, metric, seed, facelets(state),
+        return Item(self.name, depth, index, metric, seed, to_facelets(state),
                     {"scramble": scramble, "distance": here, "shown": {"options": options},
                      "labels": [label(here, after[m]) for m in options], "after": {m: after[m] for m in options}})
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
         self.check_variant(variant)
-        state = state_of(item.state)
+        state = from_facelets(item.state)
         text = USER.format(sees=SEES[variant].format(state=state_text(state)), d=item.data["distance"],
                            metric=metric_words(item.metric), options=option_lines(item.data["shown"]["options"]))
         image = net_image(state) if variant == "image+text" else None

@@ -11,10 +11,11 @@ from typing import Any
 
 import numpy as np
 
+from ...engine.state import from_facelets, to_facelets
 from ..items import Item, ItemResult, Prompt, QuestionTest, Ask, ask_and_judge
 from ..metrics import Proportion
 from ..parsing import GridForm
-from .common import COLOURS, certified_start, facelets, front_face, net_image, state_of
+from .common import COLOURS, certified_start, front_face, net_image
 
 SYSTEM = ("You read the colours of a Rubik's cube from an image of its net (the six faces unfolded flat, "
           "each face's name written above it). " + COLOURS)
@@ -34,11 +35,11 @@ class Reconstruction(QuestionTest):
         if start is None:
             return None
         state, scramble = start
-        return Item(self.name, depth, index, metric, seed, facelets(state),
+        return Item(self.name, depth, index, metric, seed, to_facelets(state),
                     {"scramble": scramble, "distance": depth, "gold": "".join(front_face(state))})
 
     def prompt(self, item: Item) -> Prompt:
-        state = state_of(item.state)
+        state = from_facelets(item.state)
         return Prompt(SYSTEM, USER, net_image(state), GridForm(), gold=front_face(state), name="front face")
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from ...engine.state import from_facelets, to_facelets
 from ..items import Ask, Exchange, Item, ItemResult, ask_and_judge, item_rng
 from ..metrics import recovery_metrics
 from ..oracle import oracle
 from .closed_loop import ClosedLoop, step_prompt, take
-from .common import facelets, state_of
 
 PAPER_BUDGET = {1: 4, 2: 5, 3: 6, 4: 7}
 
@@ -52,7 +52,7 @@ class Recovery(ClosedLoop):
                      "error_step": None}
             return ItemResult(loop.exchanges, score, passed=False, error=loop.error, end_state=loop.end_state,
                               moves=loop.moves)
-        state = state_of(loop.end_state)
+        state = from_facelets(loop.end_state)
         exchanges, solved_at, error = list(loop.exchanges), None, None
         for attempt in range(1, item.data["max_attempts"] + 1):
             ex, options = self._attempt(item, state, attempt, ask)
@@ -67,7 +67,7 @@ class Recovery(ClosedLoop):
                 break
         score = {"recovering": True, "solved_at": solved_at, "max_attempts": item.data["max_attempts"],
                  "error_step": len(loop.exchanges)}
-        return ItemResult(exchanges, score, passed=solved_at is not None, error=error, end_state=facelets(state),
+        return ItemResult(exchanges, score, passed=solved_at is not None, error=error, end_state=to_facelets(state),
                           moves=sum(e.move is not None for e in exchanges))
 
     def _attempt(self, item: Item, state: np.ndarray, attempt: int, ask: Ask) -> tuple[Exchange, list[str]]:

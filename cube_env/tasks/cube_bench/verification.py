@@ -16,12 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from ...engine.state import from_facelets, to_facelets
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
 from ..metrics import Proportion, balanced_accuracy, yes_bias
 from ..parsing import YesNoForm
-from .common import (
-    COLOURS, certified_start, facelets, front_face, grid_text, move_classes, net_image, state_of, turn,
-)
+from .common import COLOURS, certified_start, front_face, grid_text, move_classes, net_image, turn
 
 EDITABLE = (0, 1, 2, 3, 5, 6, 7, 8)
 """Cells a token edit may swap: never the centre, whose colour is fixed (an edited centre would give the
@@ -83,12 +82,12 @@ class Verification(QuestionTest):
         if shown is None:
             return None
         data["shown"] = {"grid": "".join(shown)}
-        return Item(self.name, depth, index, metric, seed, facelets(state), data)
+        return Item(self.name, depth, index, metric, seed, to_facelets(state), data)
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
         self.check_variant(variant)
         grid = tuple(item.data["shown"]["grid"])
-        prompt = Prompt(SYSTEM, USER.format(grid=grid_text(grid)), net_image(state_of(item.state)), YesNoForm(),
+        prompt = Prompt(SYSTEM, USER.format(grid=grid_text(grid)), net_image(from_facelets(item.state)), YesNoForm(),
                         gold=item.data["truth"], name="verify")
         ex = ask_and_judge(ask, prompt)
         score = {"gold": item.data["truth"], "answer": ex.answer, "correct": bool(ex.correct)}
