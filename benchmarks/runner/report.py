@@ -83,7 +83,11 @@ class Report:
         facts = [
             ("run", str(self.path)), *self.setup(),
             (f"{self.unit}s", f"{len(self.rows)} of {self.planned} finished"),
-            ("pass rate", c.rate.format()), ("errors", errors),
+            ("items passed" if self.questions else "pass rate",
+             c.rate.format() + (" (each test's headline: a right answer, a perfect solve, a recovered cube; "
+                                "a recovery item whose closed loop never erred has nothing to recover)"
+                                if self.questions else "")),
+            ("errors", errors),
             ("moves", str(c.moves)), ("tokens", str(c.tokens)), ("cost", f"${c.cost_usd:.4f}"),
             (f"{self.unit} time", f"{sum(r.wall_s for r in self.rows):.1f} s"),
         ]
