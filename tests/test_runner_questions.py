@@ -420,8 +420,8 @@ def test_a_result_that_cannot_be_recorded_is_an_error_record_not_a_crash(tmp_pat
     assert len(records) == 12 and all(r.status == "error" and "cannot store set" in r.config["play_error"] for r in records)
 
 
+@needs("openai")
 def test_an_answerer_that_spends_its_own_budget_fails_the_item_and_is_scored(tmp_path: Path, pick: Pick) -> None:
-    needs("openai")
     with ScriptedServer([Step.reply("<ANSWER> A </ANSWER>")] * 20) as srv:
         run = tmp_path / "b.sqlite"
         assert run_cli(suite_file(tmp_path, {"fake-pick": {"depths": [1], "items": 2, "variants": ["plain"]}}),
