@@ -39,13 +39,12 @@ from ...render.net import render_net
 from .channel import (
     SAY, SEAT_ACTIONS, WAIT, Channel, parse_action, positive_int, talking_action_space, talking_entries, talking_spaces,
 )
-from .panels import Panel, quote, render_panels, render_text
+from .panels import RENDER_MODES, Panel, quote, render_panels, render_text, checked_render_mode
 from .table import SharedCube
 from .views import SeatView
 
 NAME = "CubeBench-ObserverActor-v0"
 OBSERVER, ACTOR = SEATS = ("observer_0", "actor_0")
-RENDER_MODES = ("ansi", "rgb_array")
 
 
 class ObserverActorEnv(AECEnv[str, dict[str, Any], Any]):
@@ -71,7 +70,7 @@ class ObserverActorEnv(AECEnv[str, dict[str, Any], Any]):
         generator: Generator | None = None,
     ) -> None:
         super().__init__()
-        self.render_mode = _render_mode(render_mode)
+        self.render_mode = checked_render_mode(render_mode)
         self.view = SeatView(tier, form, image_size)
         self.max_moves = positive_int(max_moves, "max_moves")
         self.max_rotations = positive_int(max_rotations, "max_rotations", 0)
@@ -208,12 +207,6 @@ class ObserverActorEnv(AECEnv[str, dict[str, Any], Any]):
 
     def close(self) -> None:
         """Nothing to release (the renderers keep no windows); safe to call twice."""
-
-
-def _render_mode(render_mode: str | None) -> str | None:
-    if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}")
-    return render_mode
 
 
 raw_env = ObserverActorEnv

@@ -84,4 +84,15 @@ def quote(text: str, limit: int = 60) -> str:
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
-__all__ = ["Panel", "render_panels", "render_text", "quote"]
+__all__ = ["Panel", "render_panels", "render_text", "quote", "RENDER_MODES", "checked_render_mode"]
+
+
+RENDER_MODES = ("ansi", "rgb_array")
+"""The render modes every multi-agent env offers."""
+
+
+def checked_render_mode(render_mode: str | None) -> str | None:
+    """``render_mode`` if it is ``None`` or one of :data:`RENDER_MODES`; ``ValueError`` otherwise."""
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}")
+    return render_mode

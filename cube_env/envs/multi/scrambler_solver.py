@@ -49,7 +49,7 @@ from ...generators import Instance, NoInstanceSetError
 from ...render.net import render_net
 from ...tasks.oracle import oracle
 from .channel import positive_int
-from .panels import Panel, render_panels, render_text
+from .panels import RENDER_MODES, Panel, render_panels, render_text, checked_render_mode
 from .table import SharedCube
 from .views import SeatView
 
@@ -58,7 +58,6 @@ SCRAMBLER, SOLVER = SEATS = ("scrambler_0", "solver_0")
 PASS = 0
 SCRAMBLE, SOLVE = 0, 1
 """The phases, as the observations' ``phase`` says them."""
-RENDER_MODES = ("ansi", "rgb_array")
 
 
 @dataclass(frozen=True)
@@ -133,9 +132,7 @@ class ScramblerSolverEnv(ParallelEnv[str, dict[str, Any], Any]):
         render_mode: str | None = None,
         curriculum: SelfPlayCurriculum | None = None,
     ) -> None:
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = checked_render_mode(render_mode)
         self.scramble_moves = positive_int(scramble_moves, "scramble_moves")
         self.max_moves = positive_int(max_moves, "max_moves")
         self.max_rotations = positive_int(max_rotations, "max_rotations", 0)

@@ -35,7 +35,7 @@ from ...render.net import render_net
 from .channel import (
     SAY, SEAT_ACTIONS, WAIT, Channel, parse_action, positive_int, talking_action_space, talking_entries, talking_spaces,
 )
-from .panels import Panel, quote, render_panels, render_text
+from .panels import RENDER_MODES, Panel, quote, render_panels, render_text, checked_render_mode
 from .table import SharedCube
 from .views import SeatView
 
@@ -43,7 +43,6 @@ NAME = "CubeBench-TwoCameras-v0"
 SEATS = ("camera_0", "camera_1")
 OPPOSITE = "y x2"
 """The rotation through which ``camera_1`` sees the cube: it brings D, L, B to where U, F, R are seen."""
-RENDER_MODES = ("ansi", "rgb_array")
 
 
 class TwoCamerasEnv(ParallelEnv[str, dict[str, Any], Any]):
@@ -66,9 +65,7 @@ class TwoCamerasEnv(ParallelEnv[str, dict[str, Any], Any]):
         render_mode: str | None = None,
         generator: Generator | None = None,
     ) -> None:
-        if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = checked_render_mode(render_mode)
         self.views = {SEATS[0]: SeatView("vertex", form, image_size), SEATS[1]: SeatView("vertex", form, image_size, OPPOSITE)}
         self.max_moves = positive_int(max_moves, "max_moves")
         self.max_cycles = positive_int(max_cycles, "max_cycles")
