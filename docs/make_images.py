@@ -15,9 +15,10 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 import cubebench  # noqa: F401  (registers the ids)
+from cubebench.render.canvas import font
 
 SCRAMBLE = "R U2 F' L D B2 R' U"
 """The cube every picture shows."""
@@ -33,13 +34,6 @@ def observe(env_id: str, actions: str = "", **kwargs: object) -> object:
     for name in actions.split():
         obs = env.step(names.index(name))[0]
     return obs
-
-
-def font(px: int) -> ImageFont.ImageFont:
-    try:
-        return ImageFont.load_default(size=px)
-    except TypeError:
-        return ImageFont.load_default()
 
 
 def captioned_row(panels: list[tuple[str, np.ndarray]], caption_px: int = 16) -> Image.Image:

@@ -12,11 +12,12 @@ fancy-index scatter of the same pixels is 3-5x slower than the kernel).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 import numba as nb
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 from ..engine.facelets import COLOUR_RGB
 
@@ -26,6 +27,16 @@ BODY = (16, 16, 16)
 """Near-black plastic between the stickers."""
 
 _NO_SLOT = 255
+
+
+@lru_cache(maxsize=16)
+def font(px: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """Pillow's bundled scalable font at ``px`` pixels (no system fonts needed on servers; the fixed
+    bitmap font on Pillow < 10.1): every label and caption of every renderer uses it."""
+    try:
+        return ImageFont.load_default(size=px)
+    except TypeError:
+        return ImageFont.load_default()
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,12 @@ from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
-from PIL import ImageDraw, ImageFont
+from PIL import ImageDraw
 
 from ..engine.facelets import COLOUR_RGB, FACES
 from .ansi import NET_CELLS
 from .canvas import StickerCanvas, build_canvas, square
+from .canvas import font as font_of
 
 FACE_NAMES = {"U": "Up", "R": "Right", "F": "Front", "D": "Down", "L": "Left", "B": "Back"}
 """The label written above each face of the net."""
@@ -74,18 +75,10 @@ def net_layout(size: int) -> NetLayout:
     return NetLayout(cell=cell, label=label, faces=faces)
 
 
-def _font(px: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    """Pillow's bundled scalable font (no system fonts needed on servers)."""
-    try:
-        return ImageFont.load_default(size=px)
-    except TypeError:  # Pillow < 10.1 has only the fixed bitmap font
-        return ImageFont.load_default()
-
-
 def _labels(draw: ImageDraw.ImageDraw, layout: NetLayout) -> None:
     """Write each face's name centred in the band above it (its letter if the name does not fit)."""
     face_px, band = 3 * layout.cell, layout.label
-    font = _font(max(int(band * 0.8), 6))
+    font = font_of(max(int(band * 0.8), 6))
     for letter, (x, y) in layout.faces.items():
         name = FACE_NAMES[letter]
         if draw.textlength(name, font=font) > face_px:

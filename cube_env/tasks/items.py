@@ -161,17 +161,17 @@ class QuestionTest(ABC):
     """Candidates drawn per item before the generator gives up (duplicates, infeasible options)."""
     settable: tuple[str, ...] = ("max_candidates",)
     """The attributes a suite file's ``options`` may set on this test."""
+    chance: float | None = None
+    """The probability that a uniform random answer is right, where it is one number (four options: 0.25);
+    what a ladder's chance level is computed from."""
 
-    def items(self, depth: int, n: int, *, seed: int = 0, metric: str = "half") -> list[Item]:
-        """The first ``n`` items of ``depth``: deterministic, duplicates (same :meth:`identity`) discarded."""
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-            raise ValueError(f"{self.name}: depth must be an integer >= 1 (a solved cube asks nothing), got {depth!r}")
-        if depth > MAX_DEPTH.get(metric, 0):
-            raise ValueError(f"{self.name}: depth {depth} is beyond the {MAX_DEPTH.get(metric)} moves ({metric}-turn) "
-                             "within which every start is certified and labelled without the optimal solver")
+    def items(self, depth: int, n: int, *, seed: int = 0, metric: str = "half", first: int = 0) -> list[Item]:
+        """Items ``first .. first + n - 1`` of ``depth``: deterministic, duplicates (same :meth:`identity`)
+        among them discarded.  (A ladder round asks its own block of indices: :mod:`.ladder`.)"""
+        self.check_depth(depth, metric)
         items: list[Item] = []
         seen: set[Any] = set()
-        for index in range(n):
+        for index in range(first, first + n):
             for attempt in range(self.max_candidates):
                 item = self.build(depth, index, item_rng(seed, self.stream, depth, index, attempt), seed, metric)
                 if item is None:
@@ -186,6 +186,15 @@ class QuestionTest(ABC):
                     f"{self.name}: no new item {index} at depth {depth} ({metric}-turn) after "
                     f"{self.max_candidates} candidates; ask for fewer items at this depth")
         return items
+
+    def check_depth(self, depth: int, metric: str) -> None:
+        """``ValueError`` unless items can be built at ``depth``: by default a certified distance within the
+        oracle's exact range (:data:`MAX_DEPTH`); a test whose depth is not a distance overrides this."""
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise ValueError(f"{self.name}: depth must be an integer >= 1 (a solved cube asks nothing), got {depth!r}")
+        if depth > MAX_DEPTH.get(metric, 0):
+            raise ValueError(f"{self.name}: depth {depth} is beyond the {MAX_DEPTH.get(metric)} moves ({metric}-turn) "
+                             "within which every start is certified and labelled without the optimal solver")
 
     @property
     def stream(self) -> str:

@@ -213,3 +213,17 @@ def recovery_metrics(attempts_to_solve: Sequence[int | None], max_attempts: Sequ
         "med_at_solved": float(statistics.median(solved)) if solved else None,
         "avg_at_all": _share(sum(used), n),
     }
+
+
+def binary_f1(gold: Sequence[str], pred: Pred, positive: str = "Yes") -> float | None:
+    """F1 of the ``positive`` class, 2TP / (2TP + FP + FN) (STARE's score for yes/no tasks): a parse failure on a
+    positive item is a false negative, on a negative item nothing.  ``None`` when there is no positive item
+    and no positive prediction (0/0)."""
+    _same_length(gold=gold, pred=pred)
+    tp = sum(g == positive and p == positive for g, p in zip(gold, pred))
+    fp = sum(g != positive and p == positive for g, p in zip(gold, pred))
+    fn = sum(g == positive and p != positive for g, p in zip(gold, pred))
+    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None
+
+
+__all__ += ["binary_f1"]

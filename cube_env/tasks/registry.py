@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from .cube_bench import CUBE_BENCH_TESTS
+from .inf_bench import INF_BENCH_TESTS
 from .items import QuestionTest
+from .stare import STARE_TESTS
 
-TESTS: dict[str, QuestionTest] = {test.name: test for test in CUBE_BENCH_TESTS}
-"""Every question test, by name (Cube Bench's seven in the paper's order)."""
+TESTS: dict[str, QuestionTest] = {test.name: test for test in (*CUBE_BENCH_TESTS, *INF_BENCH_TESTS, *STARE_TESTS)}
+"""Every question test, by name (Cube Bench's seven in the paper's order, Inf-Bench's two, then STARE's cube-net tests)."""
 
 
 def get_test(name: str) -> QuestionTest:

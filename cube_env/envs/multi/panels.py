@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from ...render.ansi import net_text
-from ...render.canvas import BACKGROUND
+from ...render.canvas import BACKGROUND, font
 
 _PAD = 8
 _CAPTION_PX = 14
@@ -30,14 +29,6 @@ class Panel:
     caption: str
     image: np.ndarray | None
     lines: list[str] = field(default_factory=list)
-
-
-@lru_cache(maxsize=4)
-def _font(px: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    try:
-        return ImageFont.load_default(size=px)
-    except TypeError:  # Pillow < 10.1: the fixed bitmap font only
-        return ImageFont.load_default()
 
 
 def _wrapped(lines: list[str], width: int) -> list[str]:
@@ -58,17 +49,17 @@ def render_panels(panels: list[Panel], size: int) -> np.ndarray:
     chars = max(size // 7, 8)
     for k, panel in enumerate(panels):
         x = _PAD + k * (size + _PAD)
-        draw.text((x + size / 2, _PAD + _CAPTION_PX / 2), panel.caption, fill="white", font=_font(_CAPTION_PX), anchor="mm")
+        draw.text((x + size / 2, _PAD + _CAPTION_PX / 2), panel.caption, fill="white", font=font(_CAPTION_PX), anchor="mm")
         top = 2 * _PAD + _CAPTION_PX
         if panel.image is None:
             draw.rectangle([x, top, x + size - 1, top + size - 1], fill=(96, 96, 96))
-            draw.text((x + size / 2, top + size / 2), "sees nothing", fill="white", font=_font(_CAPTION_PX), anchor="mm")
+            draw.text((x + size / 2, top + size / 2), "sees nothing", fill="white", font=font(_CAPTION_PX), anchor="mm")
         else:
             image = Image.fromarray(panel.image)
             sheet.paste(image if image.size == (size, size) else image.resize((size, size)), (x, top))
         y = top + size + _PAD
         for line in _wrapped(panel.lines, chars):
-            draw.text((x, y), line, fill="white", font=_font(_LINE_PX))
+            draw.text((x, y), line, fill="white", font=font(_LINE_PX))
             y += _LINE_PX + 2
     return np.asarray(sheet, dtype=np.uint8).copy()
 

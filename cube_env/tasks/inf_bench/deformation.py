@@ -1,0 +1,133 @@
+"""Inf-Bench's 3D tasks: forward (start + operations -> which end state) and inverse (start + end ->
+which operations), four-option multiple choice, the level being the number of operations.
+
+One item serves both directions: a random start, four operation lists of the level's length (see
+:mod:`.common` for how they are drawn) and the gold's slot.  Forward shows the gold list and the
+four lists' end states; inverse shows the gold's end state and the four lists.  The prompts are the
+paper's (Fig. 11) with our notation and encoding spelled out; the reply is one line, ``B`` or
+``<ANSWER> B </ANSWER>``.  Items are asked one at a time by the ladder (:mod:`..ladder`) or at fixed
+levels like any question test.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any
+
+import numpy as np
+
+from ...engine.state import from_facelets, to_facelets
+from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
+from ..metrics import Proportion
+from ..parsing import LetterForm
+from .common import (
+    ANSWER, ENCODING, IMAGE_WORDS, LETTERS, N_OPTIONS, NOTATION, PRESENTATIONS, SYSTEM, encoded, option_lists,
+    random_start, run, sheet,
+)
+
+MAX_LEVEL = 100
+"""The longest operation list an item may have (the paper's ladder has no top; ours stops at its suite's)."""
+
+
+class Deformation(QuestionTest):
+    """The shared item generator, player and metrics of the forward and inverse tests."""
+
+    variants: tuple[str, ...] = PRESENTATIONS
+    chance = 1 / N_OPTIONS
+    stream = "inf-bench"
+    """Both directions draw the same items (the same seed gives the same start, lists and gold slot)."""
+
+    def check_depth(self, depth: int, metric: str) -> None:
+        if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_LEVEL:
+            raise ValueError(f"{self.name}: depth must be an integer in 1..{MAX_LEVEL} (the level: the number of operations), "
+                             f"got {depth!r}")
+
+    def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
+        start = random_start(rng)
+        lists = option_lists(rng, depth, start)
+        if lists is None:
+            return None
+        slot = balanced_slot(seed, self.stream, depth, index, N_OPTIONS)
+        return Item(self.name, depth, index, metric, seed, to_facelets(start),
+                    {"lists": lists, "gold": LETTERS[slot], "shown": {"lists": [" ".join(o) for o in lists]}})
+
+    def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
+        self.check_variant(variant)
+        ex = ask_and_judge(ask, self.prompt(item, variant))
+        score = {"gold": item.data["gold"], "answer": ex.answer, "correct": bool(ex.correct)}
+        return ItemResult([ex], score, passed=bool(ex.correct), error=ex.reply.error, end_state=item.state)
+
+    def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
+        n = len(scores)
+        return {"acc": Proportion(sum(s["correct"] for s in scores), n),
+                "parse": Proportion(sum(s["answer"] is not None for s in scores), n)}
+
+    @abstractmethod
+    def prompt(self, item: Item, presentation: str) -> Prompt:
+        """The item's question in one presentation (``image`` or ``encoded``)."""
+
+    @staticmethod
+    def parts(item: Item) -> tuple[np.ndarray, list[list[str]], int]:
+        """The start state, the four lists and the gold's slot."""
+        return from_facelets(item.state), item.data["lists"], LETTERS.index(item.data["gold"])
+
+
+def _form() -> LetterForm:
+    return LetterForm(LETTERS, ("tag", "bare"))
+
+
+def _options_text(lines: list[str]) -> str:
+    return "\n".join(f"{LETTERS[k]}: {line}" for k, line in enumerate(lines))
+
+
+class Forward(Deformation):
+    """Forward reasoning: which state does the list of operations lead to?"""
+
+    name = "inf-forward"
+
+    def prompt(self, item: Item, presentation: str) -> Prompt:
+        start, lists, slot = self.parts(item)
+        ends = [run(start, ops) for ops in lists]
+        ops = " ".join(lists[slot])
+        n = item.depth
+        if presentation == "image":
+            image = sheet([start] + ends, ["Original"] + [f"Option {c}" for c in LETTERS], columns=5)
+            text = (f"{NOTATION} {IMAGE_WORDS}\nThis is the original shape: the first picture, 'Original'.\n"
+                    f"If you perform {n} operations on this shape, what will the resulting configuration look "
+                    f"like? The operations are: {ops}. Please select the correct answer from the options below. "
+                    f"The options are the pictures A to D.\n{ANSWER}")
+        else:
+            image = None
+            text = (f"{NOTATION} {ENCODING}\nThis is the original shape:\n{encoded(start)}\n\n"
+                    f"If you perform {n} operations on this shape, what will the resulting configuration look "
+                    f"like? The operations are: {ops}. Please select the correct answer from the options below. "
+                    "The options are:\n" + "\n\n".join(f"{LETTERS[k]}:\n{encoded(e)}" for k, e in enumerate(ends))
+                    + f"\n{ANSWER}")
+        return Prompt(SYSTEM, text, image, _form(), gold=item.data["gold"], name=f"forward ({presentation})")
+
+
+class Inverse(Deformation):
+    """Inverse reasoning: which list of operations turns the start into the target?"""
+
+    name = "inf-inverse"
+
+    def prompt(self, item: Item, presentation: str) -> Prompt:
+        start, lists, slot = self.parts(item)
+        target = run(start, lists[slot])
+        n = item.depth
+        options = _options_text([" ".join(ops) for ops in lists])
+        ask = (f"If this shape is performed with {n} operations, and the result is {{target}}, can you infer "
+               "what the operations are? Please select the correct answer from the options below. "
+               f"The options are:\n{options}\n{ANSWER}")
+        if presentation == "image":
+            image = sheet([start, target], ["Original", "Result"], columns=2)
+            text = (f"{NOTATION} {IMAGE_WORDS}\nThis is the original shape: the picture 'Original'.\n"
+                    + ask.format(target="the picture 'Result'"))
+        else:
+            image = None
+            text = (f"{NOTATION} {ENCODING}\nThis is the original shape:\n{encoded(start)}\n\n"
+                    + ask.format(target=f"\n{encoded(target)}\n"))
+        return Prompt(SYSTEM, text, image, _form(), gold=item.data["gold"], name=f"inverse ({presentation})")
+
+
+INF_BENCH_TESTS: tuple[QuestionTest, ...] = (Forward(), Inverse())

@@ -1,0 +1,83 @@
+"""Which of these four nets folds into a cube?  A multiple-choice form of STARE's cube-net folding.
+
+Four hexomino nets labelled A-D, exactly one of them a cube net; the other three are distinct
+non-folding hexominoes from the depth's pool (:mod:`.nets`: depth 1 any, depth 2 look-alike
+near-misses), each net turned or mirrored at random, numbered and coloured like the yes/no items.
+The cube net's slot is balanced over A-D per depth.  Variants: ``image`` (the four nets tiled into
+one image, each under its letter) and ``text`` (the four nets as blocks of digits).  The reply is one
+line, ``B`` or ``<ANSWER> B </ANSWER>``; scored by accuracy and parse rate (chance 0.25).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...engine.facelets import SOLVED_FACELETS
+from ...render.fold import tile
+from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
+from ..metrics import Proportion
+from ..parsing import LetterForm
+from .nets import check_depth, cube_nets, invalid_pool, shape_id
+from .shown import FRAME_PX, ShownNet
+
+LETTERS = "ABCD"
+SYSTEM = ("You decide which net folds into a cube. A net is six squares joined along the edges they share in the "
+          "drawing; it folds into a cube when folding along those edges makes every square a different face of the "
+          "cube. Exactly one of the four nets shown does.")
+SEES = {
+    "image": "The image shows four nets, each under its letter.\n",
+    "text": "Four nets, one digit per face and '.' where there is no face:\n{nets}\n",
+}
+ASK = ("\nWhich net folds into a cube? Reply with exactly one line: the letter of that net, as <ANSWER> X </ANSWER>, "
+       "and nothing else.")
+
+
+class NetChoice(QuestionTest):
+    """Which of four nets folds into a cube (multiple choice)."""
+
+    name = "net-choice"
+    variants: tuple[str, ...] = ("image", "text")
+
+    def check_depth(self, depth: int, metric: str) -> None:
+        check_depth(self.name, depth)
+
+    def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
+        pool = invalid_pool(depth)
+        valid = cube_nets()[int(rng.integers(len(cube_nets())))]
+        distractors = [pool[int(k)] for k in rng.permutation(len(pool))[:3]]
+        slot = balanced_slot(seed, self.name, depth, index, 4)
+        shapes = distractors[:slot] + [valid] + distractors[slot:]
+        nets = [ShownNet.draw(rng, s, fail_last=s is not valid) for s in shapes]
+        if any(n is None for n in nets):
+            return None
+        shown = [n.to_data() for n in nets if n is not None]
+        data = {"options": shown, "gold": LETTERS[slot], "shapes": [shape_id(s) for s in shapes],
+                "shown": {"options": [ShownNet.from_data(n).text() for n in shown]}}
+        return Item(self.name, depth, index, metric, seed, SOLVED_FACELETS, data)
+
+    def prompt(self, item: Item, variant: str) -> Prompt:
+        nets = [ShownNet.from_data(n) for n in item.data["options"]]
+        if variant == "text":
+            text = SEES["text"].format(nets="\n\n".join(f"{c}:\n{n.text()}" for c, n in zip(LETTERS, nets)))
+            image = None
+        else:
+            text = SEES["image"]
+            image = tile([n.image(FRAME_PX) for n in nets], list(LETTERS), cols=2)
+        return Prompt(SYSTEM, text + ASK, image, LetterForm(LETTERS, ("tag", "bare")), gold=item.data["gold"],
+                      name=f"choose ({variant})")
+
+    def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
+        self.check_variant(variant)
+        ex = ask_and_judge(ask, self.prompt(item, variant))
+        score = {"gold": item.data["gold"], "answer": ex.answer, "correct": bool(ex.correct)}
+        return ItemResult([ex], score, passed=bool(ex.correct), error=ex.reply.error, end_state=item.state)
+
+    def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
+        n = len(scores)
+        return {"acc": Proportion(sum(s["correct"] for s in scores), n),
+                "parse": Proportion(sum(s["answer"] is not None for s in scores), n)}
+
+
+__all__ = ["NetChoice"]

@@ -1,0 +1,118 @@
+"""STARE's cube-net folding (§2.2, Tab. 1/3/4/5): can this net be folded into a cube?  Yes or No.
+
+Each item shows one hexomino net, its six faces numbered 1-6 and coloured.  Half the items of every
+depth are cube nets (exactly one of each consecutive pair, :func:`~cubebench.tasks.items.balanced_slot`),
+the other half non-folding hexominoes from the depth's pool (:mod:`.nets`: depth 1 any, depth 2
+look-alike near-misses paired by stratum with the pair's cube net).  Every label comes from the
+geometric fold check.  The same item is asked in the paper's three setups and its text form:
+
+* ``question``: the net image only;
+* ``steps``: the image and the five folding steps in words;
+* ``frames``: the image, the steps, and the net rendered in 3D after steps 1-4, tiled into one image
+  (the final frame, which would show success or failure, is left out as in the paper);
+* ``text``: no image; the net as a block of digits (App. G.4).
+
+The reply is ``Answer: Yes`` or ``Answer: No``; scored by the F1 of the Yes class (the paper's
+metric), accuracy, balanced accuracy, parse rate and the share of Yes answers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...engine.facelets import SOLVED_FACELETS
+from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot, item_rng
+from ..metrics import Proportion, balanced_accuracy, binary_f1, yes_bias
+from ..parsing import YesNoForm
+from .nets import DEPTHS, check_depth, cube_nets, invalid_pool, near_miss_of, partners, shape_id, stratum
+from .shown import ShownNet
+
+SETUPS = ("question", "steps", "frames", "text")
+SYSTEM = ("You decide whether a net folds into a cube. A net is six squares, numbered 1 to 6, joined along the "
+          "edges they share in the drawing. It folds into a cube when folding along those edges makes every "
+          "square a different face of the cube: no two squares on the same face.")
+SEES = {
+    "question": "The image shows the net.\n",
+    "steps": "The image shows the net. {folds}The folding steps:\n{steps}\n",
+    "frames": ("The image shows the net, then the net in 3D after each of the first four folding steps (the result "
+               "of the last step is not shown). {folds}The folding steps:\n{steps}\n"),
+    "text": "The net, one digit per face and '.' where there is no face:\n{grid}\n",
+}
+FOLDS = ("Each step turns one face by 90 degrees about the edge it shares with a face already in place, towards "
+         "the inside of the cube; the faces attached beyond it turn with it. ")
+ASK = "\nCan this net be folded into a cube? Reply with exactly one line: Answer: Yes or Answer: No"
+
+
+def pair_net(seed: int, test: str, depth: int, index: int) -> int:
+    """The cube net (index into :func:`cube_nets`) shared by items ``2b`` and ``2b + 1``: one shows it, the
+    other a non-folding partner of its stratum."""
+    return int(item_rng(seed, f"{test}/pair", depth, index // 2).integers(len(cube_nets())))
+
+
+def net_record(shape: Any, net: ShownNet, folds: bool) -> dict[str, Any]:
+    """What an item keeps about its net: the net, the label and where the label comes from."""
+    miss = None if folds else near_miss_of(shape)
+    return {"net": net.to_data(), "truth": "Yes" if folds else "No", "shape": shape_id(shape),
+            "stratum": repr(stratum(shape)), "near_miss": miss is not None,
+            "near_miss_of": None if miss is None else shape_id(miss),
+            "failure": None if folds else {"step": net.folding.first_failure,
+                                           "kind": net.folding.steps[-1].failure}}
+
+
+class NetFold(QuestionTest):
+    """Cube-net folding, yes or no (STARE §2.2)."""
+
+    name = "net-fold"
+    variants: tuple[str, ...] = SETUPS
+
+    def check_depth(self, depth: int, metric: str) -> None:
+        check_depth(self.name, depth)
+
+    def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
+        invalid_pool(depth)  # a depth without a pool is refused by name
+        folds = balanced_slot(seed, self.name, depth, index, 2) == 0
+        valid = cube_nets()[pair_net(seed, self.name, depth, index)]
+        pool = partners(valid, depth)
+        shape = valid if folds else pool[int(rng.integers(len(pool)))]
+        net = ShownNet.draw(rng, shape, fail_last=not folds)
+        if net is None:
+            return None
+        data = net_record(shape, net, folds)
+        data["shown"] = {"net": net.text(), "colours": ",".join(net.colours), "plan": repr((net.base, net.order))}
+        return Item(self.name, depth, index, metric, seed, SOLVED_FACELETS, data)
+
+    def prompt(self, item: Item, setup: str) -> Prompt:
+        net = ShownNet.from_data(item.data["net"])
+        steps = net.steps_text()
+        text = SEES[setup].format(steps=steps, grid=net.text(), folds=FOLDS)
+        image = {"question": net.image, "steps": net.image, "frames": net.frames_image}.get(setup)
+        return Prompt(SYSTEM, text + ASK, None if image is None else image(), YesNoForm(), gold=item.data["truth"],
+                      name=f"fold ({setup})")
+
+    def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
+        self.check_variant(variant)
+        ex = ask_and_judge(ask, self.prompt(item, variant))
+        score = {"gold": item.data["truth"], "answer": ex.answer, "correct": bool(ex.correct)}
+        return ItemResult([ex], score, passed=bool(ex.correct), error=ex.reply.error, end_state=item.state)
+
+    def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
+        return yes_no_summary(scores)
+
+
+def yes_no_summary(scores: list[dict[str, Any]]) -> dict[str, Any]:
+    """F1 of Yes, accuracy, balanced accuracy, parse rate, Yes share and the gold balance of yes/no items."""
+    gold = [s["gold"] for s in scores]
+    pred = [s["answer"] for s in scores]
+    return {
+        "F1": binary_f1(gold, pred),
+        "acc": Proportion(sum(s["correct"] for s in scores), len(scores)),
+        "bal acc": balanced_accuracy(gold, pred),
+        "parse": Proportion(sum(p is not None for p in pred), len(scores)),
+        "yes bias": yes_bias(pred),
+        "yes/no items": f"{gold.count('Yes')}/{gold.count('No')}",
+    }
+
+
+__all__ = ["NetFold", "SETUPS", "DEPTHS", "yes_no_summary", "net_record", "pair_net"]

@@ -1,0 +1,145 @@
+"""A net as the STARE items show it: oriented cells, face numbers, colours, a fold plan; its images and texts.
+
+An item stores a :class:`ShownNet` as plain JSON (:meth:`ShownNet.to_data`); playing the item rebuilds
+it (:meth:`ShownNet.from_data`) and renders from it, so images and texts are always those of the stored
+item.  The numbers 1-6 and the six colours are shuffled over the cells per item (numbers in reading
+order would make neighbours look consecutive), and the net is turned or mirrored by one of the 8
+symmetries of the square at random, for folding and non-folding nets alike.
+
+The fold plan is a base face and the order the other five are folded in (:mod:`.folding`).  For a
+non-folding net the plan is drawn among those whose first overlap or tear happens at the last (fifth)
+step: the steps in words are always five, and the frames after steps 1-4 never show the failure (the
+paper leaves out only the final frame that shows success or failure).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ...render.camera import Camera
+from ...render.fold import fit_camera, render_flat_net, render_folded, tile
+from .folding import Fold, fold, net_edges, plans
+from .nets import LAST_STEP
+from .polyomino import Cell, Cells, grid_text, transform
+
+PALETTE: dict[str, tuple[int, int, int]] = {
+    "red": (228, 60, 60), "orange": (245, 150, 40), "yellow": (240, 220, 60),
+    "green": (70, 180, 85), "blue": (70, 120, 225), "purple": (160, 90, 200),
+}
+"""The six face colours, by the name a question uses: far apart in hue, each legible under black numbers."""
+NET_PX = 384
+"""Side of a flat net image (7 cells of 54 pixels across: room for any hexomino)."""
+FRAME_PX = 320
+"""Side of one panel in a tiled sequence of frames."""
+SHOWN_FRAMES = LAST_STEP - 1
+"""Frames shown in the ``frames`` setup: after steps 1-4, never the final one."""
+
+
+@dataclass(frozen=True)
+class ShownNet:
+    """One presented net: ``cells`` (sorted), the number and colour name of each, and a fold plan."""
+
+    cells: tuple[Cell, ...]
+    labels: tuple[int, ...]
+    colours: tuple[str, ...]
+    base: int
+    """The number of the face that stays on the table."""
+    order: tuple[int, ...]
+    """The numbers of the other five faces, in folding order."""
+
+    # --- building and storing ----------------------------------------------------------------------------
+    @classmethod
+    def draw(cls, rng: np.random.Generator, shape: Cells, fail_last: bool) -> ShownNet | None:
+        """``shape`` in a random orientation with shuffled numbers and colours and a random plan (one failing
+        only at the last step when ``fail_last``; ``None`` if the shape has no such plan)."""
+        cells = tuple(sorted(transform(shape, int(rng.integers(8)))))
+        labels = tuple(int(v) + 1 for v in rng.permutation(6))
+        colours = tuple(list(PALETTE)[int(v)] for v in rng.permutation(6))
+        label_of = dict(zip(cells, labels))
+        options = plans(cells)
+        for k in rng.permutation(len(options)):
+            base, order = options[int(k)]
+            outcome = fold(cells, base, order)
+            if outcome.folds or (fail_last and outcome.first_failure == LAST_STEP):
+                return cls(cells, labels, colours, label_of[base], tuple(label_of[c] for c in order))
+        return None
+
+    def to_data(self) -> dict[str, Any]:
+        return {"cells": [list(c) for c in self.cells], "labels": list(self.labels), "colours": list(self.colours),
+                "base": self.base, "order": list(self.order)}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> ShownNet:
+        return cls(tuple((int(r), int(c)) for r, c in data["cells"]), tuple(data["labels"]), tuple(data["colours"]),
+                   int(data["base"]), tuple(data["order"]))
+
+    # --- geometry -------------------------------------------------------------------------------------------
+    def cell_of(self, label: int) -> Cell:
+        return self.cells[self.labels.index(label)]
+
+    @cached_property
+    def folding(self) -> Fold:
+        """The plan played out (states and steps)."""
+        return fold(self.cells, self.cell_of(self.base), [self.cell_of(k) for k in self.order])
+
+    def adjacent_pairs(self) -> set[frozenset[int]]:
+        """The pairs of face numbers that share an edge in the flat net."""
+        label = dict(zip(self.cells, self.labels))
+        return {frozenset((label[a], label[b])) for a, b in net_edges(self.cells)}
+
+    def folded_faces(self, step: int) -> set[int]:
+        """The faces off the table (no longer lying flat) after ``step`` steps."""
+        state = self.folding.states[step]
+        return {k for c, k in zip(self.cells, self.labels) if not state.is_flat(c)}
+
+    # --- texts ---------------------------------------------------------------------------------------------
+    def text(self) -> str:
+        """The net as a block of digits mirroring the drawing, ``.`` for no face (STARE App. G.4)."""
+        return grid_text(self.cells, {c: str(k) for c, k in zip(self.cells, self.labels)})
+
+    def steps_text(self) -> str:
+        """The five folds in words: which face turns, about its edge with which face, which way."""
+        parent = {step.face: step.hinge for step in self.folding.steps}
+        label = dict(zip(self.cells, self.labels))
+        base = self.cell_of(self.base)
+        lines = [f"Face {self.base} stays flat on the table."]
+        for n, k in enumerate(self.order, 1):
+            hinge = parent[self.cell_of(k)]
+            way = "up" if hinge == base else "inwards"
+            lines.append(f"Step {n}: fold face {k} {way} by 90 degrees along its edge with face {label[hinge]}.")
+        return "\n".join(lines)
+
+    # --- images --------------------------------------------------------------------------------------------
+    def rgb(self) -> list[tuple[int, int, int]]:
+        return [PALETTE[c] for c in self.colours]
+
+    def image(self, size: int = NET_PX) -> np.ndarray:
+        """The flat net, numbered and coloured."""
+        return render_flat_net(self.cells, [str(k) for k in self.labels], self.rgb(), size=size)
+
+    def frame(self, step: int, size: int = FRAME_PX) -> np.ndarray:
+        """The net in 3D after ``step`` folds (0: flat on the table), through the plan's one camera."""
+        if not 0 <= step <= LAST_STEP:
+            raise ValueError(f"a net folds in {LAST_STEP} steps; no frame {step}")
+        state = self.folding.states[step]
+        faces = [state.corners[c] for c in self.cells]
+        return render_folded(faces, [str(k) for k in self.labels], self.rgb(), self.camera(), size=size)
+
+    def camera(self) -> Camera:
+        """One camera for every frame of the plan, fitted to the 3D states that may be shown (after steps 1-4;
+        never the last, whose extent could hint at the outcome)."""
+        states = self.folding.states[1:SHOWN_FRAMES + 1]
+        return fit_camera(np.concatenate([s.corners[c] for s in states for c in self.cells]))
+
+    def frames_image(self) -> np.ndarray:
+        """The flat net, then the net after steps 1-4, tiled three across with captions."""
+        panels = [self.image(FRAME_PX)] + [self.frame(k) for k in range(1, SHOWN_FRAMES + 1)]
+        captions = ["The net"] + [f"After step {k}" for k in range(1, SHOWN_FRAMES + 1)]
+        return tile(panels, captions, cols=3)
+
+
+__all__ = ["PALETTE", "NET_PX", "FRAME_PX", "SHOWN_FRAMES", "ShownNet"]
