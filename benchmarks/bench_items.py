@@ -54,7 +54,7 @@ def per_test(suite_name: str, n: int, repeat: int) -> None:
           "generated (states certified, options and labels exact), and items/s generated and played by the "
           "oracle answerer (closed loop and recovery label each step's options as they are played)")
     print(f"{'test':<16}{'depth':>6}{'items':>7}{'generated/s':>13}{'+played/s':>11}")
-    for name, grid in suite.tests.items():
+    for name, grid in suite.fixed.items():
         test = get_test(name)
         for depth in grid.depths:
             k = min(n, grid.items)
@@ -64,11 +64,11 @@ def per_test(suite_name: str, n: int, repeat: int) -> None:
             t_play = timed(lambda: [test.play(i, test.variants[0], oracle_ask) for i in items], repeat)
             print(f"{name:<16}{depth:>6}{k:>7}{k / t_gen:>13.0f}{k / (t_gen + t_play):>11.0f}")
     t0 = time.perf_counter()
-    for name, grid in suite.tests.items():
+    for name, grid in suite.fixed.items():
         for depth in grid.depths:
             get_test(name).items(depth, grid.items, seed=suite.seed, metric=suite.metric)
     total = time.perf_counter() - t0
-    count = sum(grid.items * len(grid.depths) for grid in suite.tests.values())
+    count = sum(grid.items * len(grid.depths) for grid in suite.fixed.values())
     print(f"\nwhole suite {suite.name!r}: {count} items generated with exact labels in {total:.2f} s")
 
 

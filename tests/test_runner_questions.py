@@ -28,6 +28,7 @@ from cubebench.runner.question_suites import QuestionSuite, question_suite_from_
 from cubebench.runner.specs import AgentFactory, AgentSpec, AgentSpecError
 from cubebench.runner.store import StoreDamaged, open_run
 from cubebench.runner.suites import SuiteError, available_suites, load_suite
+from cubebench.tasks.cube_bench import CUBE_BENCH_TESTS
 from cubebench.tasks.items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
 from cubebench.tasks.metrics import Proportion
 from cubebench.tasks.parsing import LetterForm
@@ -97,7 +98,7 @@ def test_the_shipped_question_suites_load_with_the_tests_own_variants() -> None:
     for name in ("cube-bench", "cube-bench-smoke"):
         suite = load_suite(name)
         assert isinstance(suite, QuestionSuite) and suite.metric == "half"
-        assert list(suite.tests) == list(TESTS)  # every test, in the paper's order
+        assert list(suite.tests) == [t.name for t in CUBE_BENCH_TESTS]  # every test, in the paper's order
         for test, grid in suite.tests.items():
             assert set(grid.variants) <= set(TESTS[test].variants)
         assert question_suite_from_dict(suite.to_dict()) == suite
@@ -349,7 +350,7 @@ def test_the_oracle_answers_every_real_question_right_after_the_plan_round_trip(
     assert len(records) == load_suite("cube-bench-smoke").size
     assert all(r.status != "error" for r in records)
     assert all(e["correct"] in (True, None) for r in records for e in r.config["exchanges"])
-    assert {r.config["test"] for r in records} == set(TESTS)
+    assert {r.config["test"] for r in records} == {t.name for t in CUBE_BENCH_TESTS}
 
 
 def test_the_process_backend_plays_real_items_like_the_inline_backend(tmp_path: Path) -> None:
@@ -446,3 +447,99 @@ def test_episode_only_flags_and_unreachable_depths_are_refused_for_questions(tmp
     assert run_cli(suite, "oracle", tmp_path / "d.sqlite", "--distance-budget", "5") == 2
     with pytest.raises(ValueError, match="beyond the 8 moves"):
         TESTS["move-choice"].items(9, 1)
+
+
+# --- ladders (Inf-Bench's adaptive protocol) ----------------------------------------------------------------------
+def ladder_suite(tmp_path: Path, runs: int = 2, top: int = 3, **entry: Any) -> Path:
+    return suite_file(tmp_path, {"fake-pick": {"ladder": {"runs": runs, "max_level": top}, "variants": ["plain"],
+                                               **entry}})
+
+
+def ladder_rows(run: Path) -> dict[str, tuple[str, bool]]:
+    with open_run(run) as store:
+        return {r.key: (r.status, r.solved) for r in store.rows()}
+
+
+def test_a_ladder_suite_climbs_round_by_round_and_reports_its_scores(tmp_path: Path, pick: Pick, capsys) -> None:
+    run = tmp_path / "l.sqlite"
+    assert run_cli(ladder_suite(tmp_path), "oracle", run) == 0
+    rows = ladder_rows(run)
+    assert len(rows) == 2 * 3 * 5 and all(status == "solved" for status, _ in rows.values())
+    assert sorted(k for k in rows if "/run00/" in k)[:6] == [f"fake-pick/plain/run00/t00/d1/i{k}" for k in range(5)] + [
+        "fake-pick/plain/run00/t01/d2/i0"]
+    with open_run(run) as store:
+        specs = [s for s in store.plan() if isinstance(s, ItemSpec)]
+        assert {(s.ladder_run, s.ladder_round, s.depth) for s in specs} == {(r, t, t + 1) for r in (0, 1) for t in (0, 1, 2)}
+        assert len({s.item["index"] for s in specs if s.depth == 2}) == 10  # every round asks its own items
+    capsys.readouterr()
+    assert cubebench("report", str(run)) == 0
+    out = capsys.readouterr().out
+    assert "ladders" in out and "3.00" in out and "2/2" in out and "3 3" in out
+
+
+def test_a_ladder_run_resumed_mid_climb_ends_as_an_uninterrupted_one(tmp_path: Path, pick: Pick) -> None:
+    whole, cut = tmp_path / "whole.sqlite", tmp_path / "cut.sqlite"
+    suite = ladder_suite(tmp_path, runs=3, top=4)
+    assert run_cli(suite, "random", whole) == 0
+    assert run_cli(suite, "random", cut, "--limit", "7") == 0
+    assert len(ladder_rows(cut)) == 7
+    assert cubebench("run", "--resume", str(cut), "--limit", "6", "--no-progress", "--quiet") == 0
+    assert len(ladder_rows(cut)) == 13
+    assert cubebench("run", "--resume", str(cut), "--no-progress", "--quiet") == 0
+    assert ladder_rows(cut) == ladder_rows(whole)
+    with open_run(cut) as store:
+        assert [s["outcome"] for s in store.sessions()] == ["partial: --limit 7", "partial: --limit 6", "complete"]
+
+
+def test_an_error_item_holds_its_ladder_until_retry_errors_asks_it_again(tmp_path: Path, pick: Pick, capsys) -> None:
+    Pick.broken = {(1, 0)}  # level 1, index 0: the first item of run 0's first round
+    run = tmp_path / "e.sqlite"
+    assert run_cli(ladder_suite(tmp_path), "oracle", run) == 0
+    rows = ladder_rows(run)
+    assert rows["fake-pick/plain/run00/t00/d1/i0"] == ("error", False)
+    assert not any("/run00/t01/" in k for k in rows) and any("/run01/t02/" in k for k in rows)
+    capsys.readouterr()
+    assert cubebench("report", str(run)) == 0
+    out = capsys.readouterr().out
+    assert "1+ 3" in out  # run 0 stands at level 1, run 1 ended at 3
+    Pick.broken = set()
+    assert cubebench("run", "--resume", str(run), "--retry-errors", "--no-progress", "--quiet") == 0
+    rows = ladder_rows(run)
+    assert len(rows) == 30 and all(status == "solved" for status, _ in rows.values())
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"ladder": {"runs": 2}}, "exactly"),
+    ({"ladder": {"runs": 0, "max_level": 3}}, "runs must be"),
+    ({"ladder": {"runs": 1, "max_level": 9}}, "cannot be a ladder to level 9"),
+    ({"ladder": {"runs": 1, "max_level": 3}, "depths": [1]}, "beside ladder"),
+    ({"ladder": [1, 3]}, "exactly"),
+])
+def test_bad_ladder_entries_are_refused_by_name(tmp_path: Path, pick: Pick, entry: dict, message: str) -> None:
+    with pytest.raises(SuiteError, match=message):
+        load_suite(str(suite_file(tmp_path, {"fake-pick": entry})))
+
+
+def test_restricting_a_ladder_suite(tmp_path: Path, pick: Pick) -> None:
+    suite = load_suite(str(suite_file(tmp_path, {"fake-pick": {"ladder": {"runs": 1, "max_level": 2}},
+                                                 "reconstruction": {"depths": [1], "items": 2}})))
+    assert isinstance(suite, QuestionSuite) and list(suite.ladders) == ["fake-pick"] and suite.size == 2
+    assert list(restrict_questions(suite, tests=["fake-pick"]).tests) == ["fake-pick"]
+    assert list(restrict_questions(suite, depths=[1]).tests) == ["reconstruction"]  # a ladder has no fixed depths
+    assert question_suite_from_dict(suite.to_dict()) == suite
+    first = plan_items(suite)
+    assert [s.key for s in first if s.ladder_run is not None] == [f"fake-pick/{v}/run00/t00/d1/i{k}"
+                                                                  for v in ("plain", "loud") for k in range(5)]
+
+
+def test_the_shipped_inf_bench_smoke_suite_calibrates(tmp_path: Path, capsys) -> None:
+    suite = load_suite("inf-bench-smoke")
+    assert isinstance(suite, QuestionSuite) and set(suite.ladders) == {"inf-forward", "inf-inverse"}
+    assert isinstance(load_suite("inf-bench"), QuestionSuite)
+    run = tmp_path / "o.sqlite"
+    assert cubebench("run", "--suite", "inf-bench-smoke", "--agent", "oracle", "--out", str(run), "--no-progress",
+                     "--quiet", "--no-images") == 0
+    capsys.readouterr()
+    assert cubebench("report", str(run)) == 0
+    out = capsys.readouterr().out
+    assert out.count("3.00") == 4 and "0.016" in out  # every ladder tops level 3; chance 0.016 at a top of 3

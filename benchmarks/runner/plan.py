@@ -6,6 +6,9 @@ Every episode has a key built from what identifies it in the grid,
 (e.g. ``move-choice/image/d2/i007``).  The key is the result store's unique key, so a
 resumed run recognises finished episodes whatever order they ran in.
 
+A ladder's items are keyed ``<test>/<variant>/run<r>/t<round>/d<level>/i<k>``; its first round is planned
+with the run, each later one when the round before it has finished (:mod:`.ladders`).
+
 Question items are generated here, once, when the run is planned: the whole item (state, options,
 labels) is part of its :class:`ItemSpec` and so of the stored plan, so workers and resumes never
 regenerate it, and a test that cannot build the items asked for stops the run before it starts.
@@ -101,6 +104,10 @@ class ItemSpec:
     """The :class:`~cubebench.tasks.items.Item`'s fields, as JSON gives them back."""
     options: dict[str, Any] = field(default_factory=dict)
     """The suite's options of the test (:func:`~.question_suites.configured_test`)."""
+    ladder_run: int | None = None
+    """The ladder this item belongs to (``None``: a fixed item)."""
+    ladder_round: int | None = None
+    """Which round of its ladder (0 first); the round's level is :attr:`depth`."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -119,13 +126,20 @@ def item_key(test: str, variant: str, depth: int, index: int) -> str:
 
 
 def plan_items(suite: QuestionSuite) -> list[ItemSpec]:
-    """All items of ``suite``, generated now; index-major, so a partial run (``--limit``, a cost cap)
-    covers every test, depth and variant evenly.  Every variant of an item asks the same item."""
+    """All fixed items of ``suite``, generated now, then the first round of every ladder.  Fixed items go
+    index-major, so a partial run (``--limit``, a cost cap) covers every test, depth and variant evenly.
+    Every variant of an item asks the same item."""
+    ladders = [spec for name, grid in suite.ladders.items() for variant in grid.variants
+               for run in range(grid.runs) for spec in ladder_round(suite, name, variant, run, 0, 1)]
+    return _plan_fixed(suite) + ladders
+
+
+def _plan_fixed(suite: QuestionSuite) -> list[ItemSpec]:
     cells = {(name, depth): _generate(suite, name, depth)
-             for name, grid in suite.tests.items() for depth in grid.depths}
-    plan = []
-    for index in range(max(grid.items for grid in suite.tests.values())):
-        for name, grid in suite.tests.items():
+             for name, grid in suite.fixed.items() for depth in grid.depths}
+    plan: list[ItemSpec] = []
+    for index in range(max((grid.items for grid in suite.fixed.values()), default=0)):
+        for name, grid in suite.fixed.items():
             for depth in grid.depths:
                 for variant in grid.variants if index < grid.items else ():
                     key = item_key(name, variant, depth, index)
@@ -135,12 +149,36 @@ def plan_items(suite: QuestionSuite) -> list[ItemSpec]:
     return plan
 
 
-def _generate(suite: QuestionSuite, name: str, depth: int) -> list[dict[str, Any]]:
+def ladder_round(suite: QuestionSuite, name: str, variant: str, run: int, round_: int, level: int) -> list[ItemSpec]:
+    """The items of one round of one ladder, generated now: each (run, round) asks its own block of item
+    indices at the round's level, so no two rounds share items and a resume regenerates nothing."""
+    grid = suite.ladders[name]
+    first = LADDER_BLOCK * (run * MAX_ROUNDS + round_)
+    if round_ >= MAX_ROUNDS:
+        raise SuiteError(f"ladder {name}/{variant}/run{run}: more than {MAX_ROUNDS} rounds")
+    items = _generate(suite, name, level, grid.rules.per_level, first)
+    specs = []
+    for k, item in enumerate(items):
+        key = f"{name}/{variant}/run{run:02d}/t{round_:02d}/d{level}/i{k}"
+        specs.append(ItemSpec(key=key, test=name, variant=variant, depth=level, index=first + k,
+                              metric=suite.metric, seed=suite.seed, agent_seed=agent_seed(suite.seed, key), item=item,
+                              options=dict(grid.options), ladder_run=run, ladder_round=round_))
+    return specs
+
+
+LADDER_BLOCK = 8
+"""Item indices reserved per ladder round (a multiple of 4: a round's first four items use every option slot)."""
+MAX_ROUNDS = 1000
+"""Rounds one ladder may play before its run's indices would meet the next run's (far above any ladder)."""
+
+
+def _generate(suite: QuestionSuite, name: str, depth: int, n: int | None = None, first: int = 0) -> list[dict[str, Any]]:
     """The items of one test and depth as plain JSON data (what the store holds and workers rebuild)."""
     grid = suite.tests[name]
+    n = n if n is not None else suite.fixed[name].items
     try:
-        items = configured_test(name, grid.options).items(depth, grid.items, seed=suite.seed, metric=suite.metric)
+        items = configured_test(name, grid.options).items(depth, n, seed=suite.seed, metric=suite.metric, first=first)
         return [json.loads(json.dumps(asdict(item))) for item in items]
     except (ItemGenerationError, ValueError, TypeError) as err:
-        raise SuiteError(f"suite {suite.name!r}: cannot generate {grid.items} {name} item(s) at depth {depth}: "
+        raise SuiteError(f"suite {suite.name!r}: cannot generate {n} {name} item(s) at depth {depth}: "
                          f"{err}") from None

@@ -41,6 +41,12 @@ class Progress:
         self.bar.set_postfix(postfix, refresh=False)
         self.bar.update(1)
 
+    def grow(self, more: int) -> None:
+        """Count ``more`` newly planned items in the total (a ladder's next rounds)."""
+        if more:
+            self.bar.total = (self.bar.total or 0) + more
+            self.bar.refresh()
+
     def close(self) -> None:
         self.bar.close()
 

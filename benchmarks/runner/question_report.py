@@ -14,10 +14,14 @@ from collections import defaultdict
 from typing import Any
 
 from cubebench.agents.records import EpisodeRecord
+from cubebench.tasks.ladder import chance_score
 from cubebench.tasks.metrics import Proportion
 from cubebench.tasks.registry import TESTS
 
+from .ladders import LadderProgress, ladder_progress
+from .question_suites import QuestionGrid, QuestionSuite, question_suite_from_dict
 from .store import RunStore, StoreDamaged
+from .suite_fields import SuiteError
 from .tables import Table
 
 Cell = tuple[str, int, str]
@@ -25,20 +29,50 @@ Cell = tuple[str, int, str]
 
 
 def question_tables(store: RunStore, suite: dict[str, Any]) -> list[Table]:
-    """One table per test of ``suite`` with finished items, in the suite's order."""
+    """One table per test of ``suite`` with finished items, in the suite's order; a ladder test's rows are
+    the levels its ladders reached, and the ladders' scores come first in their own table."""
     cells: dict[Cell, list[EpisodeRecord]] = defaultdict(list)
     for key, record in store.records():
         cells[_cell(store, key, record.config)].append(record)
-    tables = []
     try:
-        grids = [(name, list(grid["depths"]), list(grid["variants"])) for name, grid in suite["tests"].items()]
-    except (KeyError, TypeError, AttributeError) as err:
-        raise StoreDamaged(f"{store.path} is damaged: its question suite does not read back ({err!r})") from None
-    for name, depths, variants in grids:
-        keys = [(name, d, v) for d in depths for v in variants if (name, d, v) in cells]
+        parsed = question_suite_from_dict(suite, source=str(store.path))
+    except SuiteError as err:
+        raise StoreDamaged(f"{store.path} is damaged: its question suite does not read back ({err})") from None
+    tables = [ladder_table(parsed, store)] if parsed.ladders else []
+    for name, grid in parsed.tests.items():
+        depths = grid.depths if isinstance(grid, QuestionGrid) else sorted({d for (t, d, _) in cells if t == name})
+        keys = [(name, d, v) for d in depths for v in grid.variants if (name, d, v) in cells]
         if keys:
             tables.append(table_of(name, [(k, cells[k]) for k in keys]))
     return tables
+
+
+def ladder_table(suite: QuestionSuite, store: RunStore) -> Table:
+    """The ladders' scores: per test and variant, the mean final level over its runs (the Inf-Bench metric),
+    with the exact level a uniform random answerer reaches on average beside it."""
+    progress = ladder_progress(suite, store.plan(), store.rows())
+    rows = []
+    for name, grid in suite.ladders.items():
+        chance = TESTS[name].chance
+        expected = f"{float(chance_score(chance, grid.rules)):.3f}" if chance is not None else "-"
+        for variant in grid.variants:
+            runs = [progress[(name, variant, r)] for r in range(grid.runs)]
+            ended = [p.ladder.score for p in runs if p.state == "finished"]
+            mean = f"{sum(ended) / len(ended):.2f}" if ended else "-"
+            spread = f"{min(ended)}-{max(ended)}" if ended else "-"
+            rows.append([name, variant, f"{len(ended)}/{len(runs)}", mean, spread,
+                         str(sum(p.ladder.topped for p in runs)), expected,
+                         str(sum(p.state == "stalled" for p in runs)), " ".join(_run_text(p) for p in runs)])
+    note = ("score: the mean level the finished ladders ended at (Inf-Bench's R); topped: ladders that passed the "
+            "top level; chance: the exact mean score of uniform random answers; stalled: ladders held by an item "
+            "that ended in error (`--retry-errors` asks it again); per run: final level, or where it stands (+)")
+    return Table(title="ladders (Inf-Bench's score: the level reached, mean over runs)",
+                 header=["test", "variant", "finished", "score", "range", "topped", "chance", "stalled", "per run"],
+                 rows=rows, note=note)
+
+
+def _run_text(p: LadderProgress) -> str:
+    return str(p.ladder.score) if p.state == "finished" else f"{p.ladder.level}+"
 
 
 def _cell(store: RunStore, key: str, config: dict[str, Any]) -> Cell:

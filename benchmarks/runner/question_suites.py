@@ -6,6 +6,10 @@ dispatching on the file's ``schema``.  The tests and their variants are looked u
 :data:`cubebench.tasks.registry.TESTS`, so a suite can only name what exists and the variant names
 come from the test objects.
 
+A test may instead be played as Inf-Bench's *ladder* (:mod:`cubebench.tasks.ladder`): its entry holds
+``ladder: {"runs": 10, "max_level": 20}`` in place of ``depths`` and ``items``; each run of each variant
+climbs from level 1, its rounds planned one at a time as the previous one finishes (:mod:`.ladders`).
+
 A test's ``options`` override the attributes it lists in :attr:`QuestionTest.settable` (today
 ``max_candidates``), on a copy of the registered test (:func:`configured_test`); anything else is
 refused by name.
@@ -19,13 +23,17 @@ from typing import Any, ClassVar
 
 from cubebench.engine.metric import Metric
 from cubebench.tasks.items import QuestionTest
+from cubebench.tasks.ladder import LadderRules
 from cubebench.tasks.registry import TESTS
 
 from .suite_fields import SuiteError, check_int, check_ints, check_metric
 
 SCHEMA = "cubebench-questions/1"
 GRID_FIELDS = ("depths", "items", "variants", "options")
-"""The fields of one test's entry in ``tests``."""
+"""The fields of one test's entry in ``tests`` (fixed items)."""
+LADDER_FIELDS = ("ladder", "variants", "options")
+"""The fields of a test's entry played as a ladder."""
+LADDER_KEYS = ("runs", "max_level")
 
 
 @dataclass(frozen=True)
@@ -43,11 +51,33 @@ class QuestionGrid:
 
 
 @dataclass(frozen=True)
+class LadderGrid:
+    """A test played as a ladder: ``runs`` ladders per variant, each to at most ``max_level``."""
+
+    runs: int
+    max_level: int
+    variants: tuple[str, ...]
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def rules(self) -> LadderRules:
+        return LadderRules(max_level=self.max_level)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"ladder": {"runs": self.runs, "max_level": self.max_level},
+                                "variants": list(self.variants)}
+        return {**data, "options": dict(self.options)} if self.options else data
+
+
+Grid = QuestionGrid | LadderGrid
+
+
+@dataclass(frozen=True)
 class QuestionSuite:
     """A question-style benchmark: tests x depths x items x variants (see the module docstring)."""
 
     name: str
-    tests: dict[str, QuestionGrid]
+    tests: dict[str, Grid]
     metric: Metric = "half"
     seed: int = 0
     description: str = ""
@@ -55,13 +85,24 @@ class QuestionSuite:
 
     @property
     def depths(self) -> tuple[int, ...]:
-        """Every depth some test asks at, ascending."""
-        return tuple(sorted({d for grid in self.tests.values() for d in grid.depths}))
+        """Every depth some test asks fixed items at, ascending (a ladder's levels are not fixed)."""
+        return tuple(sorted({d for grid in self.fixed.values() for d in grid.depths}))
 
     @property
     def size(self) -> int:
-        """Number of items played (an item asked in two variants counts twice)."""
-        return sum(len(g.depths) * g.items * len(g.variants) for g in self.tests.values())
+        """Number of fixed items played (an item asked in two variants counts twice); a ladder's items are
+        planned as it climbs, so they are not counted here."""
+        return sum(len(g.depths) * g.items * len(g.variants) for g in self.fixed.values())
+
+    @property
+    def fixed(self) -> dict[str, QuestionGrid]:
+        """The tests asked at fixed depths."""
+        return {name: grid for name, grid in self.tests.items() if isinstance(grid, QuestionGrid)}
+
+    @property
+    def ladders(self) -> dict[str, LadderGrid]:
+        """The tests played as ladders."""
+        return {name: grid for name, grid in self.tests.items() if isinstance(grid, LadderGrid)}
 
     def to_dict(self) -> dict[str, Any]:
         """The suite as it would be written in a suite file."""
@@ -85,22 +126,25 @@ def question_suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Qu
     tests = data["tests"]
     if not isinstance(tests, dict) or not tests:
         raise SuiteError(f"{source}: tests must be a non-empty object mapping a test name to its grid")
+    metric = check_metric(data.get("metric", "half"), source)
     return QuestionSuite(
         name=str(data["name"]),
-        tests={name: _grid(name, entry, source) for name, entry in tests.items()},
-        metric=check_metric(data.get("metric", "half"), source),
+        tests={name: _grid(name, entry, source, metric) for name, entry in tests.items()},
+        metric=metric,
         seed=check_int(data, "seed", source, minimum=0, default=0),
         description=str(data.get("description", "")),
     )
 
 
-def _grid(name: str, entry: Any, source: str) -> QuestionGrid:
+def _grid(name: str, entry: Any, source: str, metric: Metric) -> Grid:
     """One test's entry, checked against the registered test's variants and options."""
     if name not in TESTS:
         raise SuiteError(f"{source}: unknown test {name!r}; known: {', '.join(TESTS)}")
     where = f"{source} tests.{name}"
     if not isinstance(entry, dict):
-        raise SuiteError(f"{where}: expected an object with {', '.join(GRID_FIELDS)}")
+        raise SuiteError(f"{where}: expected an object with {', '.join(GRID_FIELDS)} (or {', '.join(LADDER_FIELDS)})")
+    if "ladder" in entry:
+        return _ladder(name, entry, where, metric)
     unknown = sorted(set(entry) - set(GRID_FIELDS))
     missing = [k for k in ("depths", "items") if k not in entry]
     if unknown or missing:
@@ -111,6 +155,25 @@ def _grid(name: str, entry: Any, source: str) -> QuestionGrid:
                         items=check_int(entry, "items", where, minimum=1),
                         variants=_variants(test, entry.get("variants"), where),
                         options=_options(test, entry.get("options", {}), where))
+
+
+def _ladder(name: str, entry: dict[str, Any], where: str, metric: Metric) -> LadderGrid:
+    """A ladder entry: runs and top level, checked against what the test can build."""
+    unknown = sorted(set(entry) - set(LADDER_FIELDS))
+    ladder = entry["ladder"]
+    if unknown:
+        raise SuiteError(f"{where}: unknown field(s) {unknown} beside ladder; allowed: {list(LADDER_FIELDS)}")
+    if not isinstance(ladder, dict) or sorted(ladder) != sorted(LADDER_KEYS):
+        raise SuiteError(f"{where}: ladder must be an object with exactly {list(LADDER_KEYS)}, got {ladder!r}")
+    test = TESTS[name]
+    runs = check_int(ladder, "runs", f"{where}.ladder", minimum=1)
+    top = check_int(ladder, "max_level", f"{where}.ladder", minimum=1)
+    try:
+        test.check_depth(top, metric)
+    except ValueError as err:
+        raise SuiteError(f"{where}: {name} cannot be a ladder to level {top}: {err}") from None
+    return LadderGrid(runs=runs, max_level=top, variants=_variants(test, entry.get("variants"), where),
+                      options=_options(test, entry.get("options", {}), where))
 
 
 def _variants(test: QuestionTest, value: Any, where: str) -> tuple[str, ...]:
@@ -171,10 +234,16 @@ def restrict_questions(suite: QuestionSuite, tests: list[str] | None = None,
         unknown = [c for c in chosen or () if c not in have]
         if unknown:
             raise SuiteError(f"suite {suite.name!r} has no {key} {unknown}; it has {list(have)}")
-    kept = {}
+    kept: dict[str, Grid] = {}
     for name, grid in suite.tests.items():
+        if tests and name not in tests:
+            continue
+        if isinstance(grid, LadderGrid):  # a ladder has no fixed depths: --depths leaves it out
+            if not depths:
+                kept[name] = grid
+            continue
         keep = tuple(d for d in grid.depths if not depths or d in depths)
-        if (not tests or name in tests) and keep:
+        if keep:
             kept[name] = QuestionGrid(keep, grid.items, grid.variants, grid.options)
     if not kept:
         raise SuiteError(f"suite {suite.name!r}: no test of {tests or list(suite.tests)} asks at depths {depths}")

@@ -2,7 +2,8 @@
 
 A question suite (:class:`~.question_suites.QuestionSuite`) runs the same way: its items are planned
 (and generated) at the start, the run's meta says ``protocol: questions``, and each item is played
-and stored as it finishes, like an episode.
+and stored as it finishes, like an episode.  A ladder's later rounds are planned as it climbs
+(:mod:`.ladders`), so a run with ladders plays in waves until every ladder has ended.
 
 A run is one SQLite file (:mod:`.store`).  ``start_run`` creates it, atomically, with the
 suite, the configuration, the library versions and the plan; ``resume_run``
@@ -34,7 +35,8 @@ from .execute import PlaySettings
 from .instances import resolve_source, source_notes
 from .plan import Spec, plan_episodes, plan_items
 from .progress import Progress
-from .question_suites import QuestionSuite
+from .ladders import next_rounds
+from .question_suites import QuestionSuite, question_suite_from_dict
 from .specs import AgentFactory, AgentSpec
 from .store import RunStore, StoreDamaged, StoreError, open_run
 from .suites import Suite, SuiteError
@@ -190,28 +192,36 @@ def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = No
 
 def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit: int | None,
             progress: bool | None, argv: list[str] | None) -> RunOutcome:
-    """Play the store's pending episodes; commit each as it finishes."""
-    planned = len(store.plan())
-    pending = store.pending()
-    todo = pending if limit is None else pending[:limit]
+    """Play the store's pending episodes; commit each as it finishes.  A suite with ladders plays in
+    waves: after each, the ladders' next rounds are planned (:func:`~.ladders.next_rounds`) and played."""
+    suite = _ladder_suite(store)
+    if suite is not None:
+        store.extend_plan(next_rounds(suite, store.plan(), store.rows()))
+    planned, pending = len(store.plan()), len(store.pending())
     store.begin_session(list(argv if argv is not None else sys.argv))
-    bar = Progress(planned, initial=planned - len(pending), enabled=progress,
+    bar = Progress(planned, initial=planned - pending, enabled=progress,
                    desc="items" if store.protocol == "questions" else "episodes")
     started, outcome, played = time.perf_counter(), "complete", 0
     if config.backend == "local" and config.concurrency > 1:
         _warm_up(store)
-    results = run_backend(config.backend, todo, factory, config.agent, config.play, config.concurrency,
-                          config.ray_address)
     try:
-        for spec, record in results:
-            store.add_episode(spec, record)
-            played += 1
-            bar.update(record)
-            if config.max_cost_usd is not None and bar.cost >= config.max_cost_usd:
+        while True:
+            todo = store.pending()
+            todo = todo if limit is None else todo[:max(limit - played, 0)]
+            if not todo:
+                outcome = "complete" if not store.pending() else f"partial: --limit {limit}"
+                break
+            wave, capped = _play_wave(store, config, factory, todo, bar)
+            played += wave
+            if capped:
                 outcome = f"stopped: cost cap ${config.max_cost_usd:g} reached"
                 break
-        else:
-            outcome = "complete" if len(todo) == len(pending) else f"partial: --limit {limit}"
+            if suite is None:
+                outcome = "complete" if not store.pending() else f"partial: --limit {limit}"
+                break
+            new = next_rounds(suite, store.plan(), store.rows())
+            store.extend_plan(new)
+            bar.grow(len(new))
     except KeyboardInterrupt:
         outcome = "interrupted"
         raise
@@ -219,14 +229,42 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
         outcome = f"failed: {type(err).__name__}: {err}"
         raise
     finally:
-        close = getattr(results, "close", None)
-        if close is not None:
-            close()
         bar.close()
         store.end_session(outcome)
         factory.close()
-    return RunOutcome(store.path, outcome, played, len(store.finished_keys()), planned,
+    return RunOutcome(store.path, outcome, played, len(store.finished_keys()), len(store.plan()),
                       time.perf_counter() - started, "item" if store.protocol == "questions" else "episode")
+
+
+def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: list[Spec],
+               bar: Progress) -> tuple[int, bool]:
+    """Play ``todo`` on the run's backend, storing each as it finishes: (how many, whether the cost cap hit)."""
+    results = run_backend(config.backend, todo, factory, config.agent, config.play, config.concurrency,
+                          config.ray_address)
+    played = 0
+    try:
+        for spec, record in results:
+            store.add_episode(spec, record)
+            played += 1
+            bar.update(record)
+            if config.max_cost_usd is not None and bar.cost >= config.max_cost_usd:
+                return played, True
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+    return played, False
+
+
+def _ladder_suite(store: RunStore) -> QuestionSuite | None:
+    """The run's question suite when it plays ladders (their rounds are planned as they go), else ``None``."""
+    if store.protocol != "questions":
+        return None
+    try:
+        suite = question_suite_from_dict(store.get_meta("suite"), source=str(store.path))
+    except SuiteError as err:
+        raise StoreDamaged(f"{store.path} is damaged: its question suite does not read back ({err})") from None
+    return suite if suite.ladders else None
 
 
 def _warm_up(store: RunStore) -> None:

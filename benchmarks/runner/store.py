@@ -394,6 +394,19 @@ class RunStore:
                                 [(ep.key, i, json.dumps(ep.to_dict())) for i, ep in enumerate(plan)])
         self._plan = None
 
+    def extend_plan(self, specs: list[Spec]) -> None:
+        """Append newly planned items after the plan (a ladder's next round), in one transaction."""
+        if not specs:
+            return
+        start = self.db.execute("SELECT COALESCE(MAX(position) + 1, 0) FROM plan").fetchone()[0]
+        try:
+            with self._transaction():
+                self.db.executemany("INSERT INTO plan VALUES (?, ?, ?)",
+                                    [(s.key, start + i, json.dumps(s.to_dict())) for i, s in enumerate(specs)])
+        except sqlite3.IntegrityError as err:
+            raise StoreError(f"{self.path}: a newly planned item is planned already ({err})") from None
+        self._plan = None
+
     def plan(self) -> list[Spec]:
         if self._plan is None:
             self._plan = self._read_plan()
