@@ -33,7 +33,7 @@ EXTRA_OF = {
     "torch": "rl", "stable_baselines3": "rl",
     "matplotlib": "report",
     "pyrender": "render3d", "trimesh": "render3d",
-    "pettingzoo": "multi", "ray": "ray", "llama_cpp": "local-llm",
+    "pettingzoo": "multi", "ray": "ray", "llama_cpp": "local-llm", "inspect_ai": "inspect",
 }
 """The extra of pyproject.toml that installs each optional dependency a test may need."""
 

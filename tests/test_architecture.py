@@ -1,4 +1,4 @@
-"""The layers of docs/architecture.md, checked on the source: engine <- envs <- wrappers <- agents <- runner.
+"""The layers of docs/architecture.md, checked on the source: engine <- envs <- wrappers <- agents <- runner <- bridges.
 
 Every import statement counts, at module level or inside a function: a lower
 layer never imports a higher one, and no two modules import each other
@@ -19,7 +19,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("engine", "envs", "wrappers", "agents", "runner")
+LAYERS = ("engine", "envs", "wrappers", "agents", "runner", "bridges")
 """Bottom to top; a module may import its own layer and those below it."""
 LAYER_OF = {
     "cubebench.envs": "envs",
@@ -27,6 +27,7 @@ LAYER_OF = {
     "cubebench.agents": "agents",
     "cubebench.runner": "runner",
     "cubebench.suites": "runner",
+    "cubebench.bridges": "bridges",
 }
 """Subpackages above the engine; every other ``cubebench.*`` module is the engine (engine, render, solver, data)."""
 ROOT_LAYER = "wrappers"

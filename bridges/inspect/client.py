@@ -1,0 +1,138 @@
+"""Our model-client interface over an Inspect model: the agents and answerers talk to Inspect unchanged.
+
+CubeBench's ReAct and CodeAct agents and the question answerers call a
+:class:`~cubebench.agents.llm.ModelClient` synchronously (``complete(messages) -> ModelReply``).
+:class:`InspectModelClient` is that client with one *attempt* being one call of the eval's Inspect
+model (``Model.generate``), so every prompt, parser, budget and record of ours is reused as it is
+while Inspect does the provider work: keys, retries, rate limits, caching, its transcript and log.
+
+The episode loop is synchronous, Inspect is asynchronous: the loop runs in a worker thread started
+with :func:`in_worker_thread` and each call hops back onto Inspect's event loop
+(``anyio.from_thread.run``), so the model call lands in the sample's transcript like any other.
+Inspect retries failed calls itself; a call that still fails is a :class:`~cubebench.agents.llm.ModelError`
+here (not retried again), which the agents record as the step's error.
+"""
+
+from __future__ import annotations
+
+import base64
+from contextvars import copy_context
+from typing import Any, Callable, Sequence, TypeVar
+
+import anyio.from_thread
+import anyio.to_thread
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    Content,
+    ContentImage,
+    ContentText,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+)
+
+from cubebench.agents.llm import Budget, ModelClient, ModelError, RetryPolicy, price_for
+from cubebench.agents.llm.client import _Result
+from cubebench.agents.llm.messages import Message, safe_text
+
+__all__ = ["InspectModelClient", "to_inspect_messages", "output_usage", "in_worker_thread"]
+
+T = TypeVar("T")
+
+
+def to_inspect_messages(messages: Sequence[Message]) -> list[ChatMessage]:
+    """Our provider-neutral messages as Inspect chat messages; PNG image parts become
+    :class:`~inspect_ai.model.ContentImage` data URLs (what Inspect hands multimodal models)."""
+    out: list[ChatMessage] = []
+    for msg in messages:
+        content = msg["content"]
+        parts: str | list[Content]
+        if isinstance(content, str):
+            parts = safe_text(content)
+        else:
+            parts = [ContentText(text=safe_text(p["text"])) if p["type"] == "text" else
+                     ContentImage(image="data:image/png;base64," + base64.b64encode(bytes(p["png"])).decode("ascii"))
+                     for p in content]
+        role = msg["role"]
+        if role == "system":
+            out.append(ChatMessageSystem(content=parts))
+        elif role == "assistant":
+            out.append(ChatMessageAssistant(content=parts))
+        else:
+            out.append(ChatMessageUser(content=parts))
+    return out
+
+
+def output_usage(output: ModelOutput) -> tuple[int, int]:
+    """(input, output) tokens an Inspect model output reports (0 where the provider reports none)."""
+    usage = output.usage
+    if usage is None:
+        return 0, 0
+    cached = (usage.input_tokens_cache_read or 0) + (usage.input_tokens_cache_write or 0)
+    return usage.input_tokens + cached, usage.output_tokens
+
+
+async def in_worker_thread(fn: Callable[..., T], *args: Any) -> T:
+    """Run the synchronous ``fn(*args)`` in a worker thread from which :class:`InspectModelClient`
+    (and the tool agent) can call the eval's model; the sample's context (its transcript, limits and
+    active model) goes with it."""
+    context = copy_context()
+    return await anyio.to_thread.run_sync(lambda: context.run(fn, *args))
+
+
+class InspectModelClient(ModelClient):
+    """A :class:`~cubebench.agents.llm.ModelClient` whose one attempt is one Inspect ``generate`` call.
+
+    Use it only from a thread started by :func:`in_worker_thread` inside an Inspect solver.
+    ``stop``, ``max_tokens``, ``temperature``, ``seed`` and ``extra`` (sent as the request body's
+    extra fields, e.g. a llama.cpp grammar) become the call's :class:`~inspect_ai.model.GenerateConfig`;
+    settings the eval itself was given (``--temperature`` ...) apply beneath them.
+    """
+
+    provider = "inspect"
+
+    def __init__(self, model: Model, *, max_tokens: int = 1024, budget: Budget | None = None) -> None:
+        super().__init__(str(model), max_tokens=max_tokens, budget=budget, price=price_for(model.name),
+                         retry=RetryPolicy(max_attempts=1))
+        self.inspect_model = model
+
+    def _build_request(self, messages: Sequence[Message], *, stop: list[str] | None, max_tokens: int,
+                       temperature: float | None, seed: int | None, extra: dict[str, Any]) -> dict[str, Any]:
+        config = GenerateConfig(stop_seqs=stop, max_tokens=max_tokens, temperature=temperature, seed=seed,
+                                extra_body=extra or None)
+        return {"messages": list(messages), "config": config}
+
+    def _loggable(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"model": self.model, "messages": request["messages"],
+                "config": request["config"].model_dump(exclude_none=True)}
+
+    def _endpoint(self) -> str:
+        return f"inspect:{self.model}"
+
+    def _attempt(self, request: dict[str, Any]) -> _Result:
+        try:
+            output: ModelOutput = anyio.from_thread.run(self._generate, to_inspect_messages(request["messages"]),
+                                                        request["config"])
+        except RuntimeError as err:
+            if "worker thread" in str(err):  # anyio: not called from in_worker_thread
+                raise RuntimeError("InspectModelClient must be called from a thread started by "
+                                   "in_worker_thread() inside an Inspect solver") from err
+            raise ModelError(f"{self.model}: {type(err).__name__}: {err}", kind="error") from err
+        except Exception as err:  # noqa: BLE001 - Inspect already retried; any failure is the call's
+            raise ModelError(f"{self.model}: {type(err).__name__}: {err}", kind="error") from err
+        if output.error:
+            raise ModelError(f"{self.model}: {output.error}", kind="error")
+        n_in, n_out = output_usage(output)
+        finish = output.stop_reason
+        return _Result(text=output.completion, finish_reason="length" if finish == "max_tokens" else str(finish),
+                       input_tokens=n_in, output_tokens=n_out, status=200,
+                       body={"model": output.model, "completion": output.completion, "stop_reason": finish})
+
+    async def _generate(self, messages: list[ChatMessage], config: GenerateConfig) -> ModelOutput:
+        return await self.inspect_model.generate(messages, config=config)
+
+    def close(self) -> None:
+        """Nothing to release: the model belongs to the eval."""

@@ -1,0 +1,97 @@
+"""The agents and answerers an Inspect eval plays with: ours, over the eval's model.
+
+The runner's :func:`~cubebench.runner.execute.play_episode` and :func:`~cubebench.runner.execute.play_item`
+take a factory that makes a fresh agent per episode (or answerer per item).  :class:`InspectAgentFactory`
+is that factory for an Inspect model, so an Inspect sample is played by exactly the code a ``cubebench run``
+episode is played by, and records the same :class:`~cubebench.agents.records.EpisodeRecord`:
+
+- ``tools``: :class:`~.tool_agent.InspectToolAgent`, the model calls our tools as native tool calls;
+- ``react``: our :class:`~cubebench.agents.react.ReActAgent` (its prompt, ``Action:`` parser and few-shot
+  examples), the protocol of the CubeBench paper and of ``cubebench run``;
+- ``codeact``: our :class:`~cubebench.agents.codeact.CodeActAgent`, code run in our own sandbox
+  (``cubebench.agents.sandbox``: a separate process, no container runtime needed).
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from inspect_ai.model import ChatMessage, Model
+
+from cubebench.agents.answerers import ModelAnswerer
+from cubebench.agents.base import Agent
+from cubebench.agents.chat import ChatAgent
+from cubebench.agents.codeact import CodeActAgent
+from cubebench.agents.react import ReActAgent
+from cubebench.agents.records import EpisodeRecord
+from cubebench.runner.specs import AgentFactory, AgentSpec
+
+from .client import InspectModelClient, to_inspect_messages
+from .tool_agent import InspectToolAgent
+
+__all__ = ["AGENTS", "InspectAgentFactory"]
+
+AGENTS = ("tools", "react", "codeact")
+"""How the model acts in an episode (see the module docstring)."""
+
+
+class InspectAgentFactory:
+    """Fresh agents (``new``) and answerers (``new_answerer``) over one Inspect ``model``.
+
+    It offers what :func:`~cubebench.runner.execute.play_episode` and
+    :func:`~cubebench.runner.execute.play_item` use of the runner's
+    :class:`~cubebench.runner.specs.AgentFactory`: ``new``, ``new_answerer``, ``symbolic_obs_format`` and
+    ``spec.send_images``.  It keeps the agents it made, for the sample's transcript (:meth:`transcript`).
+    """
+
+    symbolic_obs_format = "text"
+    """A model reads the symbolic tier as its 54-letter text."""
+
+    def __init__(self, model: Model, agent: str = "tools", *, send_images: bool = True) -> None:
+        if agent not in AGENTS:
+            raise ValueError(f"unknown agent {agent!r}; expected one of {', '.join(AGENTS)}")
+        self.model = model
+        self.agent = agent
+        self.spec = AgentSpec(spec=f"inspect:{model}", style="react" if agent == "tools" else agent,
+                              send_images=send_images)
+        self.made: list[Any] = []
+
+    def new(self, seed: int | None = None) -> Agent:
+        """A fresh agent for one episode (the seed is the runner's; sampling is the eval's ``--seed``)."""
+        agent: Agent
+        if self.agent == "tools":
+            agent = InspectToolAgent(self.model, send_images=self.spec.send_images)
+        elif self.agent == "codeact":
+            agent = CodeActAgent(InspectModelClient(self.model), send_images=self.spec.send_images)
+        else:
+            agent = ReActAgent(InspectModelClient(self.model), send_images=self.spec.send_images)
+        self.made.append(agent)
+        return agent
+
+    def new_answerer(self, seed: int | None = None) -> ModelAnswerer:
+        """A fresh answerer for one question item: each question one fresh conversation, as in ``cubebench run``."""
+        answerer = ModelAnswerer(InspectModelClient(self.model), send_images=self.spec.send_images)
+        self.made.append(answerer)
+        return answerer
+
+    def for_runner(self) -> AgentFactory:
+        """This factory where the runner's play functions name their factory type: it has every member they use."""
+        return cast(AgentFactory, self)
+
+    def transcript(self, record: EpisodeRecord) -> list[ChatMessage]:
+        """The conversation of the last agent made, as Inspect messages (for the sample's log).
+
+        A tool agent's last tool calls are answered with their recorded results, so the transcript is
+        complete; a chat agent's history is its own messages."""
+        if not self.made:
+            return []
+        agent = self.made[-1]
+        if isinstance(agent, InspectToolAgent):
+            last = record.steps[-1] if record.steps else None
+            if last is not None:
+                agent.close_pending("\n".join(c.result for c in last.tool_calls) or "(no result)")
+            return list(agent.messages)
+        if isinstance(agent, ChatAgent):
+            return to_inspect_messages(agent.messages)
+        return []
+

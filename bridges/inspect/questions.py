@@ -1,0 +1,127 @@
+"""``cubebench/questions``: the question-style tests of the registry as an Inspect task.
+
+Generic over :data:`cubebench.tasks.registry.TESTS` (Cube Bench's seven tests, and any test registered
+there later): the dataset is the runner's plan of a question grid (:func:`~cubebench.runner.plan.plan_items`:
+items from each test's ``items(...)``, one sample per item and variant, keyed like a ``cubebench run`` item),
+and the solver asks each sample with :func:`~cubebench.runner.execute.play_item`, i.e. the test's own
+``play`` with an ``Ask`` callback that calls the eval's model (:class:`~cubebench.agents.answerers.ModelAnswerer`
+over :class:`~.client.InspectModelClient`): the test's prompts, strict parsers and labels decide the score.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterable
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import EvalLog
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser, ModelOutput, get_model
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from cubebench.agents.records import EpisodeRecord
+from cubebench.runner.execute import PlaySettings, play_item
+from cubebench.runner.plan import ItemSpec, plan_items
+from cubebench.runner.question_suites import QuestionSuite
+from cubebench.tasks.registry import get_test
+
+from .client import in_worker_thread
+from .factory import InspectAgentFactory
+from .params import question_suite
+
+__all__ = ["questions", "question_dataset", "answer_cube_questions", "question_outcome", "question_table",
+           "ITEM_RECORD_KEY"]
+
+ITEM_RECORD_KEY = "cubebench:item"
+"""Where a sample's store keeps its item record (the runner's record of an asked item)."""
+
+
+def question_dataset(suite: QuestionSuite) -> MemoryDataset:
+    """One sample per planned item and variant of ``suite``, its :class:`~cubebench.runner.plan.ItemSpec` as metadata."""
+    samples = [Sample(id=spec.key, input=f"Cube question {spec.key} ({spec.metric}-turn metric)",
+                      metadata=spec.to_dict()) for spec in plan_items(suite)]
+    return MemoryDataset(samples, name=suite.name)
+
+
+@solver
+def answer_cube_questions(send_images: bool = True) -> Solver:
+    """Ask the sample's item through its test's ``play``; each question is one call of the eval's model."""
+    settings = PlaySettings(store_images=False)
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        model = get_model()
+        factory = InspectAgentFactory(model, send_images=send_images)
+        record = await in_worker_thread(play_item, ItemSpec(**state.metadata), factory.for_runner(), settings)
+        state.store.set(ITEM_RECORD_KEY, record.to_dict())
+        state.messages = _transcript(record)
+        last = record.steps[-1].reply if record.steps else ""
+        state.output = ModelOutput.from_content(model=str(model), content=last)
+        state.completed = True
+        return state
+
+    return solve
+
+
+def _transcript(record: EpisodeRecord) -> list[ChatMessage]:
+    """Each question and reply of the item, as text (the images are in the model calls' events)."""
+    messages: list[ChatMessage] = []
+    for step in record.steps:
+        messages += [ChatMessageUser(content=step.observation_text or "(image only)"),
+                     ChatMessageAssistant(content=step.reply)]
+    return messages
+
+
+@scorer(metrics={"passed": [mean(), stderr()]})
+def question_outcome() -> Scorer:
+    """Whether the item passed by its test's own judgement (a correct answer, a perfect solve, a recovered cube);
+    the metadata holds the test's per-item figures (``score``), which :func:`question_table` summarises."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        data = state.store.get(ITEM_RECORD_KEY)
+        if data is None:
+            raise RuntimeError(f"sample {state.sample_id}: no item record; the answer_cube_questions solver "
+                               "must run before question_outcome")
+        record = EpisodeRecord.from_dict(data)
+        config = record.config
+        gold = [ex["gold"] for ex in config["exchanges"] if ex["gold"] is not None]
+        return Score(value={"passed": float(record.solved)}, answer=record.steps[-1].action if record.steps else "",
+                     explanation=f"{record.status}: {len(record.steps)} question(s), gold {gold}",
+                     metadata={"test": config["test"], "variant": config["variant"], "depth": config["depth"],
+                               "index": config["index"], "status": record.status, "score": config["score"]})
+
+    return score
+
+
+def question_table(log: EvalLog | Iterable[dict[str, Any]]) -> dict[tuple[str, str, int], dict[str, Any]]:
+    """Each test's own metrics (:meth:`~cubebench.tasks.items.QuestionTest.summarize`) per (test, variant, depth)
+    cell, from an Inspect log of ``cubebench/questions`` (or its scores' metadata dicts); items that ended as
+    errors have no score and are left out, as in ``cubebench report``."""
+    rows = _score_metadata(log) if isinstance(log, EvalLog) else list(log)
+    cells: dict[tuple[str, str, int], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        if row.get("score") is not None:
+            cells[(row["test"], row["variant"], row["depth"])].append(row["score"])
+    return {cell: get_test(cell[0]).summarize(scores) for cell, scores in sorted(cells.items())}
+
+
+def _score_metadata(log: EvalLog) -> list[dict[str, Any]]:
+    found = []
+    for sample in log.samples or []:
+        for value in (sample.scores or {}).values():
+            if value.metadata and "test" in value.metadata:
+                found.append(value.metadata)
+    return found
+
+
+@task
+def questions(suite: str | None = None, tests: Any = None, depths: Any = None, items: int | None = None,
+              variants: Any = None, metric: str | None = None, seed: int | None = None,
+              send_images: bool = True) -> Task:
+    """Question-style tests: a shipped question suite (``cube-bench``, ``cube-bench-smoke``) or, without one,
+    the registered ``tests`` named (all by default), narrowed and overridden by the other parameters
+    (docs/ecosystem.md)."""
+    grid = question_suite(suite, tests=tests, depths=depths, items=items, variants=variants, metric=metric,
+                          seed=seed)
+    return Task(dataset=question_dataset(grid), solver=answer_cube_questions(send_images),
+                scorer=question_outcome(), metadata={"suite": grid.to_dict()})
