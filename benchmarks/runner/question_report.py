@@ -19,7 +19,7 @@ from cubebench.tasks.metrics import Proportion
 from cubebench.tasks.registry import TESTS
 
 from .ladders import LadderProgress, ladder_progress
-from .question_suites import QuestionGrid, QuestionSuite, question_suite_from_dict
+from .question_suites import QuestionSuite, question_suite_from_dict
 from .store import RunStore, StoreDamaged
 from .suite_fields import SuiteError
 from .tables import Table
@@ -35,16 +35,24 @@ def question_tables(store: RunStore, suite: dict[str, Any]) -> list[Table]:
     for key, record in store.records():
         cells[_cell(store, key, record.config)].append(record)
     try:
-        parsed = question_suite_from_dict(suite, source=str(store.path))
-    except SuiteError as err:
-        raise StoreDamaged(f"{store.path} is damaged: its question suite does not read back ({err})") from None
-    tables = [ladder_table(parsed, store)] if parsed.ladders else []
-    for name, grid in parsed.tests.items():
-        depths = grid.depths if isinstance(grid, QuestionGrid) else sorted({d for (t, d, _) in cells if t == name})
-        keys = [(name, d, v) for d in depths for v in grid.variants if (name, d, v) in cells]
+        grids = [(name, grid.get("depths"), list(grid["variants"])) for name, grid in suite["tests"].items()]
+    except (KeyError, TypeError, AttributeError) as err:
+        raise StoreDamaged(f"{store.path} is damaged: its question suite does not read back ({err!r})") from None
+    tables = [ladder_table(_parsed(store, suite), store)] if any(depths is None for _, depths, _ in grids) else []
+    for name, depths, variants in grids:
+        levels = depths if depths is not None else sorted({d for (t, d, _) in cells if t == name})
+        keys = [(name, d, v) for d in levels for v in variants if (name, d, v) in cells]
         if keys:
             tables.append(table_of(name, [(k, cells[k]) for k in keys]))
     return tables
+
+
+def _parsed(store: RunStore, suite: dict[str, Any]) -> QuestionSuite:
+    """The run's suite as an object (what replaying its ladders needs)."""
+    try:
+        return question_suite_from_dict(suite, source=str(store.path))
+    except SuiteError as err:
+        raise StoreDamaged(f"{store.path} is damaged: its question suite does not read back ({err})") from None
 
 
 def ladder_table(suite: QuestionSuite, store: RunStore) -> Table:

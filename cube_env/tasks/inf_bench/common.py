@@ -58,8 +58,8 @@ NOTATION = (
     "seen on which side: a face keeps its name (U is always the side on top).")
 ENCODING = (
     "Each face is written as a 3x3 matrix of colours under its letter: y yellow, w white, r red, o orange, "
-    "g green, b blue. U is seen from above with B at the top; D from below with F at the top; L, F, R and "
-    "B are seen from the front, from the left, from the right and from behind, with U at the top.")
+    "g green, b blue. Each face is drawn as seen from outside the cube: U from above with B at the top, D "
+    "from below with F at the top, and L, F, R and B from the left, front, right and back with U at the top.")
 IMAGE_WORDS = ("The pictures show the cube as a net: each face under its name, U above F, the ring L F R B "
                "across the middle and D below F.")
 ANSWER = "Reply with exactly one line, the letter of your choice as <ANSWER> X </ANSWER>, and nothing else."
