@@ -19,7 +19,7 @@ from ...render.fold import tile
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
 from ..metrics import Proportion
 from ..parsing import LetterForm
-from .nets import check_depth, cube_nets, invalid_pool, shape_id
+from .nets import check_depth, invalid_pool, nets_like, shape_id
 from .shown import FRAME_PX, ShownNet
 
 LETTERS = "ABCD"
@@ -45,8 +45,9 @@ class NetChoice(QuestionTest):
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
         pool = invalid_pool(depth)
-        valid = cube_nets()[int(rng.integers(len(cube_nets())))]
         distractors = [pool[int(k)] for k in rng.permutation(len(pool))[:3]]
+        folding = nets_like(distractors[int(rng.integers(3))], depth)  # the net looks like one distractor
+        valid = folding[int(rng.integers(len(folding)))]
         slot = balanced_slot(seed, self.name, depth, index, 4)
         shapes = distractors[:slot] + [valid] + distractors[slot:]
         nets = [ShownNet.draw(rng, s, fail_last=s is not valid) for s in shapes]

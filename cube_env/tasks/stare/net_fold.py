@@ -26,7 +26,7 @@ from ...engine.facelets import SOLVED_FACELETS
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot, item_rng
 from ..metrics import Proportion, balanced_accuracy, binary_f1, yes_bias
 from ..parsing import YesNoForm
-from .nets import DEPTHS, check_depth, cube_nets, invalid_pool, near_miss_of, partners, shape_id, stratum
+from .nets import DEPTHS, check_depth, invalid_pool, near_miss_of, partners, shape_id, stratum, valid_pool
 from .shown import ShownNet
 
 SETUPS = ("question", "steps", "frames", "text")
@@ -46,9 +46,9 @@ ASK = "\nCan this net be folded into a cube? Reply with exactly one line: Answer
 
 
 def pair_net(seed: int, test: str, depth: int, index: int) -> int:
-    """The cube net (index into :func:`cube_nets`) shared by items ``2b`` and ``2b + 1``: one shows it, the
-    other a non-folding partner of its stratum."""
-    return int(item_rng(seed, f"{test}/pair", depth, index // 2).integers(len(cube_nets())))
+    """The cube net (index into :func:`valid_pool` of ``depth``) shared by items ``2b`` and ``2b + 1``: one
+    shows it, the other a non-folding partner of its stratum."""
+    return int(item_rng(seed, f"{test}/pair", depth, index // 2).integers(len(valid_pool(depth))))
 
 
 def net_record(shape: Any, net: ShownNet, folds: bool) -> dict[str, Any]:
@@ -73,7 +73,7 @@ class NetFold(QuestionTest):
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
         invalid_pool(depth)  # a depth without a pool is refused by name
         folds = balanced_slot(seed, self.name, depth, index, 2) == 0
-        valid = cube_nets()[pair_net(seed, self.name, depth, index)]
+        valid = valid_pool(depth)[pair_net(seed, self.name, depth, index)]
         pool = partners(valid, depth)
         shape = valid if folds else pool[int(rng.integers(len(pool)))]
         net = ShownNet.draw(rng, shape, fail_last=not folds)

@@ -10,7 +10,8 @@ Two pools of non-folding hexominoes, one per depth (``docs/stare.md``):
 * depth 2, *look-alikes*: non-folding hexominoes with no 2x2 block, the bounding box of a cube net
   (3x4 or 2x5) and no straight run of 5 or 6; all six are near-misses (one cell's move from a net).
   Each valid net is paired with a look-alike of its :func:`stratum` (bounding box, a run of 4, three or
-  more leaf cells), so rules on those features stay at chance.
+  more leaf cells), so rules on those features stay at chance; the two nets with 4 leaf cells, which no
+  non-net has, are not asked at this depth (:func:`valid_pool`).
 """
 
 from __future__ import annotations
@@ -95,6 +96,18 @@ def invalid_pool(depth: int) -> tuple[Cells, ...]:
     return tuple(p for p in non_nets() if is_look_alike(p))
 
 
+@lru_cache(maxsize=None)
+def valid_pool(depth: int) -> tuple[Cells, ...]:
+    """The cube nets items of ``depth`` draw from: all 11 at depth 1; at depth 2 the nets some look-alike
+    resembles, i.e. not those with more leaf cells than any non-net has (the cross and one 1-4-1 net have 4;
+    no non-folding hexomino does, so "4 leaves means Yes" would be a free answer)."""
+    check_depth("STARE net tests", depth)
+    if depth == 1:
+        return cube_nets()
+    most = max(leaves(p) for p in invalid_pool(depth))
+    return tuple(n for n in cube_nets() if leaves(n) <= most)
+
+
 def partners(valid: Cells, depth: int) -> tuple[Cells, ...]:
     """The non-folding nets a valid net is paired with at ``depth``: any of the pool at depth 1, those of
     its stratum at depth 2."""
@@ -107,10 +120,22 @@ def partners(valid: Cells, depth: int) -> tuple[Cells, ...]:
     return same
 
 
+def nets_like(shape: Cells, depth: int) -> tuple[Cells, ...]:
+    """The cube nets of ``depth`` that share ``shape``'s :func:`stratum` at depth 2 (all of them at depth 1):
+    the converse of :func:`partners`, for drawing a net that looks like a given non-net."""
+    nets = valid_pool(depth)
+    if depth == 1:
+        return nets
+    same = tuple(n for n in nets if stratum(n) == stratum(shape))
+    if not same:
+        raise RuntimeError(f"no cube net shares the stratum {stratum(shape)} of a look-alike")
+    return same
+
+
 def shape_id(cells: Cells) -> int:
     """The index of ``cells``'s free hexomino in :func:`hexominoes` (a stable name for records)."""
     return hexominoes().index(canonical(cells))
 
 
 __all__ = ["DEPTHS", "check_depth", "LAST_STEP", "hexominoes", "cube_nets", "non_nets", "leaves", "near_miss_of", "can_fail_last",
-           "stratum", "is_look_alike", "invalid_pool", "partners", "shape_id"]
+           "stratum", "is_look_alike", "invalid_pool", "valid_pool", "partners", "nets_like", "shape_id"]

@@ -27,7 +27,7 @@ from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, 
 from ..metrics import Proportion, balanced_accuracy
 from ..parsing import LetterForm, YesNoForm
 from .net_fold import net_record, pair_net
-from .nets import check_depth, cube_nets, partners
+from .nets import check_depth, partners, valid_pool
 from .shown import PALETTE, SHOWN_FRAMES, ShownNet
 
 LETTERS = "ABCD"
@@ -84,7 +84,7 @@ class NetPerception(QuestionTest):
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
         folds = balanced_slot(seed, f"{self.name}/net", depth, index, 2) == 0
-        valid = cube_nets()[pair_net(seed, self.name, depth, index)]
+        valid = valid_pool(depth)[pair_net(seed, self.name, depth, index)]
         pool = partners(valid, depth)
         shape = valid if folds else pool[int(rng.integers(len(pool)))]
         net = ShownNet.draw(rng, shape, fail_last=not folds)
