@@ -34,6 +34,8 @@ EXTRA_OF = {
     "matplotlib": "report",
     "pyrender": "render3d", "trimesh": "render3d",
     "pettingzoo": "multi", "ray": "ray", "llama_cpp": "local-llm", "inspect_ai": "inspect",
+    "pyarrow": "export", "datasets": "export",
+    "verifiers": "verifiers", "transformers": "verifiers", "tokenizers": "verifiers",
 }
 """The extra of pyproject.toml that installs each optional dependency a test may need."""
 

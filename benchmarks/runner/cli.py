@@ -24,6 +24,7 @@ from cubebench.engine.rewards import REWARDS, unalias_reward
 
 from .execute import PlaySettings
 from .export import export_csv, export_jsonl
+from .export_tasks import FORMATS, IMAGE_MODES, KINDS, OBS_FORMATS, ExportError, ExportRequest, export_tasks
 from .html_report import report_html
 from .play import play
 from .question_suites import QuestionSuite, restrict_questions
@@ -31,6 +32,7 @@ from .plots import PlotsUnavailable, write_plots
 from .report import build_report, text_report
 from .run import RunConfig, default_run_path, resolve_distance_budget, resume_run, start_run
 from .specs import AgentSpec, AgentSpecError
+from .splits import SplitError
 from .store import StoreError, open_run
 from .suites import TIERS, Suite, SuiteError, available_suites, load_suite, restrict
 from .viewer import viewer_html
@@ -274,6 +276,53 @@ def _add_reading(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_guard(_cmd_export))
 
 
+# --- export-tasks ---------------------------------------------------------------------------------
+def _cmd_export_tasks(args: argparse.Namespace) -> int:
+    request = ExportRequest(
+        kind=args.kind, out=Path(args.out), format=args.format, suite=args.suite, tier=args.tier,
+        obs_format=args.obs_format, depths=tuple(args.depths) if args.depths else None, instances=args.instances,
+        tests=tuple(args.tests) if args.tests else None, items=args.items, train_fraction=args.split,
+        seed=args.seed, images=args.images)
+    try:
+        summary = export_tasks(request)
+    except (ExportError, SplitError) as err:
+        raise _UserError(str(err)) from None
+    for note in summary.notes:
+        print(f"cubebench: {note}", file=sys.stderr)
+    for split, path in summary.files.items():
+        print(f"cubebench: wrote {path} ({summary.counts[split]} rows)", file=sys.stderr)
+    return 0
+
+
+def _add_export_tasks(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export-tasks", help="write certified episodes, question items or SFT traces as training data",
+                       description="Write a suite's certified episodes, question items or optimal ReAct traces as "
+                                   "train/test JSON Lines or Parquet files that Hugging Face datasets loads as they "
+                                   "are, split by start state (docs/ecosystem.md#exports-for-training).")
+    p.add_argument("--kind", choices=KINDS, required=True,
+                   help="episodes: first prompt + optimal solution; sft: whole optimal ReAct conversations; "
+                        "items: question items with gold answers")
+    p.add_argument("--out", required=True, help="the folder to write train.*, test.* and manifest.json into")
+    p.add_argument("--format", choices=FORMATS, default="jsonl", help="jsonl (default) or parquet")
+    p.add_argument("--suite", default=None,
+                   help="an episode suite (default exp1) or, for items, a question suite (default cube-bench)")
+    p.add_argument("--tier", choices=TIERS, default=None, help="episodes, sft: the tier (default symbolic)")
+    p.add_argument("--obs-format", choices=OBS_FORMATS, default=None,
+                   help="episodes, sft: how visual, face and vertex are shown: text (default) or image")
+    p.add_argument("--depths", type=_csv(int), default=None, metavar="D1,D2",
+                   help="only these depths (items: the depths or ladder levels of every chosen test)")
+    p.add_argument("--instances", type=int, default=None, help="episodes, sft: instances per depth (default the suite's)")
+    p.add_argument("--tests", type=_csv(str), default=None, metavar="T1,T2", help="items: only these tests")
+    p.add_argument("--items", type=int, default=None, help="items: items per test and depth (default the suite's)")
+    p.add_argument("--split", type=float, default=0.9, metavar="FRACTION",
+                   help="the share of start states in train (default 0.9); the rest is test")
+    p.add_argument("--seed", type=int, default=0, help="the split's seed (default 0)")
+    p.add_argument("--images", choices=IMAGE_MODES, default="bytes",
+                   help="bytes: PNGs in the rows (default; base64 in jsonl); files: PNGs under OUT/images/, paths in "
+                        "the rows; none: text only (items showing an image are left out)")
+    p.set_defaults(func=_guard(_cmd_export_tasks))
+
+
 # --- play -----------------------------------------------------------------------------------------
 def _cmd_play(args: argparse.Namespace) -> int:
     colour = False if args.no_colour else None
@@ -302,10 +351,11 @@ def _add_play(sub: argparse._SubParsersAction) -> None:
 
 
 def add_subcommands(sub: argparse._SubParsersAction) -> None:
-    """Add ``run``, ``report``, ``view``, ``play`` and ``export`` to the ``cubebench`` parser."""
+    """Add ``run``, ``report``, ``view``, ``play``, ``export`` and ``export-tasks`` to the ``cubebench`` parser."""
     _add_run(sub)
     _add_reading(sub)
     _add_play(sub)
+    _add_export_tasks(sub)
 
 
 def build_parser() -> argparse.ArgumentParser:

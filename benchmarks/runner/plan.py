@@ -149,13 +149,19 @@ def _plan_fixed(suite: QuestionSuite) -> list[ItemSpec]:
     return plan
 
 
+LADDER_BLOCK = 8
+"""Item indices reserved per ladder round (a multiple of 4: a round's first four items use every option slot)."""
+MAX_ROUNDS = 1000
+"""Rounds one ladder may play before its run's indices would meet the next run's (far above any ladder)."""
+
+
 def ladder_round(suite: QuestionSuite, name: str, variant: str, run: int, round_: int, level: int) -> list[ItemSpec]:
     """The items of one round of one ladder, generated now: each (run, round) asks its own block of item
     indices at the round's level, so no two rounds share items and a resume regenerates nothing."""
-    grid = suite.ladders[name]
-    first = LADDER_BLOCK * (run * MAX_ROUNDS + round_)
     if round_ >= MAX_ROUNDS:
         raise SuiteError(f"ladder {name}/{variant}/run{run}: more than {MAX_ROUNDS} rounds")
+    grid = suite.ladders[name]
+    first = LADDER_BLOCK * (run * MAX_ROUNDS + round_)
     items = _generate(suite, name, level, grid.rules.per_level, first)
     specs = []
     for k, item in enumerate(items):
@@ -164,12 +170,6 @@ def ladder_round(suite: QuestionSuite, name: str, variant: str, run: int, round_
                               metric=suite.metric, seed=suite.seed, agent_seed=agent_seed(suite.seed, key), item=item,
                               options=dict(grid.options), ladder_run=run, ladder_round=round_))
     return specs
-
-
-LADDER_BLOCK = 8
-"""Item indices reserved per ladder round (a multiple of 4: a round's first four items use every option slot)."""
-MAX_ROUNDS = 1000
-"""Rounds one ladder may play before its run's indices would meet the next run's (far above any ladder)."""
 
 
 def _generate(suite: QuestionSuite, name: str, depth: int, n: int | None = None, first: int = 0) -> list[dict[str, Any]]:

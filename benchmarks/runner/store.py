@@ -394,7 +394,7 @@ class RunStore:
                                 [(ep.key, i, json.dumps(ep.to_dict())) for i, ep in enumerate(plan)])
         self._plan = None
 
-    def extend_plan(self, specs: list[Spec]) -> None:
+    def extend_plan(self, specs: Sequence[Spec]) -> None:
         """Append newly planned items after the plan (a ladder's next round), in one transaction."""
         if not specs:
             return

@@ -201,6 +201,11 @@ class QuestionTest(ABC):
         """The name the items' random streams are keyed by (:attr:`items_of`, else the test's own)."""
         return self.items_of or self.name
 
+    def split_key(self, item: Item) -> str:
+        """What a train/test split must keep on one side (exports group rows by it): the start state, by
+        default; a test whose items do not differ by state names what identifies them instead."""
+        return item.state
+
     def check_variant(self, variant: str) -> None:
         """``ValueError`` unless ``variant`` is one of the test's."""
         if variant not in self.variants:

@@ -43,6 +43,10 @@ class NetChoice(QuestionTest):
     def check_depth(self, depth: int, metric: str) -> None:
         check_depth(self.name, depth)
 
+    def split_key(self, item: Item) -> str:
+        """The cube net's shape: no net is asked on both sides of a split (every item shows the solved state)."""
+        return f"hexomino-{item.data['shapes'][LETTERS.index(item.data['gold'])]}"
+
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
         pool = invalid_pool(depth)
         distractors = [pool[int(k)] for k in rng.permutation(len(pool))[:3]]

@@ -70,6 +70,10 @@ class NetFold(QuestionTest):
     def check_depth(self, depth: int, metric: str) -> None:
         check_depth(self.name, depth)
 
+    def split_key(self, item: Item) -> str:
+        """The net's shape: no hexomino is asked on both sides of a split (every item shows the solved state)."""
+        return f"hexomino-{item.data['shape']}"
+
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
         invalid_pool(depth)  # a depth without a pool is refused by name
         folds = balanced_slot(seed, self.name, depth, index, 2) == 0

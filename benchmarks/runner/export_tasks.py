@@ -1,0 +1,354 @@
+"""``cubebench export-tasks``: certified episodes, question items and SFT traces as training data.
+
+Three kinds of rows, each written as ``train`` and ``test`` files (JSON Lines or Parquet) that
+Hugging Face ``datasets`` loads as they are (``load_dataset("json" | "parquet", data_files=...)``):
+
+- ``episodes``: one row per planned episode of an episode suite (``exp1`` ...) on one tier: the
+  prompt the ReAct agent is shown first (system prompt with the task and tools, then the first
+  ``Observation:`` in the tier's text form, or with its image), the certified start state and
+  optimal depth, an optimal solution, and a verifier reference (:mod:`.verifier_refs`).
+- ``sft``: the same episodes as whole ReAct conversations that solve the cube optimally
+  (:mod:`.sft_traces`), each replayed through the ReAct parser and the env before it is written.
+- ``items``: one row per fixed item and variant of a question suite (Cube Bench, STARE; Inf-Bench's
+  ladder tests at fixed levels): the question as a model is asked it, its image, the gold answer in
+  the strict format, and a verifier reference.  A test is left out whole when any of its items asks
+  more than one question, answered right (the oracle) or wrong (an unparsable reply): closed loop,
+  recovery and reflection ask each question after the replies before it, and a row holds one
+  question (closed loop at depth 1 is one question, and is exported).
+
+Everything comes from the runner's own planning (suites, certified instances, item generation), so
+an exported row is what ``cubebench run`` would ask.  Rows are split by their start state
+(:mod:`.splits`); the same arguments write the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Sequence, cast
+
+from cubebench import __version__
+from cubebench.agents.answerers import ModelAnswerer
+from cubebench.curriculum import Instance, load_instance_file
+from cubebench.shipped import largest_instance_file
+from cubebench.wrappers.tiers import PARTIAL_TIERS
+
+from .execute import PlaySettings
+from .instances import resolve_source
+from .plan import EpisodeSpec, ItemSpec, plan_episodes, plan_items
+from .question_suites import QuestionSuite, configured_test, question_suite_from_dict
+from .sft_traces import ScriptedReplies, TraceError, optimal_solution, play_trace, replay_trace, trace_replies
+from .splits import SPLITS, check_disjoint, check_fraction, group_of, split_of
+from .suite_fields import SuiteError
+from .suites import TIERS, Suite, load_suite, restrict, suite_from_dict
+from .verifier_refs import asked_prompts, episode_ref, question_ref
+
+KINDS = ("episodes", "sft", "items")
+FORMATS = ("jsonl", "parquet")
+IMAGE_MODES = ("bytes", "files", "none")
+OBS_FORMATS = ("text", "image")
+DEFAULT_SUITE = {"episodes": "exp1", "sft": "exp1", "items": "cube-bench"}
+LADDER_ITEMS = 5
+"""Items per level when a ladder test is exported at fixed levels (a ladder round asks five)."""
+SCHEMA = "cubebench-export/1"
+
+
+class ExportError(ValueError):
+    """Bad export arguments, or a suite that cannot be exported; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """What to export (``None``: the kind's default or the suite's own value)."""
+
+    kind: str
+    out: Path
+    format: str = "jsonl"
+    suite: str | None = None
+    tier: str | None = None
+    obs_format: str | None = None
+    depths: tuple[int, ...] | None = None
+    instances: int | None = None
+    tests: tuple[str, ...] | None = None
+    items: int | None = None
+    train_fraction: float = 0.9
+    seed: int = 0
+    images: str = "bytes"
+
+
+@dataclass
+class ExportSummary:
+    """What an export wrote: files per split, rows per split, and what it left out and why."""
+
+    files: dict[str, Path] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def export_tasks(request: ExportRequest) -> ExportSummary:
+    """Build the rows ``request`` asks for, split them, and write ``train``/``test`` files and ``manifest.json``."""
+    _check(request)
+    summary = ExportSummary()
+    out = Path(request.out)
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"--out {out} exists and is not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    images = _ImageSink(request.images, out)
+    rows = _item_rows(request, images, summary) if request.kind == "items" else _episode_rows(request, images)
+    check_disjoint(rows)
+    for split in SPLITS:
+        part = [row for row in rows if row["split"] == split]
+        summary.counts[split] = len(part)
+        if part:
+            summary.files[split] = out / f"{split}.{request.format}"
+            write_rows(part, summary.files[split], request.format)
+        elif (out / f"{split}.{request.format}").exists():
+            (out / f"{split}.{request.format}").unlink()  # a stale file of an earlier export would be read as this one's
+        else:
+            summary.notes.append(f"the {split} split is empty: no {split}.{request.format} written")
+    manifest = {"schema": SCHEMA, "cubebench": __version__, "kind": request.kind, "format": request.format,
+                "suite": request.suite or DEFAULT_SUITE[request.kind], "tier": request.tier,
+                "obs_format": request.obs_format, "depths": request.depths, "instances": request.instances,
+                "tests": request.tests, "items": request.items, "images": request.images,
+                "train_fraction": request.train_fraction, "seed": request.seed, "counts": summary.counts,
+                "files": {s: {"name": p.name, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+                          for s, p in summary.files.items()},
+                "notes": summary.notes}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return summary
+
+
+def _check(request: ExportRequest) -> None:
+    """:class:`ExportError` for an argument out of range or one that does not apply to the kind."""
+    for name, value, allowed in (("kind", request.kind, KINDS), ("format", request.format, FORMATS),
+                                 ("images", request.images, IMAGE_MODES)):
+        if value not in allowed:
+            raise ExportError(f"--{name} must be one of {', '.join(allowed)}, got {value!r}")
+    check_fraction(request.train_fraction)
+    if request.kind == "items":
+        given = [f for f, v in (("tier", request.tier), ("obs-format", request.obs_format),
+                                ("instances", request.instances)) if v is not None]
+        if given:
+            raise ExportError(f"--{given[0]} is for episodes and sft; question items are chosen with --tests, "
+                              "--depths and --items")
+        return
+    given = [f for f, v in (("tests", request.tests), ("items", request.items)) if v is not None]
+    if given:
+        raise ExportError(f"--{given[0]} is for --kind items; episodes are chosen with --tier, --depths and --instances")
+    tier, obs_format = request.tier or "symbolic", request.obs_format or "text"
+    if tier not in TIERS:
+        raise ExportError(f"--tier must be one of {', '.join(TIERS)}, got {tier!r}")
+    if obs_format not in OBS_FORMATS:
+        raise ExportError(f"--obs-format must be one of {', '.join(OBS_FORMATS)}, got {obs_format!r}")
+    if tier == "symbolic" and obs_format == "image":
+        raise ExportError("the symbolic tier is the 54-letter text only; --obs-format image is for visual, face "
+                          "and vertex")
+    if obs_format == "image" and request.images == "none":
+        raise ExportError(f"the {tier} tier's observation is an image: give --images bytes or files, or "
+                          "--obs-format text for its text form")
+    if request.instances is not None and request.instances < 1:
+        raise ExportError(f"--instances must be at least 1, got {request.instances}")
+
+
+# --- episodes and SFT traces ----------------------------------------------------------------------
+def episode_specs(request: ExportRequest) -> list[EpisodeSpec]:
+    """The planned episodes of the request's suite on its tier, depths and instance count (certified only)."""
+    name = request.suite or DEFAULT_SUITE[request.kind]
+    try:
+        suite = load_suite(name)
+        if not isinstance(suite, Suite):
+            raise ExportError(f"suite {name!r} asks question items: export it with --kind items")
+        suite = restrict(suite, [request.tier or "symbolic"], list(request.depths) if request.depths else None)
+        if request.instances is not None:
+            suite = suite_from_dict({**suite.to_dict(), "instances": request.instances}, source=f"{name} (export)")
+        source = resolve_source(suite, warn=False)
+    except SuiteError as err:
+        raise ExportError(str(err)) from None
+    if source != "certified":
+        raise ExportError(f"suite {name!r} plays seeded scrambles, whose depths are not certified: exports hold "
+                          "certified instances only")
+    return plan_episodes(suite, source)
+
+
+@lru_cache(maxsize=None)
+def _shipped(metric: str, depth: int) -> tuple[Instance, ...]:
+    """The largest shipped certified set of ``depth`` (the runner's instance ``k`` is its ``k``-th record)."""
+    path = largest_instance_file(metric, depth)
+    return tuple(load_instance_file(path)) if path is not None else ()
+
+
+def certified_instance(spec: EpisodeSpec) -> Instance:
+    """The certified instance a planned episode starts from."""
+    shipped = _shipped(spec.metric, spec.depth)
+    if spec.instance >= len(shipped):
+        raise ExportError(f"{spec.key}: no shipped certified instance {spec.instance} of {spec.metric}-turn "
+                          f"depth {spec.depth}")
+    instance = shipped[spec.instance]
+    if "state" in spec.reset_options and spec.reset_options["state"] != instance.state:
+        raise ExportError(f"{spec.key}: the planned start state is not shipped instance {spec.instance}")
+    return instance
+
+
+def _episode_rows(request: ExportRequest, images: "_ImageSink") -> list[dict[str, Any]]:
+    settings = PlaySettings(obs_format=request.obs_format or "text", store_images=False)
+    text_only = (request.tier or "symbolic") == "symbolic" or settings.obs_format == "text"
+    rows = []
+    for spec in episode_specs(request):
+        instance = certified_instance(spec)
+        solution = optimal_solution(instance)
+        replies = trace_replies(spec.tier, instance.state, solution, spec.metric, spec.max_steps)
+        messages, record = play_trace(spec, settings, replies)
+        if record.start_facelets != instance.state:
+            raise ExportError(f"{spec.key}: the env started from {record.start_facelets}, not the certified "
+                              f"instance {instance.state}")
+        if request.kind == "sft":
+            problem = replay_trace(spec, settings, messages)
+            if problem:
+                raise TraceError(f"{spec.key}: the trace does not replay: {problem}")
+        chat, pictures = images.chat(messages if request.kind == "sft" else messages[:2], text_only)
+        row: dict[str, Any] = {
+            "id": f"{spec.metric}/{spec.key}", "kind": request.kind, "split": "",
+            "tier": spec.tier, "obs_format": "text" if spec.tier == "symbolic" else settings.obs_format,
+            "metric": spec.metric, "depth": instance.distance, "instance": spec.instance, "reward": spec.reward,
+            "setting": spec.setting, "state": instance.state, "solution": solution,
+            "max_steps": spec.max_steps, "max_moves": spec.max_moves,
+            "max_rotations": spec.max_rotations if spec.tier in PARTIAL_TIERS else None,
+            "messages": chat, "images": pictures,
+            "verifier": json.dumps(episode_ref(spec.tier, instance.state, spec.metric, spec.max_moves,
+                                               spec.max_rotations), sort_keys=True),
+        }
+        if request.kind == "sft":
+            row["steps"] = len(record.steps)
+        else:
+            row["system"], row["prompt"] = _text(messages[0]["content"]), _text(messages[1]["content"])
+        row["split"] = split_of(instance.state, request.seed, request.train_fraction)
+        rows.append(row)
+    return rows
+
+
+# --- question items -------------------------------------------------------------------------------
+def item_specs(request: ExportRequest) -> list[ItemSpec]:
+    """The fixed items of the request's question suite; a ladder test becomes fixed items at ``--depths``."""
+    name = request.suite or DEFAULT_SUITE["items"]
+    try:
+        suite = load_suite(name)
+        if not isinstance(suite, QuestionSuite):
+            raise ExportError(f"suite {name!r} plays episodes: export it with --kind episodes or sft")
+        data = suite.to_dict()
+        grids: dict[str, Any] = data["tests"]
+        missing = [t for t in request.tests or () if t not in grids]
+        if missing:
+            raise ExportError(f"suite {name!r} has no test {missing}; it has {list(grids)}")
+        chosen = {}
+        for test, grid in grids.items():
+            if request.tests and test not in request.tests:
+                continue
+            if "ladder" in grid:
+                if not request.depths:
+                    raise ExportError(f"suite {name!r} plays {test} as a ladder, whose rounds depend on the answers "
+                                      f"before them: export fixed levels with --depths (e.g. --depths 1,2,3)")
+                grid = {k: v for k, v in grid.items() if k != "ladder"} | {"items": LADDER_ITEMS}
+            chosen[test] = grid | ({"depths": list(request.depths)} if request.depths else {}) | (
+                {"items": request.items} if request.items is not None else {})
+        return plan_items(question_suite_from_dict({**data, "tests": chosen}, source=f"{name} (export)"))
+    except SuiteError as err:
+        raise ExportError(str(err)) from None
+
+
+def _item_rows(request: ExportRequest, images: "_ImageSink", summary: ExportSummary) -> list[dict[str, Any]]:
+    answerer = ModelAnswerer(ScriptedReplies([]), send_images=request.images != "none")
+    text_only = request.images == "none"
+    asked_once, several, no_image = [], set(), 0
+    for spec in item_specs(request):
+        if spec.test in several:
+            continue
+        prompts = asked_prompts(spec.test, spec.options, spec.item, spec.variant)
+        asked = max(len(prompts), len(asked_prompts(spec.test, spec.options, spec.item, spec.variant, reply="")))
+        if asked != 1:
+            if request.tests and spec.test in request.tests:
+                raise ExportError(f"{spec.test} asks up to {asked} questions, each after the replies before it: "
+                                  "a row holds one question; play it with `cubebench run` or the Inspect bridge")
+            several.add(spec.test)
+        elif text_only and prompts[0].image is not None:
+            no_image += 1
+        else:
+            asked_once.append((spec, prompts[0]))
+    rows = []
+    for spec, prompt in asked_once:
+        if spec.test in several:  # a test is left out whole, not by the luck of its items
+            continue
+        chat, pictures = images.chat(answerer.messages(prompt), text_only)
+        group = group_of(configured_test(spec.test, spec.options).split_key(spec.to_item()))
+        rows.append({
+            "id": f"{spec.metric}/{spec.key}", "kind": "items", "group": group,
+            "split": split_of(group, request.seed, request.train_fraction),
+            "test": spec.test, "variant": spec.variant, "depth": spec.depth, "index": spec.index,
+            "metric": spec.metric, "seed": spec.seed, "state": spec.item["state"],
+            "system": prompt.system, "prompt": prompt.text, "messages": chat, "images": pictures,
+            "answer": prompt.form.format(prompt.gold),
+            "verifier": json.dumps(question_ref(spec.test, spec.variant, spec.options, spec.item), sort_keys=True),
+        })
+    summary.notes += [f"{t} left out: it asks several questions, each after the replies before it" for t in sorted(several)]
+    if no_image:
+        summary.notes.append(f"{no_image} question(s) that show an image left out (--images none)")
+    return rows
+
+
+# --- messages, images and files -------------------------------------------------------------------
+def _text(content: Any) -> str:
+    """The text of a message's content (a string, or content parts)."""
+    return content if isinstance(content, str) else "".join(p["text"] for p in content if p["type"] == "text")
+
+
+class _ImageSink:
+    """Turns chat messages into export rows' ``messages`` and ``images``; keeps or writes the PNGs."""
+
+    def __init__(self, mode: str, out: Path) -> None:
+        self.mode, self.out = mode, out
+
+    def chat(self, messages: Sequence[dict[str, Any]], text_only: bool) -> tuple[list[dict[str, Any]], list[Any]]:
+        """``(messages, images)``: content a string when ``text_only``, else parts ``{"type", "text"}`` with
+        ``{"type": "image", "text": None}`` where each image goes; images in order (PNG bytes or paths)."""
+        chat, images = [], []
+        for message in messages:
+            content = message["content"]
+            parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            kept = []
+            for part in parts:
+                if part["type"] == "image":
+                    images.append(self.keep(cast(bytes, part["png"])))
+                    kept.append({"type": "image", "text": None})
+                else:
+                    kept.append({"type": "text", "text": part["text"]})
+            chat.append({"role": message["role"], "content": _text(kept) if text_only else kept})
+        return chat, images
+
+    def keep(self, png: bytes) -> Any:
+        """The PNG itself (``bytes``) or its path relative to the export folder (``files``)."""
+        if self.mode == "bytes":
+            return png
+        name = Path("images") / f"{hashlib.sha256(png).hexdigest()[:20]}.png"
+        (self.out / name).parent.mkdir(exist_ok=True)
+        (self.out / name).write_bytes(png)
+        return name.as_posix()
+
+
+def write_rows(rows: list[dict[str, Any]], path: Path, fmt: str) -> None:
+    """Write rows as JSON Lines (PNG bytes as base64 text) or Parquet (PNG bytes as binary)."""
+    if fmt == "jsonl":
+        lines = [json.dumps({**row, "images": [base64.b64encode(i).decode("ascii") if isinstance(i, bytes) else i
+                                               for i in row["images"]]}, sort_keys=True, ensure_ascii=False)
+                 for row in rows]
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        return
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ExportError("Parquet needs pyarrow: pip install 'cubebench[export]' (or use --format jsonl)") from None
+    pq.write_table(pa.Table.from_pylist(rows), path)
+

@@ -1,0 +1,104 @@
+"""Verifier references: what an exported row carries so a trainer can score a model's reply.
+
+A reference is a small JSON object; :func:`verify` checks a candidate against it with the
+benchmark's own code, never a second copy of it:
+
+- ``{"kind": "cube-episode", "tier", "state", "metric", "max_moves", "max_rotations"}``: the
+  candidate is a move sequence (``"R U' F2"``; whole-cube rotations ``x y z`` where the tier has
+  them, slices and wide turns as the ``move`` tool reads them).  It is played by the agents' own
+  ``move`` tool on the tier's env reset to ``state``, so notation, the move budget (a move past
+  it is refused) and the end of the episode on solving are exactly an episode's; the verdict is
+  whether the cube is solved.
+- ``{"kind": "cube-question", "test", "variant", "options", "item"}``: the candidate is a reply
+  to the item's (first) question.  The question is rebuilt by playing the item with the oracle
+  (:class:`~cubebench.agents.answerers.OracleAnswerer`), and the reply is parsed by the test's
+  strict parser and compared with the exact label (:func:`~cubebench.tasks.items.ask_and_judge`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from cubebench.agents.answerers import OracleAnswerer
+from cubebench.agents.episode import DEFAULT_MAX_MOVES
+from cubebench.agents.tools import Toolbox, ToolError
+from cubebench.tasks.items import Item, Prompt, Reply, ask_and_judge
+from cubebench.wrappers.tiers import PARTIAL_TIERS, make_cube_env
+
+from .question_suites import configured_test
+
+EPISODE = "cube-episode"
+QUESTION = "cube-question"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a candidate passes its reference, and why not where it does not."""
+
+    ok: bool
+    detail: str
+
+
+def episode_ref(tier: str, state: str, metric: str, max_moves: int | None, max_rotations: int | None) -> dict[str, Any]:
+    """The reference of an episode starting from ``state`` (``max_moves=None``: the episode loop's default budget)."""
+    return {"kind": EPISODE, "tier": tier, "state": state, "metric": metric,
+            "max_moves": max_moves if max_moves is not None else DEFAULT_MAX_MOVES[metric],
+            "max_rotations": max_rotations if tier in PARTIAL_TIERS else None}
+
+
+def question_ref(test: str, variant: str, options: Mapping[str, Any], item: Mapping[str, Any]) -> dict[str, Any]:
+    """The reference of a question item asked in ``variant`` (the whole item travels with it, as in a run's plan)."""
+    return {"kind": QUESTION, "test": test, "variant": variant, "options": dict(options), "item": dict(item)}
+
+
+def asked_prompts(test: str, options: Mapping[str, Any], item: Mapping[str, Any], variant: str,
+                  reply: str | None = None) -> list[Prompt]:
+    """Every prompt the item asks in ``variant`` when the oracle answers, or, given ``reply``, when every
+    answer is that text (how many questions a loop asks depends on the answers)."""
+    asked: list[Prompt] = []
+    oracle = OracleAnswerer()
+
+    def ask(prompt: Prompt) -> Reply:
+        asked.append(prompt)
+        return oracle.answer(prompt) if reply is None else Reply(text=reply)
+
+    configured_test(test, dict(options)).play(Item(**item), variant, ask)
+    return asked
+
+
+def verify(ref: Mapping[str, Any] | str, candidate: str) -> Verdict:
+    """Check ``candidate`` (a move sequence or a reply) against ``ref`` (a reference, or its JSON text)."""
+    data = json.loads(ref) if isinstance(ref, str) else ref
+    kind = data.get("kind")
+    if kind == EPISODE:
+        return verify_episode(data, candidate)
+    if kind == QUESTION:
+        return verify_question(data, candidate)
+    raise ValueError(f"unknown verifier reference kind {kind!r}; expected {EPISODE!r} or {QUESTION!r}")
+
+
+def verify_episode(ref: Mapping[str, Any], moves: str) -> Verdict:
+    """Play ``moves`` with the ``move`` tool from the reference's state; solved within the budget passes."""
+    env = make_cube_env(ref["tier"], metric=ref["metric"], max_steps=None, obs_format="text",
+                        max_moves=ref["max_moves"], max_rotations=ref.get("max_rotations"))
+    try:
+        obs, info = env.reset(options={"state": ref["state"]})
+        tools = Toolbox(env, ref["tier"], "basic", obs, info)
+        try:
+            result = tools.invoke("move", [moves])
+        except ToolError as err:
+            return Verdict(False, f"not played: {err}")
+        return Verdict(tools.terminated, result)
+    finally:
+        env.close()
+
+
+def verify_question(ref: Mapping[str, Any], reply: str) -> Verdict:
+    """Parse ``reply`` with the test's strict parser and compare it with the exact label of the first question."""
+    prompts = asked_prompts(ref["test"], ref["options"], ref["item"], ref["variant"])
+    exchange = ask_and_judge(lambda prompt: Reply(text=reply), prompts[0])
+    if exchange.parse_error is not None:
+        return Verdict(False, f"not in the answer format: {exchange.parse_error}")
+    return Verdict(bool(exchange.correct), "correct" if exchange.correct else f"wrong answer {exchange.answer!r}")

@@ -1,0 +1,65 @@
+"""The rollout datasets: the runner's plan of certified CubeBench episodes, one row per episode.
+
+The grid is a runner :class:`~cubebench.runner.suites.Suite` built from the environment's arguments and
+validated by :func:`~cubebench.runner.suites.suite_from_dict` (a bad value fails with the same
+:class:`~cubebench.runner.suite_fields.SuiteError` a suite file would); its episodes are planned by
+:func:`~cubebench.runner.plan.plan_episodes` on the certified instances that ship with the package
+(``cubebench.instances``, made by :mod:`cubebench.curriculum`: optimal distance certified, seeded), or on
+seeded scrambles when ``instance_source="scramble"``.  The train and eval rows are disjoint instances:
+the first ``instances`` of each depth train, the next ``eval_instances`` evaluate.
+
+Each row holds the episode's first prompt exactly as our ReAct agent sends it (:func:`.relay.first_prompt`),
+and its :class:`~cubebench.runner.plan.EpisodeSpec` as JSON in ``info``, which the environment replays.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from cubebench.runner.execute import PlaySettings
+from cubebench.runner.instances import resolve_source
+from cubebench.runner.plan import EpisodeSpec, plan_episodes
+from cubebench.runner.suite_fields import SuiteError
+from cubebench.runner.suites import Suite, suite_from_dict
+
+from .relay import first_prompt
+
+__all__ = ["episode_grid", "split_plan", "episode_rows"]
+
+SOURCE = "cubebench.bridges.verifiers.load_environment"
+"""How errors name where a bad value came from."""
+
+
+def episode_grid(*, tier: str, depths: Sequence[int], instances: int, reward: str, tool_setting: str, metric: str,
+                 max_steps: int, max_moves: int | None, max_rotations: int | None, seed: int,
+                 instance_source: str) -> Suite:
+    """The runner's suite for one tier, reward and tool setting over ``depths``, ``instances`` per depth."""
+    if isinstance(depths, (str, bytes)) or not isinstance(depths, Sequence) or not depths:
+        raise SuiteError(f"{SOURCE}: depths must be a non-empty list of integers, got {depths!r}")
+    data: dict[str, Any] = {
+        "name": f"verifiers[{tier}]", "tiers": [tier], "depths": list(depths), "instances": instances,
+        "rewards": [reward], "tool_settings": [tool_setting], "metric": metric, "max_steps": max_steps,
+        "seed": seed, "instance_source": instance_source,
+    }
+    if max_moves is not None:
+        data["max_moves"] = max_moves
+    if max_rotations is not None:
+        data["max_rotations"] = max_rotations
+    return suite_from_dict(data, source=SOURCE)
+
+
+def split_plan(suite: Suite, n_train: int) -> tuple[list[EpisodeSpec], list[EpisodeSpec]]:
+    """The suite's episodes, split by instance: instances ``0 .. n_train-1`` of each depth, then the rest.
+
+    A depth with fewer positions than asked (quarter-turn depth 1 has 12) gives its train rows first."""
+    plan = plan_episodes(suite, resolve_source(suite, warn=False))
+    return [ep for ep in plan if ep.instance < n_train], [ep for ep in plan if ep.instance >= n_train]
+
+
+def episode_rows(specs: Sequence[EpisodeSpec], settings: PlaySettings, max_tokens: int) -> list[dict[str, Any]]:
+    """One dataset row per episode: ``prompt`` (the first model call's messages), ``answer`` (the certified
+    distance, as text) and ``info`` (the episode spec as JSON)."""
+    return [{"prompt": first_prompt(ep, settings, max_tokens=max_tokens),
+             "answer": "" if ep.certified_distance is None else str(ep.certified_distance),
+             "info": json.dumps(ep.to_dict())} for ep in specs]
