@@ -23,7 +23,9 @@ import pytest
 
 from cubebench.agents.llm.testing import RecordedRequest, ScriptedServer, Step
 from cubebench.runner.cli import main
+from cubebench.runner.ladders import ladder_progress, next_rounds
 from cubebench.runner.plan import ItemSpec, plan_items
+from cubebench.runner.question_report import ladder_table
 from cubebench.runner.question_suites import QuestionSuite, question_suite_from_dict, restrict_questions
 from cubebench.runner.specs import AgentFactory, AgentSpec, AgentSpecError
 from cubebench.runner.store import StoreDamaged, open_run
@@ -433,6 +435,19 @@ def test_an_answerer_that_spends_its_own_budget_fails_the_item_and_is_scored(tmp
     assert all(r.steps[-1].error.startswith("budget:") and r.config["score"] is not None for r in records)
 
 
+@needs("openai")
+def test_the_cost_cap_counts_what_earlier_sessions_spent(tmp_path: Path, pick: Pick) -> None:
+    """--max-cost stops the whole run, not each session: a resumed run that has spent its cap plays nothing."""
+    run = tmp_path / "c.sqlite"
+    with ScriptedServer([Step.reply("<ANSWER> A </ANSWER>", input_tokens=1000, output_tokens=0)] * 20) as srv:
+        assert run_cli(suite_file(tmp_path), f"openai-compatible:{srv.base_url}:gpt-4o", run,
+                       "--max-cost", "0.004") == 0  # $0.0025 an item at gpt-4o's price: the cap stops it at 2
+        assert cubebench("run", "--resume", str(run), "--no-progress", "--quiet") == 0
+    with open_run(run) as store:
+        assert len(store.rows()) == 2 and abs(sum(r.cost_usd for r in store.rows()) - 0.005) < 1e-9
+        assert [s["outcome"] for s in store.sessions()] == ["stopped: cost cap $0.004 reached"] * 2
+
+
 def test_model_text_cannot_end_or_reopen_the_viewers_script() -> None:
     from cubebench.runner.viewer import script_json
 
@@ -543,3 +558,27 @@ def test_the_shipped_inf_bench_smoke_suite_calibrates(tmp_path: Path, capsys) ->
     assert cubebench("report", str(run)) == 0
     out = capsys.readouterr().out
     assert out.count("3.00") == 4 and "0.016" in out  # every ladder tops level 3; chance 0.016 at a top of 3
+
+
+def test_a_ladder_whose_stored_rounds_do_not_follow_its_replayed_climb_is_inconsistent(tmp_path: Path,
+                                                                                      pick: Pick, capsys) -> None:
+    """A damaged round-0 record played again with another answer would leave later rounds planned at levels
+    the ladder no longer stands at: the ladder is reported inconsistent, not continued and not scored."""
+    run = tmp_path / "i.sqlite"
+    assert run_cli(ladder_suite(tmp_path, runs=1), "oracle", run) == 0
+    with sqlite3.connect(run) as db:  # round 0 now reads as failed (2 right of 5): the climb below t01 changed
+        db.execute("UPDATE episodes SET solved = 0 WHERE key IN ('fake-pick/plain/run00/t00/d1/i0', "
+                   "'fake-pick/plain/run00/t00/d1/i1', 'fake-pick/plain/run00/t00/d1/i2')")
+    with open_run(run, check_records=False) as store:
+        suite = question_suite_from_dict(store.get_meta("suite"))
+        progress = ladder_progress(suite, store.plan(), store.rows())[("fake-pick", "plain", 0)]
+        assert progress.state == "inconsistent" and progress.next_round == 1
+        assert next_rounds(suite, store.plan(), store.rows()) == []
+    with sqlite3.connect(run) as db:  # round 0 passes again, round 1 (level 2) now fails: round 2 was planned at 3
+        db.execute("UPDATE episodes SET solved = 1")
+        db.execute("UPDATE episodes SET solved = 0 WHERE key LIKE 'fake-pick/plain/run00/t01/%' AND key NOT LIKE '%i4'")
+    with open_run(run, check_records=False) as store:
+        progress = ladder_progress(suite, store.plan(), store.rows())[("fake-pick", "plain", 0)]
+        assert progress.state == "inconsistent" and progress.next_round == 2 and progress.ladder.level == 1
+        table = ladder_table(suite, store)
+        assert table.rows[0][2] == "0/1" and table.rows[0][-1] == "!" and "run(s) [0] inconsistent" in table.note

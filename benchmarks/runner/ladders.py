@@ -6,7 +6,10 @@ pending, :func:`next_rounds` replays each ladder from the store (a round counts 
 have a record; the right answers are the items ``solved``) and plans the round its level calls for.
 A resumed run does the same from whatever the store holds, so a ladder resumes mid-climb, at the
 round it was playing.  A round with an ``error`` item (a failed model call) holds its ladder still:
-``--retry-errors`` asks the item again and the ladder goes on.
+``--retry-errors`` asks the item again and the ladder goes on.  A stored round that the replayed climb
+does not reach, or reaches at another level (a damaged record played again with another answer changed
+the climb below it), makes the ladder ``inconsistent``: it is reported as such and not continued, never
+rescored silently.
 """
 
 from __future__ import annotations
@@ -30,8 +33,8 @@ class LadderProgress:
 
     ladder: Ladder
     state: str
-    """``finished``, ``playing`` (a round is planned and not yet all answered) or ``stalled`` (a round holds
-    an ``error`` item)."""
+    """``finished``, ``playing`` (a round is planned and not yet all answered), ``stalled`` (a round holds
+    an ``error`` item) or ``inconsistent`` (a stored round's level is not where the replayed ladder stands)."""
     next_round: int
     errors: int = 0
 
@@ -59,6 +62,8 @@ def _replay(ladder: Ladder, rounds: dict[int, list[ItemSpec]], done: dict[str, E
         specs = rounds.get(t)
         if not specs:
             return LadderProgress(ladder, "playing", t)
+        if any(spec.depth != ladder.level for spec in specs):
+            return LadderProgress(ladder, "inconsistent", t)
         got = [done.get(spec.key) for spec in specs]
         errors = sum(row is not None and row.status == "error" for row in got)
         if errors:
@@ -67,7 +72,7 @@ def _replay(ladder: Ladder, rounds: dict[int, list[ItemSpec]], done: dict[str, E
             return LadderProgress(ladder, "playing", t)
         ladder.record(sum(bool(row.solved) for row in got if row is not None))
         t += 1
-    return LadderProgress(ladder, "finished", t)
+    return LadderProgress(ladder, "inconsistent" if any(r >= t for r in rounds) else "finished", t)
 
 
 def next_rounds(suite: QuestionSuite, plan: list[Spec], rows: list[EpisodeRow]) -> list[ItemSpec]:

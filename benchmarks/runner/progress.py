@@ -12,14 +12,15 @@ class Progress:
     """Counts finished episodes and shows them on a tqdm bar (to stderr; off when ``enabled`` is False)."""
 
     def __init__(self, total: int, initial: int = 0, *, enabled: bool | None = None, desc: str = "episodes",
-                 stream: TextIO | None = None) -> None:
+                 stream: TextIO | None = None, spent: float = 0.0) -> None:
         from tqdm.auto import tqdm
 
         self.solved = 0
         self.played = 0
         self.errors = 0
         self.tokens = 0
-        self.cost = 0.0
+        self.cost = spent
+        """Dollars spent by the run: what earlier sessions spent (``spent``) and this one's episodes."""
         self.bar: Any = tqdm(total=total, initial=initial, desc=desc, unit="ep", dynamic_ncols=True,
                              file=stream or sys.stderr, disable=(None if enabled is None else not enabled),
                              smoothing=0.1)

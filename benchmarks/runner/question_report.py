@@ -59,7 +59,8 @@ def ladder_table(suite: QuestionSuite, store: RunStore) -> Table:
     """The ladders' scores: per test and variant, the mean final level over its runs (the Inf-Bench metric),
     with the exact level a uniform random answerer reaches on average beside it."""
     progress = ladder_progress(suite, store.plan(), store.rows())
-    rows = []
+    rows: list[list[str]] = []
+    problems: list[str] = []
     for name, grid in suite.ladders.items():
         chance = TESTS[name].chance
         expected = f"{float(chance_score(chance, grid.rules)):.3f}" if chance is not None else "-"
@@ -71,16 +72,22 @@ def ladder_table(suite: QuestionSuite, store: RunStore) -> Table:
             rows.append([name, variant, f"{len(ended)}/{len(runs)}", mean, spread,
                          str(sum(p.ladder.topped for p in runs)), expected,
                          str(sum(p.state == "stalled" for p in runs)), " ".join(_run_text(p) for p in runs)])
+            broken = [r for r, p in enumerate(runs) if p.state == "inconsistent"]
+            if broken:
+                problems.append(f"{name}/{variant}: run(s) {broken} inconsistent: a stored round's level is not where "
+                                "the replayed ladder stands (a damaged record was played again with another answer); "
+                                "those ladders are not continued or scored")
     note = ("score: the mean level the finished ladders ended at (Inf-Bench's R); topped: ladders that passed the "
             "top level; chance: the exact mean score of uniform random answers; stalled: ladders held by an item "
-            "that ended in error (`--retry-errors` asks it again); per run: final level, or where it stands (+)")
+            "that ended in error (`--retry-errors` asks it again); per run: final level, where it stands (+), or ! "
+            "(inconsistent)")
     return Table(title="ladders (Inf-Bench's score: the level reached, mean over runs)",
                  header=["test", "variant", "finished", "score", "range", "topped", "chance", "stalled", "per run"],
-                 rows=rows, note=note)
+                 rows=rows, note="; ".join([note, *problems]))
 
 
 def _run_text(p: LadderProgress) -> str:
-    return str(p.ladder.score) if p.state == "finished" else f"{p.ladder.level}+"
+    return {"finished": str(p.ladder.score), "inconsistent": "!"}.get(p.state, f"{p.ladder.level}+")
 
 
 def _cell(store: RunStore, key: str, config: dict[str, Any]) -> Cell:

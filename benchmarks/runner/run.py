@@ -200,20 +200,23 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
     planned, pending = len(store.plan()), len(store.pending())
     store.begin_session(list(argv if argv is not None else sys.argv))
     bar = Progress(planned, initial=planned - pending, enabled=progress,
-                   desc="items" if store.protocol == "questions" else "episodes")
+                   desc="items" if store.protocol == "questions" else "episodes",
+                   spent=sum(row.cost_usd for row in store.rows()))  # the cap counts earlier sessions too
     started, outcome, played = time.perf_counter(), "complete", 0
     if config.backend == "local" and config.concurrency > 1:
         _warm_up(store)
     try:
         while True:
+            if _capped(config, bar):
+                outcome = f"stopped: cost cap ${config.max_cost_usd:g} reached"
+                break
             todo = store.pending()
             todo = todo if limit is None else todo[:max(limit - played, 0)]
             if not todo:
                 outcome = "complete" if not store.pending() else f"partial: --limit {limit}"
                 break
-            wave, capped = _play_wave(store, config, factory, todo, bar)
-            played += wave
-            if capped:
+            played += _play_wave(store, config, factory, todo, bar)
+            if _capped(config, bar):
                 outcome = f"stopped: cost cap ${config.max_cost_usd:g} reached"
                 break
             if suite is None:
@@ -236,9 +239,8 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
                       time.perf_counter() - started, "item" if store.protocol == "questions" else "episode")
 
 
-def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: list[Spec],
-               bar: Progress) -> tuple[int, bool]:
-    """Play ``todo`` on the run's backend, storing each as it finishes: (how many, whether the cost cap hit)."""
+def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: list[Spec], bar: Progress) -> int:
+    """Play ``todo`` on the run's backend, storing each as it finishes, until the cost cap is reached: how many."""
     results = run_backend(config.backend, todo, factory, config.agent, config.play, config.concurrency,
                           config.ray_address)
     played = 0
@@ -247,13 +249,18 @@ def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: 
             store.add_episode(spec, record)
             played += 1
             bar.update(record)
-            if config.max_cost_usd is not None and bar.cost >= config.max_cost_usd:
-                return played, True
+            if _capped(config, bar):
+                break
     finally:
         close = getattr(results, "close", None)
         if close is not None:
             close()
-    return played, False
+    return played
+
+
+def _capped(config: RunConfig, bar: Progress) -> bool:
+    """Whether the run has spent its cost cap (earlier sessions included)."""
+    return config.max_cost_usd is not None and bar.cost >= config.max_cost_usd
 
 
 def _ladder_suite(store: RunStore) -> QuestionSuite | None:
