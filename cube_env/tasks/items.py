@@ -24,11 +24,12 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
+from .metrics import Proportion
 from .oracle import EXPANSION, RADIUS
 
 __all__ = [
     "Answer", "ReplyForm", "ParseFailure", "Prompt", "Reply", "Ask", "Exchange", "Item", "ItemResult",
-    "QuestionTest", "ItemGenerationError", "ask_and_judge", "item_rng", "balanced_slot",
+    "QuestionTest", "OneQuestionTest", "ItemGenerationError", "ask_and_judge", "item_rng", "balanced_slot",
 ]
 
 MAX_DEPTH = {metric: RADIUS[metric] + EXPANSION for metric in RADIUS}
@@ -229,6 +230,26 @@ class QuestionTest(ABC):
         """The test's metrics over the ``score`` dicts of finished items of one table cell (one depth and
         variant), as ordered ``{column: value}``; a value is a :class:`~cubebench.tasks.metrics.Proportion`
         (a rate with its Wilson interval), a float, an int, or ``None`` (undefined on these items)."""
+
+
+class OneQuestionTest(QuestionTest):
+    """A test that asks each item one question, its :meth:`prompt`, and scores accuracy and parse rate (move
+    choice, Inf-Bench's forward and inverse, STARE's net choice)."""
+
+    @abstractmethod
+    def prompt(self, item: Item, variant: str) -> Prompt:
+        """The item's one question, asked in ``variant``."""
+
+    def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
+        self.check_variant(variant)
+        ex = ask_and_judge(ask, self.prompt(item, variant))
+        score = {"gold": item.data["gold"], "answer": ex.answer, "correct": bool(ex.correct)}
+        return ItemResult([ex], score, passed=bool(ex.correct), error=ex.reply.error, end_state=item.state)
+
+    def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
+        n = len(scores)
+        return {"acc": Proportion(sum(s["correct"] for s in scores), n),
+                "parse": Proportion(sum(s["answer"] is not None for s in scores), n)}
 
 
 def ask_and_judge(ask: Ask, prompt: Prompt, name: str | None = None) -> Exchange:

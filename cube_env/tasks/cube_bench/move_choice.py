@@ -9,13 +9,11 @@ The reply is one line, ``B`` or ``<ANSWER> B </ANSWER>``; scored by accuracy and
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 
 from ...engine.state import from_facelets, to_facelets
-from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
-from ..metrics import Proportion
+from ..items import Item, OneQuestionTest, Prompt, balanced_slot
 from ..parsing import LetterForm
 from .common import (
     COLOURS, LETTERS, NOTATION, certified_start, draw, metric_words, move_classes, net_image, option_lines, place,
@@ -35,7 +33,7 @@ ASK = ("\nThe cube is {d} moves from solved ({metric}).\nCandidate moves:\n{opti
        "as <ANSWER> X </ANSWER>, and nothing else.")
 
 
-class MoveChoice(QuestionTest):
+class MoveChoice(OneQuestionTest):
     """Optimal move prediction (paper §3.1, B.3)."""
 
     name = "move-choice"
@@ -69,13 +67,3 @@ class MoveChoice(QuestionTest):
         return Prompt(SYSTEM, text, image, LetterForm(LETTERS, ("tag", "bare")), gold=item.data["gold"],
                       name=f"choose ({modality})")
 
-    def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
-        self.check_variant(variant)
-        ex = ask_and_judge(ask, self.prompt(item, variant))
-        score = {"gold": item.data["gold"], "answer": ex.answer, "correct": bool(ex.correct)}
-        return ItemResult([ex], score, passed=bool(ex.correct), error=ex.reply.error, end_state=item.state)
-
-    def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
-        n = len(scores)
-        return {"acc": Proportion(sum(s["correct"] for s in scores), n),
-                "parse": Proportion(sum(s["answer"] is not None for s in scores), n)}

@@ -11,14 +11,11 @@ levels like any question test.
 
 from __future__ import annotations
 
-from abc import abstractmethod
-from typing import Any
 
 import numpy as np
 
 from ...engine.state import from_facelets, to_facelets
-from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
-from ..metrics import Proportion
+from ..items import Item, OneQuestionTest, Prompt, QuestionTest, balanced_slot
 from ..parsing import LetterForm
 from .common import (
     ANSWER, ENCODING, IMAGE_WORDS, LETTERS, N_OPTIONS, NOTATION, PRESENTATIONS, SYSTEM, encoded, option_lists,
@@ -29,7 +26,7 @@ MAX_LEVEL = 100
 """The longest operation list an item may have (the paper's ladder has no top; ours stops at its suite's)."""
 
 
-class Deformation(QuestionTest):
+class Deformation(OneQuestionTest):
     """The shared item generator, player and metrics of the forward and inverse tests."""
 
     variants: tuple[str, ...] = PRESENTATIONS
@@ -51,20 +48,6 @@ class Deformation(QuestionTest):
         return Item(self.name, depth, index, metric, seed, to_facelets(start),
                     {"lists": lists, "gold": LETTERS[slot], "shown": {"lists": [" ".join(o) for o in lists]}})
 
-    def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
-        self.check_variant(variant)
-        ex = ask_and_judge(ask, self.prompt(item, variant))
-        score = {"gold": item.data["gold"], "answer": ex.answer, "correct": bool(ex.correct)}
-        return ItemResult([ex], score, passed=bool(ex.correct), error=ex.reply.error, end_state=item.state)
-
-    def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
-        n = len(scores)
-        return {"acc": Proportion(sum(s["correct"] for s in scores), n),
-                "parse": Proportion(sum(s["answer"] is not None for s in scores), n)}
-
-    @abstractmethod
-    def prompt(self, item: Item, presentation: str) -> Prompt:
-        """The item's question in one presentation (``image`` or ``encoded``)."""
 
     @staticmethod
     def parts(item: Item) -> tuple[np.ndarray, list[list[str]], int]:

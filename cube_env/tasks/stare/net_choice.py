@@ -10,16 +10,15 @@ line, ``B`` or ``<ANSWER> B </ANSWER>``; scored by accuracy and parse rate (chan
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 
 from ...engine.facelets import SOLVED_FACELETS
 from ...render.fold import tile
-from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
-from ..metrics import Proportion
+from ..items import Item, OneQuestionTest, Prompt, balanced_slot
 from ..parsing import LetterForm
-from .nets import check_depth, invalid_pool, nets_like, shape_id
+from .nets import invalid_pool, nets_like, shape_id
+from .net_fold import NetItems
 from .shown import FRAME_PX, ShownNet
 
 LETTERS = "ABCD"
@@ -34,14 +33,11 @@ ASK = ("\nWhich net folds into a cube? Reply with exactly one line: the letter o
        "and nothing else.")
 
 
-class NetChoice(QuestionTest):
+class NetChoice(NetItems, OneQuestionTest):
     """Which of four nets folds into a cube (multiple choice)."""
 
     name = "net-choice"
     variants: tuple[str, ...] = ("image", "text")
-
-    def check_depth(self, depth: int, metric: str) -> None:
-        check_depth(self.name, depth)
 
     def split_key(self, item: Item) -> str:
         """The cube net's shape: no net is asked on both sides of a split (every item shows the solved state)."""
@@ -73,16 +69,6 @@ class NetChoice(QuestionTest):
         return Prompt(SYSTEM, text + ASK, image, LetterForm(LETTERS, ("tag", "bare")), gold=item.data["gold"],
                       name=f"choose ({variant})")
 
-    def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
-        self.check_variant(variant)
-        ex = ask_and_judge(ask, self.prompt(item, variant))
-        score = {"gold": item.data["gold"], "answer": ex.answer, "correct": bool(ex.correct)}
-        return ItemResult([ex], score, passed=bool(ex.correct), error=ex.reply.error, end_state=item.state)
-
-    def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
-        n = len(scores)
-        return {"acc": Proportion(sum(s["correct"] for s in scores), n),
-                "parse": Proportion(sum(s["answer"] is not None for s in scores), n)}
 
 
 __all__ = ["NetChoice"]

@@ -26,7 +26,8 @@ from ...engine.facelets import SOLVED_FACELETS
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot, item_rng
 from ..metrics import Proportion, balanced_accuracy, binary_f1, yes_bias
 from ..parsing import YesNoForm
-from .nets import DEPTHS, check_depth, invalid_pool, near_miss_of, partners, shape_id, stratum, valid_pool
+from .nets import DEPTHS, check_depth, near_miss_of, partners, shape_id, stratum, valid_pool
+from .polyomino import Cells
 from .shown import ShownNet
 
 SETUPS = ("question", "steps", "frames", "text")
@@ -61,11 +62,10 @@ def net_record(shape: Any, net: ShownNet, folds: bool) -> dict[str, Any]:
                                            "kind": net.folding.steps[-1].failure}}
 
 
-class NetFold(QuestionTest):
-    """Cube-net folding, yes or no (STARE §2.2)."""
+class NetItems:
+    """What STARE's net tests share: their depths (the non-net pools) and how a split groups their items."""
 
-    name = "net-fold"
-    variants: tuple[str, ...] = SETUPS
+    name: str
 
     def check_depth(self, depth: int, metric: str) -> None:
         check_depth(self.name, depth)
@@ -74,15 +74,30 @@ class NetFold(QuestionTest):
         """The net's shape: no hexomino is asked on both sides of a split (every item shows the solved state)."""
         return f"hexomino-{item.data['shape']}"
 
+
+def draw_pair_net(test: str, seed: int, depth: int, index: int, rng: np.random.Generator,
+                  folds: bool) -> tuple[Cells, ShownNet] | None:
+    """Item ``index``'s net: its pair's cube net (:func:`pair_net`) when ``folds``, else a non-net of that net's
+    stratum, drawn as shown (``None``: this draw has no fold plan that fails only at the last step)."""
+    valid = valid_pool(depth)[pair_net(seed, test, depth, index)]
+    pool = partners(valid, depth)
+    shape = valid if folds else pool[int(rng.integers(len(pool)))]
+    net = ShownNet.draw(rng, shape, fail_last=not folds)
+    return None if net is None else (shape, net)
+
+
+class NetFold(NetItems, QuestionTest):
+    """Cube-net folding, yes or no (STARE §2.2)."""
+
+    name = "net-fold"
+    variants: tuple[str, ...] = SETUPS
+
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
-        invalid_pool(depth)  # a depth without a pool is refused by name
         folds = balanced_slot(seed, self.name, depth, index, 2) == 0
-        valid = valid_pool(depth)[pair_net(seed, self.name, depth, index)]
-        pool = partners(valid, depth)
-        shape = valid if folds else pool[int(rng.integers(len(pool)))]
-        net = ShownNet.draw(rng, shape, fail_last=not folds)
-        if net is None:
+        drawn = draw_pair_net(self.name, seed, depth, index, rng, folds)
+        if drawn is None:
             return None
+        shape, net = drawn
         data = net_record(shape, net, folds)
         data["shown"] = {"net": net.text(), "colours": ",".join(net.colours), "plan": repr((net.base, net.order))}
         return Item(self.name, depth, index, metric, seed, SOLVED_FACELETS, data)
@@ -119,4 +134,4 @@ def yes_no_summary(scores: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-__all__ = ["NetFold", "SETUPS", "DEPTHS", "yes_no_summary", "net_record", "pair_net"]
+__all__ = ["NetFold", "NetItems", "SETUPS", "DEPTHS", "yes_no_summary", "net_record", "pair_net", "draw_pair_net"]

@@ -26,8 +26,7 @@ from ...engine.facelets import SOLVED_FACELETS
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
 from ..metrics import Proportion, balanced_accuracy
 from ..parsing import LetterForm, YesNoForm
-from .net_fold import net_record, pair_net
-from .nets import check_depth, partners, valid_pool
+from .net_fold import NetItems, draw_pair_net, net_record
 from .shown import PALETTE, SHOWN_FRAMES, ShownNet
 
 LETTERS = "ABCD"
@@ -73,27 +72,18 @@ def folded_probe(net: ShownNet, rng: np.random.Generator, yes: bool) -> dict[str
     return {"step": step, "face": pool[int(rng.integers(len(pool)))], "gold": "Yes" if yes else "No"}
 
 
-class NetPerception(QuestionTest):
+class NetPerception(NetItems, QuestionTest):
     """Perception probes on cube nets (STARE §3.3 Q3, Tab. 2)."""
 
     name = "net-perception"
     variants: tuple[str, ...] = PROBES
 
-    def check_depth(self, depth: int, metric: str) -> None:
-        check_depth(self.name, depth)
-
-    def split_key(self, item: Item) -> str:
-        """The net's shape: no hexomino is asked on both sides of a split (every item shows the solved state)."""
-        return f"hexomino-{item.data['shape']}"
-
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
         folds = balanced_slot(seed, f"{self.name}/net", depth, index, 2) == 0
-        valid = valid_pool(depth)[pair_net(seed, self.name, depth, index)]
-        pool = partners(valid, depth)
-        shape = valid if folds else pool[int(rng.integers(len(pool)))]
-        net = ShownNet.draw(rng, shape, fail_last=not folds)
-        if net is None:
+        drawn = draw_pair_net(self.name, seed, depth, index, rng, folds)
+        if drawn is None:
             return None
+        shape, net = drawn
         probes = {
             "colour": colour_probe(net, rng, balanced_slot(seed, f"{self.name}/colour", depth, index, 4)),
             "connectivity": connectivity_probe(net, rng, balanced_slot(seed, f"{self.name}/joined", depth, index, 2) == 0),
