@@ -26,7 +26,7 @@ from cubebench.runner.plan import EpisodeSpec, plan_episodes
 from cubebench.runner.suites import Suite
 
 from .client import in_worker_thread
-from .factory import AGENTS, InspectAgentFactory
+from .factory import stored_record, AGENTS, InspectAgentFactory
 from .params import episode_suite
 
 __all__ = ["episode", "episode_dataset", "play_cube_episode", "episode_outcome", "attribution_inputs", "RECORD_KEY", "OBS_FORMATS",
@@ -87,11 +87,7 @@ def episode_outcome() -> Scorer:
     attribution inputs (tier, horizon, depth, instance, reward, setting, whether a solver tool answered)."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        data = state.store.get(RECORD_KEY)
-        if data is None:
-            raise RuntimeError(f"sample {state.sample_id}: no episode record; the play_cube_episode solver "
-                               "must run before episode_outcome")
-        record = EpisodeRecord.from_dict(data)
+        record = stored_record(state, RECORD_KEY, "play_cube_episode", "episode_outcome")
         return Score(value={"solved": float(record.solved), "moves": record.n_moves,
                             "rotations": record.n_rotations, "steps": record.n_steps},
                      answer=record.status, explanation=_summary(record),

@@ -29,7 +29,7 @@ from cubebench.runner.specs import AgentFactory, AgentSpec
 from .client import InspectModelClient, to_inspect_messages
 from .tool_agent import InspectToolAgent
 
-__all__ = ["AGENTS", "InspectAgentFactory"]
+__all__ = ["AGENTS", "InspectAgentFactory", "stored_record"]
 
 AGENTS = ("tools", "react", "codeact")
 """How the model acts in an episode (see the module docstring)."""
@@ -95,3 +95,11 @@ class InspectAgentFactory:
             return to_inspect_messages(agent.messages)
         return []
 
+
+def stored_record(state: Any, key: str, solver: str, scorer: str) -> EpisodeRecord:
+    """The record a sample's ``solver`` kept in its store under ``key``, for ``scorer`` (which must run after it)."""
+    data = state.store.get(key)
+    if data is None:
+        raise RuntimeError(f"sample {state.sample_id}: no record under {key!r}; the {solver} solver must run "
+                           f"before {scorer}")
+    return EpisodeRecord.from_dict(data)

@@ -27,7 +27,7 @@ from cubebench.runner.question_suites import QuestionSuite
 from cubebench.tasks.registry import get_test
 
 from .client import in_worker_thread
-from .factory import InspectAgentFactory
+from .factory import stored_record, InspectAgentFactory
 from .params import question_suite
 
 __all__ = ["questions", "question_dataset", "answer_cube_questions", "question_outcome", "question_table",
@@ -78,11 +78,7 @@ def question_outcome() -> Scorer:
     the metadata holds the test's per-item figures (``score``), which :func:`question_table` summarises."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        data = state.store.get(ITEM_RECORD_KEY)
-        if data is None:
-            raise RuntimeError(f"sample {state.sample_id}: no item record; the answer_cube_questions solver "
-                               "must run before question_outcome")
-        record = EpisodeRecord.from_dict(data)
+        record = stored_record(state, ITEM_RECORD_KEY, "answer_cube_questions", "question_outcome")
         config = record.config
         gold = [ex["gold"] for ex in config["exchanges"] if ex["gold"] is not None]
         return Score(value={"passed": float(record.solved)}, answer=record.steps[-1].action if record.steps else "",

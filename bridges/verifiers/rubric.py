@@ -33,6 +33,12 @@ def record_of(state: Any) -> EpisodeRecord | None:
     return EpisodeRecord.from_dict(data) if data is not None else None
 
 
+def _figure(state: Any, field: str) -> float:
+    """One figure of the rollout's episode record, 0.0 when the episode never ran."""
+    record = record_of(state)
+    return float(getattr(record, field)) if record is not None else 0.0
+
+
 class CubeBenchRubric(vf.Rubric):
     """Sparse success (weight 1) plus ``shaping_weight`` times the dense return, and the episode's counts."""
 
@@ -55,30 +61,24 @@ class CubeBenchRubric(vf.Rubric):
 
     async def shaping(self, state: vf.State) -> float:
         """The episode's return under the env's reward (dense under ``sticker``/``face``/``heuristic``)."""
-        record = record_of(state)
-        return float(record.total_reward) if record is not None else 0.0
+        return _figure(state, "total_reward")
 
     async def moves(self, state: vf.State) -> float:
         """Face turns made (in the env's metric), solver moves included."""
-        record = record_of(state)
-        return float(record.n_moves) if record is not None else 0.0
+        return _figure(state, "n_moves")
 
     async def rotations(self, state: vf.State) -> float:
         """Whole-cube rotations made (view actions of the partial tiers)."""
-        record = record_of(state)
-        return float(record.n_rotations) if record is not None else 0.0
+        return _figure(state, "n_rotations")
 
     async def steps(self, state: vf.State) -> float:
         """Interaction steps played (model turns)."""
-        record = record_of(state)
-        return float(record.n_steps) if record is not None else 0.0
+        return _figure(state, "n_steps")
 
     async def parse_errors(self, state: vf.State) -> float:
         """Replies without a readable action (no ``Action:`` line, unknown tool, bad arguments)."""
-        record = record_of(state)
-        return float(record.parse_errors) if record is not None else 0.0
+        return _figure(state, "parse_errors")
 
     async def errors(self, state: vf.State) -> float:
         """Steps that failed outside the model's reply (model call or infrastructure)."""
-        record = record_of(state)
-        return float(record.errors) if record is not None else 0.0
+        return _figure(state, "errors")

@@ -234,7 +234,7 @@ class QuestionTest(ABC):
 
 class OneQuestionTest(QuestionTest):
     """A test that asks each item one question, its :meth:`prompt`, and scores accuracy and parse rate (move
-    choice, Inf-Bench's forward and inverse, STARE's net choice)."""
+    choice, Inf-Bench's forward and inverse, STARE's net choice; net folding keeps the play and scores F1)."""
 
     @abstractmethod
     def prompt(self, item: Item, variant: str) -> Prompt:
@@ -242,8 +242,9 @@ class OneQuestionTest(QuestionTest):
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
         self.check_variant(variant)
-        ex = ask_and_judge(ask, self.prompt(item, variant))
-        score = {"gold": item.data["gold"], "answer": ex.answer, "correct": bool(ex.correct)}
+        prompt = self.prompt(item, variant)
+        ex = ask_and_judge(ask, prompt)
+        score = {"gold": prompt.gold, "answer": ex.answer, "correct": bool(ex.correct)}
         return ItemResult([ex], score, passed=bool(ex.correct), error=ex.reply.error, end_state=item.state)
 
     def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ...engine.facelets import SOLVED_FACELETS
-from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot, item_rng
+from ..items import Item, OneQuestionTest, Prompt, balanced_slot, item_rng
 from ..metrics import Proportion, balanced_accuracy, binary_f1, yes_bias
 from ..parsing import YesNoForm
 from .nets import DEPTHS, check_depth, near_miss_of, partners, shape_id, stratum, valid_pool
@@ -86,7 +86,7 @@ def draw_pair_net(test: str, seed: int, depth: int, index: int, rng: np.random.G
     return None if net is None else (shape, net)
 
 
-class NetFold(NetItems, QuestionTest):
+class NetFold(NetItems, OneQuestionTest):
     """Cube-net folding, yes or no (STARE §2.2)."""
 
     name = "net-fold"
@@ -109,12 +109,6 @@ class NetFold(NetItems, QuestionTest):
         image = {"question": net.image, "steps": net.image, "frames": net.frames_image}.get(setup)
         return Prompt(SYSTEM, text + ASK, None if image is None else image(), YesNoForm(), gold=item.data["truth"],
                       name=f"fold ({setup})")
-
-    def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
-        self.check_variant(variant)
-        ex = ask_and_judge(ask, self.prompt(item, variant))
-        score = {"gold": item.data["truth"], "answer": ex.answer, "correct": bool(ex.correct)}
-        return ItemResult([ex], score, passed=bool(ex.correct), error=ex.reply.error, end_state=item.state)
 
     def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
         return yes_no_summary(scores)

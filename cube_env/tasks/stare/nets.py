@@ -111,24 +111,22 @@ def valid_pool(depth: int) -> tuple[Cells, ...]:
 def partners(valid: Cells, depth: int) -> tuple[Cells, ...]:
     """The non-folding nets a valid net is paired with at ``depth``: any of the pool at depth 1, those of
     its stratum at depth 2."""
-    pool = invalid_pool(depth)
-    if depth == 1:
-        return pool
-    same = tuple(p for p in pool if stratum(p) == stratum(valid))
-    if not same:
-        raise RuntimeError(f"no look-alike shares the stratum {stratum(valid)} of a cube net")
-    return same
+    return _like(valid, invalid_pool(depth), depth, "look-alike")
 
 
 def nets_like(shape: Cells, depth: int) -> tuple[Cells, ...]:
     """The cube nets of ``depth`` that share ``shape``'s :func:`stratum` at depth 2 (all of them at depth 1):
     the converse of :func:`partners`, for drawing a net that looks like a given non-net."""
-    nets = valid_pool(depth)
+    return _like(shape, valid_pool(depth), depth, "cube net")
+
+
+def _like(shape: Cells, pool: tuple[Cells, ...], depth: int, what: str) -> tuple[Cells, ...]:
+    """The members of ``pool`` in ``shape``'s stratum at depth 2 (all of ``pool`` at depth 1)."""
     if depth == 1:
-        return nets
-    same = tuple(n for n in nets if stratum(n) == stratum(shape))
+        return pool
+    same = tuple(p for p in pool if stratum(p) == stratum(shape))
     if not same:
-        raise RuntimeError(f"no cube net shares the stratum {stratum(shape)} of a look-alike")
+        raise RuntimeError(f"no {what} shares the stratum {stratum(shape)}")
     return same
 
 
