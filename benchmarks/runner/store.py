@@ -405,7 +405,8 @@ class RunStore:
                                     [(s.key, start + i, json.dumps(s.to_dict())) for i, s in enumerate(specs)])
         except sqlite3.IntegrityError as err:
             raise StoreError(f"{self.path}: a newly planned item is planned already ({err})") from None
-        self._plan = None
+        if self._plan is not None:  # appended as written: no re-reading the whole plan after every ladder wave
+            self._plan.extend(specs)
 
     def plan(self) -> list[Spec]:
         if self._plan is None:
