@@ -147,9 +147,11 @@ def test_the_checker_sees_wrong_way_and_hidden_imports(tmp_path: Path) -> None:
     assert hidden and _resolve(f"{hidden[0].module}.store") == "cubebench.runner.store"
 
 
-LAZY_ALLOWED = ("cubebench.solver.optimal", "cubebench.curriculum", "cubebench.render.vertex_gl", "cubebench.agents.rl")
+LAZY_ALLOWED = ("cubebench.solver.optimal", "cubebench.curriculum", "cubebench.render.vertex_gl", "cubebench.agents.rl",
+                "cubebench.envs.multi")
 """The only own modules a function may import: the exact solver and the curriculum that needs it (Numba
-tables: a second of compiling on import), the 3D renderer (the optional pyrender) and RL (the optional torch).
+tables: a second of compiling on import), the 3D renderer (the optional pyrender), RL (the optional torch) and
+the multi-agent envs (the optional PettingZoo).
 Everything else is imported at the top, where a cycle cannot hide."""
 
 

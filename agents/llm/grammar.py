@@ -22,7 +22,7 @@ from typing import Sequence
 
 from ..tool_registry import REGISTRY, TOOL_NAMES, ToolSpec
 
-__all__ = ["MAX_THOUGHT_CHARS", "react_grammar", "react_pattern"]
+__all__ = ["MAX_THOUGHT_CHARS", "react_grammar", "react_pattern", "seat_grammar"]
 
 #: Upper bound on the thought that keeps a small model from rambling until ``max_tokens``.
 MAX_THOUGHT_CHARS = 200
@@ -89,3 +89,20 @@ def react_pattern(tools: Sequence[str]) -> re.Pattern[str]:
     calls = [_call_regex(spec) for spec in _check_tools(tools)]
     thought = f"[^\\n\\t ][^\\n]{{0,{MAX_THOUGHT_CHARS - 1}}}"
     return re.compile(f"Thought: {thought}\nAction: (?P<call>{'|'.join(calls)})")
+
+
+def seat_grammar(names: Sequence[str], talking: bool, max_message_chars: int) -> str:
+    """GBNF for a multi-agent seat's reply (:mod:`cubebench.agents.seats`): a one-line thought, then
+    ``wait``/``pass``, ``say <text>`` (printable ASCII, at most ``max_message_chars``, where the seat
+    talks) or one of the seat's own action ``names`` (after wait and say, or after pass)."""
+    own = list(names[2:] if talking else names[1:])
+    acts = ['"wait"', '"say " message'] if talking else ['"pass"']
+    acts += ['"' + n.replace("\\", "\\\\").replace('"', '\\"') + '"' for n in own]
+    lines = [
+        'root ::= "Thought: " thought "\\nAction: " act',
+        f"thought ::= [^\\n\\t ] [^\\n]{{0,{MAX_THOUGHT_CHARS - 1}}}",
+        "act ::= " + " | ".join(acts),
+    ]
+    if talking:
+        lines.append(f"message ::= [!-~] [ -~]{{0,{max(0, min(max_message_chars, MAX_THOUGHT_CHARS) - 1)}}}")
+    return "\n".join(lines) + "\n"

@@ -34,7 +34,7 @@ from typing import Any, Iterator
 from cubebench.agents.records import EpisodeRecord
 
 from .execute import PlaySettings, play_spec
-from .plan import ItemSpec, Spec
+from .plan import Spec, protocol_of
 from .specs import AgentFactory, AgentSpec
 
 BACKENDS = ("local", "process", "ray")
@@ -154,7 +154,7 @@ def _watch_driver(driver_pid: int) -> None:
 
 def play_in_worker(ep: Spec, agent_spec: AgentSpec, settings: PlaySettings) -> dict[str, Any]:
     """Worker entry point: play one episode (or item), return the record as a plain dict."""
-    factory = _worker_factory(agent_spec, "questions" if isinstance(ep, ItemSpec) else "episodes")
+    factory = _worker_factory(agent_spec, protocol_of(ep))
     return play_spec(ep, factory, settings).to_dict()
 
 

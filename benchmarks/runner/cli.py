@@ -27,6 +27,7 @@ from .export import export_csv, export_jsonl
 from .export_tasks import FORMATS, IMAGE_MODES, KINDS, OBS_FORMATS, ExportError, ExportRequest, export_tasks
 from .html_report import report_html
 from .play import play
+from .multi_suites import MultiSuite, restrict_multi
 from .question_suites import QuestionSuite, restrict_questions
 from .plots import PlotsUnavailable, write_plots
 from .report import build_report, text_report
@@ -113,7 +114,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> Any:
-    for flag in ("suite", "agent", "out", "tiers", "tests", "depths", "system_prompt", "examples"):
+    for flag in ("suite", "agent", "out", "tiers", "tests", "games", "depths", "system_prompt", "examples"):
         if getattr(args, flag):
             raise _UserError(f"--resume continues a run as it was configured; drop --{flag.replace('_', '-')}")
     return resume_run(Path(args.resume), retry_errors=args.retry_errors, limit=args.limit,
@@ -131,7 +132,7 @@ def _start(args: argparse.Namespace) -> Any:
                       max_attempts=args.model_attempts, system_prompt=_read_text(args.system_prompt, "--system-prompt"),
                       examples=_read_text(args.examples, "--examples"),
                       send_images=not (questions and obs_format == "text"))  # questions: text only means no image
-    budget = None if questions else resolve_distance_budget(args.distance_budget, suite.metric)
+    budget = None if questions or isinstance(suite, MultiSuite) else resolve_distance_budget(args.distance_budget, suite.metric)
     config = RunConfig(
         agent=agent,
         play=PlaySettings(obs_format=obs_format, store_images=not args.no_images, distance_budget_s=budget),
@@ -143,8 +144,19 @@ def _start(args: argparse.Namespace) -> Any:
     return start_run(suite, config, path, limit=args.limit, progress=args.progress, argv=sys.argv[:])
 
 
-def _restricted(suite: Suite | QuestionSuite, args: argparse.Namespace) -> Suite | QuestionSuite:
-    """``suite`` restricted by ``--tiers`` and ``--depths`` (episodes) or ``--tests`` and ``--depths`` (questions)."""
+def _restricted(suite: Suite | QuestionSuite | MultiSuite, args: argparse.Namespace) -> Suite | QuestionSuite | MultiSuite:
+    """``suite`` restricted by ``--tiers`` and ``--depths`` (episodes), ``--tests`` and ``--depths`` (questions)
+    or ``--games`` and ``--depths`` (multi-agent)."""
+    if isinstance(suite, MultiSuite):
+        if args.tiers or args.tests:
+            raise _UserError(f"suite {suite.name!r} plays multi-agent games: use --games (and --depths); the views "
+                             "are the suite's")
+        if args.style != "react" or args.distance_budget != "auto" or args.obs_format:
+            raise _UserError(f"suite {suite.name!r} plays multi-agent games: --style, --distance-budget and "
+                             "--obs-format are for episodes (each game's views are the suite's)")
+        return restrict_multi(suite, args.games, args.depths)
+    if args.games:
+        raise _UserError(f"suite {suite.name!r} plays no multi-agent games: --games is for multi-agent suites")
     if isinstance(suite, QuestionSuite):
         if args.tiers:
             raise _UserError(f"suite {suite.name!r} asks question items: it has no tiers; use --tests")
@@ -179,6 +191,8 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
                    help="play only these tiers of the suite (e.g. symbolic,face)")
     p.add_argument("--tests", type=_csv(str), default=None, metavar="T1,T2",
                    help="question suites: ask only these tests (e.g. move-choice,closed-loop)")
+    p.add_argument("--games", type=_csv(str), default=None, metavar="G1,G2",
+                   help="multi-agent suites: play only these games (e.g. observer-actor,two-cameras)")
     p.add_argument("--depths", type=_csv(int), default=None, metavar="D1,D2",
                    help="play only these depths of the suite (e.g. 1,2,3,4)")
     p.add_argument("--style", choices=("react", "codeact"), default="react", help="how an LLM agent acts")
@@ -222,8 +236,9 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
 def _cmd_report(args: argparse.Namespace) -> int:
     with open_run(args.run) as store:
         report = build_report(store)
-    if args.plots and report.questions:
-        raise _UserError("--plots draws episode runs; a question run's figures are its tables (text and --html)")
+    if args.plots and (report.questions or report.multi):
+        raise _UserError(f"--plots draws episode runs; a {'question' if report.questions else 'multi-agent'} run's "
+                         "figures are its tables (text and --html)")
     print(text_report(report))
     if args.plots:
         for path in write_plots(report.rows, Path(args.plots)):
@@ -309,6 +324,8 @@ def _add_export_tasks(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tier", choices=TIERS, default=None, help="episodes, sft: the tier (default symbolic)")
     p.add_argument("--obs-format", choices=OBS_FORMATS, default=None,
                    help="episodes, sft: how visual, face and vertex are shown: text (default) or image")
+    p.add_argument("--games", type=_csv(str), default=None, metavar="G1,G2",
+                   help="multi-agent suites: play only these games (e.g. observer-actor,two-cameras)")
     p.add_argument("--depths", type=_csv(int), default=None, metavar="D1,D2",
                    help="only these depths (items: the depths or ladder levels of every chosen test)")
     p.add_argument("--instances", type=int, default=None, help="episodes, sft: instances per depth (default the suite's)")

@@ -25,7 +25,8 @@ from cubebench.tasks.items import Exchange, Item, ItemResult, Prompt, Reply
 from cubebench.wrappers.description import describe_env
 from cubebench.wrappers.tiers import PARTIAL_TIERS
 
-from .plan import EpisodeSpec, ItemSpec, Spec
+from .games import play_game
+from .plan import EpisodeSpec, GameSpec, ItemSpec, Spec
 from .question_suites import configured_test
 from .specs import AgentFactory
 from .store import decode_record, encode_record
@@ -80,9 +81,11 @@ def play_episode(ep: EpisodeSpec, factory: AgentFactory, settings: PlaySettings)
 
 
 def play_spec(spec: Spec, factory: AgentFactory, settings: PlaySettings) -> EpisodeRecord:
-    """Play a planned episode or ask a planned item: what a backend's worker does with each spec."""
+    """Play a planned episode or game, or ask a planned item: what a backend's worker does with each spec."""
     if isinstance(spec, ItemSpec):
         return play_item(spec, factory, settings)
+    if isinstance(spec, GameSpec):
+        return play_game(spec, factory, settings.store_images)
     return play_episode(spec, factory, settings)
 
 

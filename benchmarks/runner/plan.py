@@ -6,6 +6,10 @@ Every episode has a key built from what identifies it in the grid,
 (e.g. ``move-choice/image/d2/i007``).  The key is the result store's unique key, so a
 resumed run recognises finished episodes whatever order they ran in.
 
+A multi-agent game is keyed ``<game>/<tier>-<form>/d<depth>/i<instance>`` (e.g.
+``observer-actor/face-text/d2/i01``); its start is a shipped certified instance (the scrambler-solver
+game starts solved: its depth is the scramble length).
+
 A ladder's items are keyed ``<test>/<variant>/run<r>/t<round>/d<level>/i<k>``; its first round is planned
 with the run, each later one when the round before it has finished (:mod:`.ladders`).
 
@@ -23,7 +27,8 @@ from typing import Any
 
 from cubebench.tasks.items import Item, ItemGenerationError
 
-from .instances import instance_refs
+from .instances import instance_refs, shipped_starts
+from .multi_suites import MultiSuite
 from .question_suites import QuestionSuite, configured_test
 from .suites import Suite, SuiteError
 
@@ -116,8 +121,72 @@ class ItemSpec:
         return Item(**self.item)
 
 
-Spec = EpisodeSpec | ItemSpec
+@dataclass(frozen=True)
+class GameSpec:
+    """One multi-agent game of a run: the game, the view, the start and the seeds."""
+
+    key: str
+    game: str
+    view: str
+    depth: int
+    instance: int
+    metric: str
+    seed: int
+    env_seed: int
+    agent_seed: int
+    options: dict[str, Any] = field(default_factory=dict)
+    """The suite's env settings for the game (budgets)."""
+    reset_options: dict[str, Any] = field(default_factory=dict)
+    """``{"state": <54 letters>}`` of a certified start; empty for the scrambler-solver game."""
+    certified_distance: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def seat_seed(self, seat: str) -> int:
+        """A reproducible seed for the agent of one seat."""
+        return agent_seed(self.agent_seed, seat)
+
+
+Spec = EpisodeSpec | ItemSpec | GameSpec
 """What a run plans and its workers play."""
+
+
+def protocol_of(spec: Spec) -> str:
+    """``episodes``, ``questions`` or ``multi``: the protocol a planned spec belongs to."""
+    return "questions" if isinstance(spec, ItemSpec) else "multi" if isinstance(spec, GameSpec) else "episodes"
+
+
+def plan_games(suite: MultiSuite) -> list[GameSpec]:
+    """All games of ``suite``, instance-major (a partial run covers every game, view and depth evenly).
+    Observer-actor and two-camera games start from the shipped certified instances of their depth."""
+    starts = {(name, d): _starts(suite, name, d, grid.instances)
+              for name, grid in suite.games.items() for d in grid.depths}
+    plan = []
+    for k in range(max(grid.instances for grid in suite.games.values())):
+        for name, grid in suite.games.items():
+            for depth in grid.depths if k < grid.instances else ():
+                for view in grid.views:
+                    key = f"{name}/{view.replace('/', '-')}/d{depth}/i{k:02d}"
+                    start = starts[(name, depth)][k]
+                    plan.append(GameSpec(
+                        key=key, game=name, view=view, depth=depth, instance=k, metric=suite.metric,
+                        seed=suite.seed, env_seed=agent_seed(suite.seed, "env/" + key),
+                        agent_seed=agent_seed(suite.seed, key), options=dict(grid.options),
+                        reset_options={"state": start} if start else {},
+                        certified_distance=depth if start else None))
+    return plan
+
+
+def _starts(suite: MultiSuite, name: str, depth: int, n: int) -> list[str]:
+    """The first ``n`` certified start states of ``depth`` (empty strings for the scrambler-solver game)."""
+    if name == "scrambler-solver":
+        return [""] * n
+    starts = shipped_starts(depth, suite.metric)
+    if len(starts) < n:
+        raise SuiteError(f"suite {suite.name!r}: {name} at depth {depth} needs {n} certified instances; "
+                         f"{len(starts)} ship for the {suite.metric}-turn metric (benchmarks/instances/)")
+    return [s.state for s in starts[:n]]
 
 
 def item_key(test: str, variant: str, depth: int, index: int) -> str:

@@ -1,7 +1,7 @@
 """``cubebench report``: the run's tables, failure attribution, plots and HTML report.
 
 A question run (``protocol: questions``) has its own tables, one per test (:mod:`.question_report`),
-under the same run facts.
+under the same run facts; so has a multi-agent run (``protocol: multi``, :mod:`.multi_report`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 from .aggregate import cell_of
 from .attribution import attribute
+from .multi_report import multi_tables
 from .question_report import question_tables
 from .store import EpisodeRow, RunStore
 from .tables import Table, attribution_table, depth_table, pass_rate_table, render_text
@@ -39,9 +40,13 @@ class Report:
         return self.protocol == "questions"
 
     @property
+    def multi(self) -> bool:
+        return self.protocol == "multi"
+
+    @property
     def unit(self) -> str:
-        """What the run plays: ``episode`` or ``item``."""
-        return "item" if self.questions else "episode"
+        """What the run plays: ``episode``, ``item`` or ``game``."""
+        return "item" if self.questions else "game" if self.multi else "episode"
 
     @property
     def agent(self) -> str:
@@ -50,6 +55,8 @@ class Report:
             return agent["spec"]
         if self.questions:
             return agent["spec"] + ("" if agent.get("send_images", True) else " (text only: no images sent)")
+        if self.multi:
+            return f"{agent['spec']} (a ReAct-style model seat per seat)"
         return f"{agent['spec']} ({agent['style']})"
 
     @property
@@ -68,6 +75,10 @@ class Report:
             tests = ", ".join(self.suite["tests"])
             return [("suite", f"{self.suite['name']} ({self.suite.get('metric', '?')}-turn metric; question tests: {tests})"),
                     ("agent", self.agent)]
+        if self.multi:
+            games = ", ".join(f"{name} ({', '.join(g['views'])})" for name, g in self.suite["games"].items())
+            return [("suite", f"{self.suite['name']} ({self.suite.get('metric', '?')}-turn metric; games: {games})"),
+                    ("agent", self.agent), ("starts", "certified instances of each depth (scrambler-solver: solved)")]
         source = ("certified instances (start distance = certified optimal distance)"
                   if self.instance_source == "certified"
                   else "seeded scrambles of each depth (distance <= depth, not certified)")
@@ -102,7 +113,8 @@ def build_report(store: RunStore) -> Report:
     """Read a run and compute its tables."""
     suite = store.get_meta("suite")
     rows = store.rows()
-    tables = question_tables(store, suite) if store.protocol == "questions" else episode_tables(store, suite, rows)
+    tables = (question_tables(store, suite) if store.protocol == "questions" else multi_tables(store, rows)
+              if store.protocol == "multi" else episode_tables(store, suite, rows))
     return Report(path=store.path, suite=suite, config=store.get_meta("config"),
                   versions=store.get_meta("versions", {}), instance_source=store.get_meta("instance_source", "?"),
                   planned=len(store.plan()), rows=rows, retired=store.retired_count(),

@@ -33,7 +33,8 @@ from cubebench.tasks.oracle import oracle
 from .backends import BACKENDS, run_backend
 from .execute import PlaySettings
 from .instances import resolve_source, source_notes
-from .plan import Spec, plan_episodes, plan_items
+from .multi_suites import MultiSuite
+from .plan import Spec, plan_episodes, plan_games, plan_items
 from .progress import Progress
 from .ladders import next_rounds
 from .question_suites import QuestionSuite, question_suite_from_dict
@@ -83,7 +84,7 @@ class RunOutcome:
     planned: int
     seconds: float
     unit: str = "episode"
-    """What was played: ``episode`` or ``item``."""
+    """What was played: ``episode``, ``item`` or ``game``."""
 
 
 def versions() -> dict[str, str]:
@@ -117,23 +118,28 @@ def resolve_distance_budget(value: str | float | None, metric: str) -> float | N
     return budget if budget > 0 else None
 
 
-def default_run_path(suite: Suite | QuestionSuite, agent: str) -> Path:
+UNITS = {"episodes": "episode", "questions": "item", "multi": "game"}
+"""What each protocol plays, in the singular."""
+
+
+def default_run_path(suite: Suite | QuestionSuite | MultiSuite, agent: str) -> Path:
     """``runs/<suite>-<agent>-<UTC time>.sqlite`` under the working directory."""
     safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in agent)[:60]
     return Path("runs") / f"{suite.name}-{safe}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}.sqlite"
 
 
-def start_run(suite: Suite | QuestionSuite, config: RunConfig, path: Path, *, limit: int | None = None,
+def start_run(suite: Suite | QuestionSuite | MultiSuite, config: RunConfig, path: Path, *, limit: int | None = None,
               progress: bool | None = None, argv: list[str] | None = None) -> RunOutcome:
     """Create the run database for ``suite`` and play it (or its first ``limit`` episodes or items)."""
     if config.backend not in BACKENDS:
         raise ValueError(f"unknown backend {config.backend!r}; expected one of {BACKENDS}")
     if path.exists() or path.is_symlink():
         raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
-    protocol = "questions" if isinstance(suite, QuestionSuite) else "episodes"
+    protocol = "episodes" if isinstance(suite, Suite) else suite.protocol
     factory = AgentFactory(config.agent, protocol)  # fails early on a bad spec, a missing key or extra
     try:
-        plan, meta = _plan_questions(suite) if isinstance(suite, QuestionSuite) else _plan_episodes(suite, factory)
+        plan, meta = (_plan_questions(suite) if isinstance(suite, QuestionSuite) else _plan_games(suite, factory)
+                      if isinstance(suite, MultiSuite) else _plan_episodes(suite, factory))
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = {"suite": suite.to_dict(), "config": config.to_dict(), "versions": versions(), **meta,
                 "created_at": time.time()}
@@ -162,6 +168,16 @@ def _plan_questions(suite: QuestionSuite) -> tuple[list[Spec], dict[str, Any]]:
     print(f"cubebench: {len(plan)} items planned ({len(suite.tests)} question test(s), {suite.metric}-turn)",
           file=sys.stderr)
     return list(plan), {"protocol": "questions"}
+
+
+def _plan_games(suite: MultiSuite, factory: AgentFactory) -> tuple[list[Spec], dict[str, Any]]:
+    """A multi-agent suite's plan (certified starts of the shipped instance sets)."""
+    if factory.spec.spec == "silent" and "scrambler-solver" in suite.games:
+        raise SuiteError("the silent team leaves a channel unused; the scrambler-solver game has none: "
+                         "restrict the suite, e.g. --games " + ",".join(g for g in suite.games if g != "scrambler-solver"))
+    plan = plan_games(suite)
+    print(f"cubebench: {len(plan)} games planned ({', '.join(suite.games)}, {suite.metric}-turn)", file=sys.stderr)
+    return list(plan), {"protocol": "multi", "instance_source": "certified"}
 
 
 def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = None,
@@ -200,7 +216,7 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
     planned, pending = len(store.plan()), len(store.pending())
     store.begin_session(list(argv if argv is not None else sys.argv))
     bar = Progress(planned, initial=planned - pending, enabled=progress,
-                   desc="items" if store.protocol == "questions" else "episodes",
+                   desc=UNITS.get(store.protocol, "episode") + "s",
                    spent=sum(row.cost_usd for row in store.rows()))  # the cap counts earlier sessions too
     started, outcome, played = time.perf_counter(), "complete", 0
     if config.backend == "local" and config.concurrency > 1:
@@ -236,7 +252,7 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
         store.end_session(outcome)
         factory.close()
     return RunOutcome(store.path, outcome, played, len(store.finished_keys()), len(store.plan()),
-                      time.perf_counter() - started, "item" if store.protocol == "questions" else "episode")
+                      time.perf_counter() - started, UNITS.get(store.protocol, "episode"))
 
 
 def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: list[Spec], bar: Progress) -> int:
@@ -276,8 +292,9 @@ def _ladder_suite(store: RunStore) -> QuestionSuite | None:
 
 def _warm_up(store: RunStore) -> None:
     """Build what worker threads share before they may build it concurrently: the two-phase solver's
-    tables (episodes), the exact-distance oracle of the run's metric (questions)."""
-    if store.protocol == "questions":
+    tables (episodes, multi-agent games), the exact-distance oracle of the run's metric (questions, and
+    the scrambler's reward)."""
+    if store.protocol in ("questions", "multi"):
         oracle(store.get_meta("suite")["metric"])
-    else:
+    if store.protocol != "questions":
         solve_twophase(kernels.apply_moves(SOLVED, TABLE, parse_array("R U F'")))

@@ -16,6 +16,11 @@ answerer per item (:mod:`cubebench.agents.answerers`): ``oracle`` (the gold in t
 the calibration ceiling, for question suites only), ``random`` (a uniform answer in the format),
 or a model spec (the same clients, budgets and retries as the episode agents; the budget is per
 item).  The other scripted agents and ``mlp`` act on a cube and answer no questions.
+
+Multi-agent suites are played by teams: :meth:`AgentFactory.new_seats` gives every seat of a game its
+own fresh player: a :class:`~cubebench.agents.seats.ModelSeat` per seat for a model spec (each seat its
+own conversation and budget), or a calibration team of :mod:`cubebench.agents.teams` (``perfect``,
+``silent``, ``random``).
 """
 
 from __future__ import annotations
@@ -29,11 +34,15 @@ from cubebench.agents.codeact import CodeActAgent
 from cubebench.agents.llm import Budget, ModelError, RetryPolicy, make_client
 from cubebench.agents.react import ReActAgent
 from cubebench.agents.scripted import SCRIPTED_AGENTS
+from cubebench.agents.seats import ModelSeat
+from cubebench.agents.teams import Seat, perfect_team, random_team, silent_team
 
 STYLES = ("react", "codeact")
-BUILTIN = ("random", "prober", "greedy", "solver", "mlp", "local", "oracle")
+BUILTIN = ("random", "prober", "greedy", "solver", "mlp", "local", "oracle", "perfect", "silent")
 ANSWERERS = ("oracle", "random")
 """The non-model specs that answer question items (model specs answer them too)."""
+TEAMS = ("perfect", "silent", "random")
+"""The calibration teams that play multi-agent suites (model specs play them too)."""
 MODEL_PROVIDERS = ("openai", "anthropic", "openai-compatible")
 RL_FACTORY = "make_policy_agent"
 """The function ``cubebench.agents.rl`` must expose for the ``mlp`` spec: ``make_policy_agent(checkpoint=None, *, seed=None) -> Agent``."""
@@ -64,10 +73,12 @@ class AgentSpec:
 
     @property
     def kind(self) -> str:
-        """``scripted``, ``rl``, ``model`` or ``oracle`` (question suites only)."""
+        """``scripted``, ``rl``, ``model``, ``oracle`` (question suites only) or ``team`` (multi-agent only)."""
         head = self.spec.partition(":")[0]
         if self.spec == "oracle":
             return "oracle"
+        if self.spec in ("perfect", "silent"):
+            return "team"
         if self.spec in SCRIPTED_AGENTS:
             return "scripted"
         if head == "mlp":
@@ -79,12 +90,23 @@ class AgentSpec:
             "local:<model.gguf>), openai:<model>, anthropic:<model> or openai-compatible:<url>:<model>")
 
     def check_protocol(self, protocol: str) -> None:
-        """Refuse, before anything is built, an agent that cannot play ``protocol`` (``episodes`` or
-        ``questions``) and the options that do not apply to it."""
+        """Refuse, before anything is built, an agent that cannot play ``protocol`` (``episodes``,
+        ``questions`` or ``multi``) and the options that do not apply to it."""
         kind = self.kind
+        if protocol != "multi" and kind == "team":
+            raise AgentSpecError(f"{self.spec!r} is a calibration team of the multi-agent suites; it plays "
+                                 "no single-agent episodes and answers no questions")
         if protocol == "episodes" and kind == "oracle":
             raise AgentSpecError("the oracle answers question items from their gold; it plays no episodes "
                                  "(use solver for an episode suite's ceiling)")
+        if protocol == "multi":
+            if kind != "model" and self.spec not in TEAMS:
+                raise AgentSpecError(f"{self.spec!r} plays no multi-agent game; a multi-agent suite takes a "
+                                     f"team ({', '.join(TEAMS)}) or a model spec, which plays every seat")
+            if self.system_prompt is not None or self.examples is not None or self.style != "react":
+                raise AgentSpecError("--system-prompt, --examples and --style shape the episode agents; "
+                                     "model seats get their role's ReAct-style prompt")
+            return
         if protocol != "questions":
             return
         if kind != "model" and self.spec not in ANSWERERS:
@@ -167,6 +189,21 @@ class AgentFactory:
         if self.kind != "model":
             raise AgentSpecError(f"{self.spec.spec!r} answers no questions")
         return ModelAnswerer(self._client(seed), send_images=self.spec.send_images)
+
+    def new_seats(self, env: Any, seed: int | None = None) -> dict[str, Seat]:
+        """A fresh player for every seat of ``env`` (close each that has ``close`` afterwards)."""
+        if self.spec.spec == "perfect":
+            return perfect_team(env)
+        if self.spec.spec == "silent":
+            return silent_team(env, seed=seed or 0)
+        if self.spec.spec == "random":
+            return random_team(env, seed=seed or 0)
+        if self.kind != "model":
+            raise AgentSpecError(f"{self.spec.spec!r} plays no multi-agent game")
+        seats = env.unwrapped.possible_agents
+        return {seat: ModelSeat(self._client(None if seed is None else seed + k), env, seat,
+                                send_images=self.spec.send_images, grammar=self.spec.is_local_model)
+                for k, seat in enumerate(seats)}
 
     def close(self) -> None:
         """Release shared resources (the local model's server)."""

@@ -32,6 +32,11 @@ unchanged), and each played item is an ``episodes`` row with its record, an
 columns name the item's cell in the episode columns: ``tier`` = the test, ``depth`` = the depth,
 ``instance`` = the item index, ``reward`` = the variant, ``setting`` = ``"item"``, ``horizon`` =
 ``"d<depth>"``.
+
+A multi-agent run (``meta["protocol"] == "multi"``) stores :class:`~.plan.GameSpec` plan rows and one
+record per game (one step per seat turn, the seats and messages in its config); its summary columns:
+``tier`` = the game, ``depth``, ``instance``, ``reward`` = the view, ``setting`` = ``"team"``,
+``horizon`` = ``"d<depth>"``.
 """
 
 from __future__ import annotations
@@ -51,11 +56,12 @@ import numpy as np
 from cubebench.agents.records import EpisodeRecord, RecordError, check_form, safe_strings, safe_text
 from cubebench.tasks.items import Item
 
-from .plan import EpisodeSpec, ItemSpec, Spec
+from .plan import EpisodeSpec, GameSpec, ItemSpec, Spec
 
 SCHEMA_VERSION = 1
-PROTOCOLS = ("episodes", "questions")
+PROTOCOLS = ("episodes", "questions", "multi")
 """What a run plays (``meta["protocol"]``; a run without the entry plays episodes)."""
+_SPEC_TYPES = {"episodes": EpisodeSpec, "questions": ItemSpec, "multi": GameSpec}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -197,6 +203,8 @@ def _cell(spec: Spec) -> tuple[str, int, int, str, str, str]:
     (an item's mapping is in the module docstring)."""
     if isinstance(spec, ItemSpec):
         return spec.test, spec.depth, spec.index, spec.variant, "item", f"d{spec.depth}"
+    if isinstance(spec, GameSpec):
+        return spec.game, spec.depth, spec.instance, spec.view, "team", f"d{spec.depth}"
     return spec.tier, spec.depth, spec.instance, spec.reward, spec.setting, spec.horizon
 
 
@@ -357,7 +365,7 @@ class RunStore:
 
     def _read_plan(self) -> list[Spec]:
         plan: list[Spec] = []
-        kind: type[EpisodeSpec] | type[ItemSpec] = ItemSpec if self.protocol == "questions" else EpisodeSpec
+        kind: type[EpisodeSpec] | type[ItemSpec] | type[GameSpec] = _SPEC_TYPES[self.protocol]
         for key, spec in self.db.execute("SELECT key, spec FROM plan ORDER BY position"):
             try:
                 data = json.loads(spec)

@@ -5,7 +5,8 @@ A suite is a JSON file (schema ``cubebench-suite/1``, documented in
 rewards x tool settings, the metric the depths are measured in, the step
 budget, the episode's move and rotation budgets and a seed.  The named suites live in ``benchmarks/suites/`` (the
 ``cubebench.suites`` data package); a user passes a path to run their own.  :func:`load_suite` also reads
-question suites (schema ``cubebench-questions/1``, :mod:`.question_suites`), by the file's ``schema``.
+question suites (schema ``cubebench-questions/1``, :mod:`.question_suites`) and multi-agent suites (schema
+``cubebench-multi/1``, :mod:`.multi_suites`), by the file's ``schema``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from cubebench.engine.metric import Metric
 from cubebench.engine.rewards import ORACLE_REWARDS, REWARDS, unalias_reward
 from cubebench.wrappers.tiers import TIERS as TIER_IDS
 
+from .multi_suites import SCHEMA as MULTI_SCHEMA
+from .multi_suites import MultiSuite, multi_suite_from_dict
 from .question_suites import SCHEMA as QUESTION_SCHEMA
 from .question_suites import QuestionSuite, question_suite_from_dict
 from .suite_fields import SuiteError, check_int, check_ints, check_metric, check_one_of, suites_dir
@@ -101,10 +104,11 @@ def available_suites() -> list[str]:
     return sorted(p.stem for p in suites_dir().glob("*.json"))
 
 
-def load_suite(name_or_path: str | Path) -> Suite | QuestionSuite:
+def load_suite(name_or_path: str | Path) -> Suite | QuestionSuite | MultiSuite:
     """A named suite (``smoke``, ``exp1``, ``cube-bench``...) or a suite file, validated: an episode suite
-    (:class:`Suite`), or a question suite (:class:`~.question_suites.QuestionSuite`) when the file's
-    ``schema`` is ``cubebench-questions/1``."""
+    (:class:`Suite`), a question suite (:class:`~.question_suites.QuestionSuite`) when the file's
+    ``schema`` is ``cubebench-questions/1``, a multi-agent suite (:class:`~.multi_suites.MultiSuite`) when
+    it is ``cubebench-multi/1``."""
     path = Path(name_or_path)
     if not path.is_file():
         path = suites_dir() / f"{name_or_path}.json"
@@ -117,6 +121,8 @@ def load_suite(name_or_path: str | Path) -> Suite | QuestionSuite:
         raise SuiteError(f"cannot read suite file {path}: {err}") from None
     if isinstance(data, dict) and data.get("schema") == QUESTION_SCHEMA:
         return question_suite_from_dict(data, source=str(path))
+    if isinstance(data, dict) and data.get("schema") == MULTI_SCHEMA:
+        return multi_suite_from_dict(data, source=str(path))
     return suite_from_dict(data, source=str(path))
 
 
@@ -125,8 +131,8 @@ def suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Suite:
     if not isinstance(data, dict):
         raise SuiteError(f"{source}: a suite is a JSON object")
     if data.get("schema", SCHEMA) != SCHEMA:
-        raise SuiteError(f"{source}: unknown schema {data.get('schema')!r}; expected {SCHEMA!r} (episodes) "
-                         f"or {QUESTION_SCHEMA!r} (question items)")
+        raise SuiteError(f"{source}: unknown schema {data.get('schema')!r}; expected {SCHEMA!r} (episodes), "
+                         f"{QUESTION_SCHEMA!r} (question items) or {MULTI_SCHEMA!r} (multi-agent games)")
     known = set(Suite.__dataclass_fields__) | {"schema"}
     unknown = sorted(set(data) - known)
     if unknown:

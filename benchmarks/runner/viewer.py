@@ -7,7 +7,9 @@ image or text the model saw, its reply, the action, the tool calls and
 their results, the reward and the true distance (when it was computed).
 A question item shows, per question, the image and text asked, the raw
 reply, the parsed answer, the gold and whether it was right, then the
-item's score and data.
+item's score and data. A multi-agent game shows its seats side by side: at each seat turn, the latest
+turn of every seat (what it was shown, its reply and action; the seat on turn highlighted) and the
+messages delivered up to that cycle.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ pre{background:#f6f6f6;padding:8px;white-space:pre-wrap;max-width:900px;font-siz
 table.step td{padding:2px 10px 2px 0;font-size:13px;vertical-align:top} table.step td:first-child{font-weight:600}
 button{font-size:14px;margin-right:6px}
 .st{color:#000;padding:0 1px;border-radius:2px;box-shadow:inset 0 0 0 1px #777}
+.seats{display:flex;gap:14px;align-items:flex-start} .seat{flex:1;border:1px solid #ccc;padding:6px;border-radius:4px}
+.seat.cur{border:2px solid #2563eb} .seat img{width:240px;height:240px;image-rendering:pixelated}
 """
 
 _SCRIPT = r"""
@@ -61,10 +65,30 @@ function list(){
   ).join('');
   document.querySelectorAll('.ep').forEach(el => el.onclick = () => { cur = +el.dataset.i; step = 0; show(); });
 }
+function showSeats(e){  // a multi-agent game: every seat's latest turn side by side, then the messages
+  const t = e.multi.turns, at = t[step] || {cycle: 0}, latest = {};
+  for (let i = 0; i <= step && i < e.steps.length; i++) latest[(t[i] || {}).seat] = i;
+  $('pos').textContent = e.steps.length ? `seat turn ${step + 1} / ${e.steps.length} (cycle ${at.cycle})` : 'no turns';
+  $('obs').innerHTML = '<div class="seats">' + e.multi.seats.map(seat => {
+    const i = latest[seat], s = e.steps[i];
+    if (s === undefined) return `<div class="seat"><h4>${esc(seat)}</h4><p>(no turn yet)</p></div>`;
+    return `<div class="seat ${i === step ? 'cur' : ''}"><h4>${esc(seat)} · ${esc(e.multi.players[seat])} · turn ${i + 1}</h4>` +
+      (s.png ? `<img alt="what ${esc(seat)} saw" src="data:image/png;base64,${s.png}">` : '') +
+      `<pre>${paint(s.text)}</pre><b>action</b> <code>${esc(s.action) || '—'}</code>` +
+      (s.parse_error ? `<div class="failed">malformed reply: ${esc(s.parse_error)}</div>` : '') +
+      (s.error ? `<div class="error">error: ${esc(s.error)}</div>` : '') +
+      `<pre>${esc(s.reply) || '(no model call: scripted seat, or no choice this turn)'}</pre></div>`;
+  }).join('') + '</div>';
+  const said = e.multi.messages.filter(m => m.cycle <= at.cycle).map(m => `[cycle ${m.cycle}] ${m.sender}: ${m.text}`);
+  $('stepinfo').innerHTML = `<h3>messages up to cycle ${at.cycle}</h3><pre>${esc(said.join('\n')) || '(none)'}</pre>` +
+    (e.multi.error ? `<h3>the game stopped</h3><pre class="error">${esc(e.multi.error)}</pre>` : '');
+}
 function show(){
   list();
   const e = DATA.episodes[cur];
   if (!e) { $('main').innerHTML = '<p>No episodes in this run.</p>'; return; }
+  if (e.multi) { $('title').textContent = `${e.key} — ${e.status}, ${e.n_steps} seat turns, ${e.n_moves} face turns`;
+    showSeats(e); return; }
   const s = e.steps[step];
   $('title').textContent = `${e.key} — ${e.status}, ${e.n_steps} steps, ${e.n_moves} moves` +
     (e.distance_start !== null ? `, start distance ${e.distance_start}` : '');
@@ -119,6 +143,13 @@ def episode_view(key: str, record: EpisodeRecord) -> dict[str, Any]:
         } for s in record.steps],
     }
     config = record.config
+    if config.get("protocol") == "multi":
+        turns, seats = config.get("turns"), config.get("seats")
+        turns = [t if isinstance(t, dict) else {} for t in turns] if isinstance(turns, list) else []
+        seats = seats if isinstance(seats, dict) else {}
+        messages = config.get("messages")
+        view["multi"] = {"seats": list(seats), "players": seats, "turns": turns, "error": config.get("play_error"),
+                         "messages": [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []}
     if config.get("protocol") == "questions":
         view["question"] = {"score": config.get("score"), "item": config.get("item"), "error": config.get("play_error")}
         exchanges = config.get("exchanges")

@@ -1,0 +1,114 @@
+"""The tables of a multi-agent run: team pass rates, message statistics, each seat's turns, the scrambles.
+
+* **Team pass rate**, a row per game and view, a column per depth (the scrambler-solver game: per
+  scramble length, the solver's pass rate), each a pass rate with its Wilson 95 % interval.
+* **Messages**, a row per game and view: messages per game, characters per message, the share of
+  games in which nobody spoke, the share of a game's messages sent by each seat, refused actions,
+  turns and face turns per game.
+* **Seats**, a row per game and seat: turns played, how many were model calls, malformed replies,
+  failed calls, tokens, messages sent.
+* **Scrambles** (scrambler-solver games): the exact optimal distance the scrambler reached per
+  scramble length k, against k.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from statistics import mean
+from typing import Any
+
+from cubebench.agents.records import EpisodeRecord
+
+from .aggregate import group
+from .store import EpisodeRow, RunStore
+from .tables import Table, compact
+
+
+def multi_tables(store: RunStore, rows: list[EpisodeRow]) -> list[Table]:
+    """The report's tables of a multi-agent run (see the module docstring)."""
+    records = [record for _, record in store.records()]
+    tables = [team_table(rows), message_table(records), seat_table(records)]
+    scrambles = [r for r in records if r.config.get("game") == "scrambler-solver"]
+    if scrambles:
+        tables.append(scramble_table(scrambles))
+    return tables
+
+
+def team_table(rows: list[EpisodeRow]) -> Table:
+    """Pass rate per game and view (rows) and depth (columns)."""
+    depths = sorted({r.depth for r in rows})
+    cells = group(rows, lambda r: (r.tier, r.reward, r.depth))
+    overall = group(rows, lambda r: (r.tier, r.reward))
+    body = []
+    for game, view in sorted(overall):
+        cell = [compact(cells[(game, view, d)].rate) if (game, view, d) in cells else "" for d in depths]
+        body.append([game, view, *cell, compact(overall[(game, view)].rate)])
+    return Table(title="Team pass rate", header=["game", "view", *[f"d{d}" for d in depths], "all"], rows=body,
+                 note="A game passes when the cube ends solved within the move budget (scrambler-solver: when the "
+                      "solver solves; its depth is the scramble length). Pass rate [Wilson 95 % interval].")
+
+
+def message_table(records: list[EpisodeRecord]) -> Table:
+    """Message and turn statistics per game and view."""
+    by: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
+    for record in records:
+        by[(str(record.config.get("game")), str(record.config.get("view")))].append(record)
+    body = []
+    for (game, view), games in sorted(by.items()):
+        messages = [m for r in games for m in _messages(r)]
+        senders: dict[str, int] = defaultdict(int)
+        for m in messages:
+            senders[str(m.get("sender"))] += 1
+        share = ", ".join(f"{s} {n / len(messages):.0%}" for s, n in sorted(senders.items())) if messages else "-"
+        body.append([game, view, str(len(games)), f"{len(messages) / len(games):.1f}",
+                     f"{mean(len(str(m.get('text', ''))) for m in messages):.0f}" if messages else "-",
+                     f"{sum(not _messages(r) for r in games) / len(games):.0%}", share,
+                     str(sum(int(r.config.get("refused", 0) or 0) for r in games)),
+                     f"{mean(r.n_steps for r in games):.1f}", f"{mean(r.n_moves for r in games):.1f}"])
+    return Table(title="Messages", rows=body, header=[
+        "game", "view", "games", "messages/game", "chars/message", "silent games", "sent by", "refused",
+        "turns/game", "face turns/game"],
+        note="Messages delivered (cut to the channel's length, odd bytes as '?'); refused: actions the env "
+             "refused (a message past the budget, a turn past the move budget, an action out of phase).")
+
+
+def seat_table(records: list[EpisodeRecord]) -> Table:
+    """Each seat's turns, model calls, malformed replies, failed calls, tokens and messages, per game."""
+    stats: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
+    for record in records:
+        turns = record.config.get("turns")
+        game = str(record.config.get("game"))
+        for step, turn in zip(record.steps, turns if isinstance(turns, list) else []):
+            seat = str(turn.get("seat")) if isinstance(turn, dict) else "?"
+            row = stats[(game, seat)]
+            row[0] += 1
+            row[1] += bool(step.reply or step.parse_error or step.model_log)
+            row[2] += step.parse_error is not None
+            row[3] += step.error is not None
+            row[4] += step.input_tokens + step.output_tokens
+        for m in _messages(record):
+            stats[(game, str(m.get("sender")))][5] += 1
+    body = [[game, seat, *map(str, row)] for (game, seat), row in sorted(stats.items())]
+    return Table(title="Seats", rows=body, header=["game", "seat", "turns", "model calls", "malformed replies",
+                                                   "failed calls", "tokens", "messages sent"],
+                 note="A turn a seat had no choice in (the other seat's phase) is played for it: not a model call.")
+
+
+def scramble_table(records: list[EpisodeRecord]) -> Table:
+    """The exact distance the scrambler reached per scramble length, and how often the solver then solved."""
+    by: dict[int, list[EpisodeRecord]] = defaultdict(list)
+    for record in records:
+        by[int(record.config.get("depth", 0))].append(record)
+    body = []
+    for k, games in sorted(by.items()):
+        reached = [r.config["scramble_distance"] for r in games if isinstance(r.config.get("scramble_distance"), int)]
+        body.append([str(k), str(len(games)), f"{mean(reached):.2f}" if reached else "-",
+                     str(max(reached)) if reached else "-", f"{sum(r.solved for r in games) / len(games):.2f}"])
+    return Table(title="Scrambles", rows=body, header=["k (scramble turns)", "games", "mean exact distance reached",
+                                                       "max", "solver pass rate"],
+                 note="Exact optimal distance of the scrambled position (the env's oracle), at most k.")
+
+
+def _messages(record: EpisodeRecord) -> list[dict[str, Any]]:
+    messages = record.config.get("messages")
+    return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []

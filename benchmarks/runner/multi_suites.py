@@ -1,0 +1,165 @@
+"""Multi-agent suites as data: which games, through which views, at which depths, how many instances.
+
+A multi-agent suite is a JSON file of schema ``cubebench-multi/1`` (``docs/runner.md``, "Multi-agent
+suites") beside the episode and question suites; :func:`~.suites.load_suite` reads any kind,
+dispatching on the file's ``schema``. Each entry of ``games`` names one of the multi-agent envs
+(:data:`GAMES`) and its grid:
+
+* ``views``: what the seeing seats see, ``<tier>/<form>`` (``symbolic/text``, ``face/image``...): the
+  observer's view, the two cameras' form (``vertex/text`` or ``vertex/image``), the solver's view;
+* ``depths``: the certified optimal distance of the start (observer-actor, two cameras: shipped
+  certified instances, as the episode suites); for the scrambler-solver game, the scramble length k;
+* ``instances``: games per view and depth (the first k certified instances; scrambler-solver: k games);
+* ``options``: the env's budgets (``max_moves``, ``max_messages``, ``max_message_chars``,
+  ``max_cycles``, ``max_rotations`` where the env has them), checked by building the env.
+
+Every seat is played by the run's agent (:mod:`.specs`: a model spec, or a calibration team).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from cubebench.engine.metric import Metric
+
+from .suite_fields import SuiteError, check_int, check_ints, check_metric
+
+SCHEMA = "cubebench-multi/1"
+GAMES = {"observer-actor": "CubeBench-ObserverActor-v0", "two-cameras": "CubeBench-TwoCameras-v0",
+         "scrambler-solver": "CubeBench-ScramblerSolver-v0"}
+"""A suite's game names and the env each plays."""
+GAME_FIELDS = ("views", "depths", "instances", "options")
+OPTIONS = ("max_moves", "max_messages", "max_message_chars", "max_cycles", "max_rotations", "image_size")
+"""Env settings a suite may set (those the game's env takes)."""
+
+
+@dataclass(frozen=True)
+class GameGrid:
+    """One game's part of a suite: views x depths x instances, with the env's settings."""
+
+    views: tuple[str, ...]
+    depths: tuple[int, ...]
+    instances: int
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"views": list(self.views), "depths": list(self.depths), "instances": self.instances}
+        return {**data, "options": dict(self.options)} if self.options else data
+
+
+@dataclass(frozen=True)
+class MultiSuite:
+    """A multi-agent benchmark: games x views x depths x instances (see the module docstring)."""
+
+    name: str
+    games: dict[str, GameGrid]
+    metric: Metric = "quarter"
+    seed: int = 0
+    description: str = ""
+    protocol: ClassVar[str] = "multi"
+
+    @property
+    def depths(self) -> tuple[int, ...]:
+        return tuple(sorted({d for grid in self.games.values() for d in grid.depths}))
+
+    @property
+    def size(self) -> int:
+        """Number of games played."""
+        return sum(len(g.views) * len(g.depths) * g.instances for g in self.games.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "name": self.name, "description": self.description, "metric": self.metric,
+                "seed": self.seed, "games": {name: grid.to_dict() for name, grid in self.games.items()}}
+
+
+def env_kwargs(game: str, view: str, depth: int, metric: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of ``make_multi_env`` for one cell of ``game``."""
+    tier, _, form = view.partition("/")
+    kwargs: dict[str, Any] = {"metric": metric, **options}
+    if game == "two-cameras":
+        kwargs["form"] = form
+    else:
+        kwargs.update(tier=tier, form=form)
+    kwargs["scramble_moves" if game == "scrambler-solver" else "depth"] = depth
+    return kwargs
+
+
+def multi_suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> MultiSuite:
+    """Validate a multi-agent suite's JSON object and build the :class:`MultiSuite`."""
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise SuiteError(f"{source}: expected a JSON object with schema {SCHEMA!r}")
+    known = {"schema", "name", "description", "metric", "seed", "games"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise SuiteError(f"{source}: unknown field(s) {unknown}; allowed: {sorted(known)}")
+    if "name" not in data or not isinstance(data.get("games"), dict) or not data["games"]:
+        raise SuiteError(f"{source}: a multi-agent suite needs a name and a non-empty games object")
+    metric = check_metric(data.get("metric", "quarter"), source)
+    suite = MultiSuite(name=str(data["name"]),
+                       games={name: _grid(name, entry, f"{source} games.{name}") for name, entry in data["games"].items()},
+                       metric=metric, seed=check_int(data, "seed", source, minimum=0, default=0),
+                       description=str(data.get("description", "")))
+    for name, grid in suite.games.items():
+        for view in grid.views:
+            _check_env(name, view, grid, metric, f"{source} games.{name}")
+    return suite
+
+
+def _grid(name: str, entry: Any, where: str) -> GameGrid:
+    if name not in GAMES:
+        raise SuiteError(f"{where}: unknown game {name!r}; known: {', '.join(GAMES)}")
+    if not isinstance(entry, dict):
+        raise SuiteError(f"{where}: expected an object with {', '.join(GAME_FIELDS)}")
+    unknown = sorted(set(entry) - set(GAME_FIELDS))
+    missing = [k for k in ("views", "depths", "instances") if k not in entry]
+    if unknown or missing:
+        raise SuiteError(f"{where}: " + (f"unknown field(s) {unknown}; allowed: {list(GAME_FIELDS)}" if unknown
+                                         else f"missing field(s) {missing}"))
+    views = entry["views"]
+    if not isinstance(views, list) or not views or not all(isinstance(v, str) and "/" in v for v in views) \
+            or len(set(views)) != len(views):
+        raise SuiteError(f"{where}: views must be a non-empty list of distinct '<tier>/<form>', got {views!r}")
+    options = entry.get("options", {})
+    if not isinstance(options, dict) or sorted(set(options) - set(OPTIONS)):
+        raise SuiteError(f"{where}: options must be an object with keys among {list(OPTIONS)}, got {options!r}")
+    return GameGrid(views=tuple(views), depths=check_ints(entry, "depths", where, minimum=1),
+                    instances=check_int(entry, "instances", where, minimum=1), options=dict(options))
+
+
+def _check_env(name: str, view: str, grid: GameGrid, metric: str, where: str) -> None:
+    """Build the game's env once per view (with the first depth): its own checks say what is wrong."""
+    try:
+        from cubebench.envs.multi import make_multi_env
+    except ModuleNotFoundError as err:
+        raise SuiteError(f"{where}: multi-agent suites need PettingZoo: pip install 'cubebench[multi]' "
+                         f"({err})") from None
+    env_name = GAMES[name]
+    if name == "two-cameras" and not view.startswith("vertex/"):
+        raise SuiteError(f"{where}: the two cameras see vertex views: views are vertex/text or vertex/image, "
+                         f"got {view!r}")
+    try:
+        make_multi_env(env_name, **env_kwargs(name, view, grid.depths[0], metric, grid.options)).close()
+    except (ValueError, TypeError) as err:  # TypeError: an option this env does not take
+        raise SuiteError(f"{where}: view {view!r}: {env_name}: {err}") from None
+
+
+def restrict_multi(suite: MultiSuite, games: list[str] | None = None, depths: list[int] | None = None) -> MultiSuite:
+    """The part of ``suite`` on the given games and depths (``None`` keeps all); the name says so."""
+    if not games and not depths:
+        return suite
+    for key, chosen, have in (("games", games, tuple(suite.games)), ("depths", depths, suite.depths)):
+        unknown = [c for c in chosen or () if c not in have]
+        if unknown:
+            raise SuiteError(f"suite {suite.name!r} has no {key} {unknown}; it has {list(have)}")
+    kept = {}
+    for name, grid in suite.games.items():
+        keep = tuple(d for d in grid.depths if not depths or d in depths)
+        if (not games or name in games) and keep:
+            kept[name] = GameGrid(grid.views, keep, grid.instances, grid.options)
+    if not kept:
+        raise SuiteError(f"suite {suite.name!r}: no game of {games or list(suite.games)} at depths {depths}")
+    parts = (["+".join(kept)] if games else []) + (["-".join(map(str, depths))] if depths else [])
+    data = {**suite.to_dict(), "name": f"{suite.name}[{','.join(parts)}]",
+            "games": {n: g.to_dict() for n, g in kept.items()}}
+    return multi_suite_from_dict(data, source=f"{suite.name} restricted")
