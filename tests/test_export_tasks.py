@@ -214,8 +214,10 @@ def test_images_as_files_are_written_beside_the_rows(tmp_path: Path) -> None:
     (["--kind", "sft", "--tier", "visual", "--obs-format", "image", "--images", "none"], "observation is an image"),
     (["--kind", "episodes", "--depths", "5"], "has no depths [5]"),
     (["--kind", "episodes", "--split", "1.5"], "between 0 and 1"),
-    (["--kind", "episodes", "--suite", "cube-bench"], "asks question items"),
-    (["--kind", "items", "--suite", "exp1"], "plays episodes"),
+    (["--kind", "episodes", "--suite", "cube-bench"], "is not an episode suite"),
+    (["--kind", "episodes", "--suite", "multi-smoke"], "is not an episode suite"),
+    (["--kind", "items", "--suite", "multi-smoke"], "is not a question suite"),
+    (["--kind", "items", "--suite", "exp1"], "is not a question suite"),
     (["--kind", "items", "--suite", "cube-bench-smoke", "--tests", "recovery"], "questions, each after the replies"),
     (["--kind", "items", "--suite", "cube-bench-smoke", "--tests", "nope"], "has no test ['nope']"),
 ])

@@ -161,7 +161,8 @@ def episode_specs(request: ExportRequest) -> list[EpisodeSpec]:
     try:
         suite = load_suite(name)
         if not isinstance(suite, Suite):
-            raise ExportError(f"suite {name!r} asks question items: export it with --kind items")
+            raise ExportError(f"suite {name!r} is not an episode suite: export a question suite with --kind items "
+                              "(multi-agent suites have no task export)")
         suite = restrict(suite, [request.tier or "symbolic"], list(request.depths) if request.depths else None)
         if request.instances is not None:
             suite = suite_from_dict({**suite.to_dict(), "instances": request.instances}, source=f"{name} (export)")
@@ -237,7 +238,8 @@ def item_specs(request: ExportRequest) -> list[ItemSpec]:
     try:
         suite = load_suite(name)
         if not isinstance(suite, QuestionSuite):
-            raise ExportError(f"suite {name!r} plays episodes: export it with --kind episodes or sft")
+            raise ExportError(f"suite {name!r} is not a question suite: export an episode suite with --kind episodes "
+                              "or sft (multi-agent suites have no task export)")
         data = suite.to_dict()
         grids: dict[str, Any] = data["tests"]
         missing = [t for t in request.tests or () if t not in grids]

@@ -49,7 +49,8 @@ def episode_suite(suite: str = "exp1", *, tier: Any = None, depths: Any = None, 
     narrowed and overridden by the task's parameters (see ``docs/ecosystem.md``)."""
     base = load_suite(suite)
     if not isinstance(base, Suite):
-        raise SuiteError(f"{SOURCE}: suite {suite!r} is a question suite; run it with cubebench/questions")
+        raise SuiteError(f"{SOURCE}: suite {suite!r} is not an episode suite: a question suite runs with "
+                         "cubebench/questions; a multi-agent suite runs with `cubebench run` only")
     data = base.to_dict()
     if metric is not None and metric != base.metric and max_moves is None:
         data.pop("max_moves")  # the new metric's default budget, not the old metric's number
@@ -83,7 +84,8 @@ def question_suite(suite: str | None = None, *, tests: Any = None, depths: Any =
     if suite is not None:
         base = load_suite(suite)
         if not isinstance(base, QuestionSuite):
-            raise SuiteError(f"{SOURCE}: suite {suite!r} is an episode suite; run it with cubebench/episode")
+            raise SuiteError(f"{SOURCE}: suite {suite!r} is not a question suite: an episode suite runs with "
+                             "cubebench/episode; a multi-agent suite runs with `cubebench run` only")
         data = base.to_dict()
         grids = data["tests"]
         missing = [n for n in names or () if n not in grids]
