@@ -311,3 +311,36 @@ def test_seat_replies_parse_strictly() -> None:
         parse_seat_reply("Action: say hi", ("pass", "U"), False)
     assert parse_seat_reply("Action: pass", ("pass", "U"), False) == (0, "")
     assert GameSpec.__dataclass_fields__["reset_options"].default_factory() == {}
+
+
+def test_a_seat_can_go_to_a_team_player_beside_the_model(tmp_path: Path) -> None:
+    """--seat observer_0=perfect: the model plays only the actor, from the perfect observer's facelet string."""
+    seen: list[str] = []
+
+    def actor(req: RecordedRequest) -> Step:
+        messages = req.body["messages"]
+        seen.append(messages[0]["content"].split(".")[0])
+        heard = re.search(r'received\): "([URFDLB]{54})"', _text(messages[-1]["content"]))
+        if heard is None:
+            return Step.reply("Thought: waiting for the cube.\nAction: wait")
+        plan = plan_solution(heard.group(1), QUARTER)
+        done = sum(bool(re.search(r"Action: [URFDLB]'?$", m["content"])) for m in messages if m["role"] == "assistant")
+        return Step.reply(f"Thought: t\nAction: {plan[done]}" if done < len(plan) else "Thought: t\nAction: wait")
+
+    run = tmp_path / "mix.sqlite"
+    with ScriptedServer(actor) as srv:
+        assert run_cli(suite_file(tmp_path), f"openai-compatible:{srv.base_url}:scripted", run,
+                       "--seat", "observer_0=perfect") == 0
+    assert seen and set(seen) == {"You are the ACTOR of a two-player Rubik's cube team"}
+    with open_run(run) as store:
+        records = [r for _, r in store.records()]
+        report = text_report(build_report(store))
+    assert all(r.solved for r in records) and "seats given to a team's player: observer_0: perfect" in report
+    assert all(r.config["seats"]["observer_0"] == "PerfectObserver" for r in records)
+    for bad, message in ((["--seat", "pilot_0=perfect"], "unknown seat"), (["--seat", "actor_0=solver"], "calibration"),
+                         (["--seat", "actor_0"], "SEAT=TEAM"), (["--seat", "solver_0=silent"], "no channel")):
+        assert run_cli(suite_file(tmp_path), "random", tmp_path / "bad.sqlite", *bad) == 2, bad
+    assert run_cli("multi-smoke", "random", tmp_path / "bad.sqlite", "--games", "two-cameras",
+                   "--seat", "actor_0=perfect") == 2  # no game of the suite has that seat
+    assert run_cli("smoke", "solver", tmp_path / "bad.sqlite", "--seat", "actor_0=perfect") == 2
+    assert not (tmp_path / "bad.sqlite").exists()

@@ -114,7 +114,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> Any:
-    for flag in ("suite", "agent", "out", "tiers", "tests", "games", "depths", "system_prompt", "examples"):
+    for flag in ("suite", "agent", "out", "tiers", "tests", "games", "depths", "system_prompt", "examples", "seat"):
         if getattr(args, flag):
             raise _UserError(f"--resume continues a run as it was configured; drop --{flag.replace('_', '-')}")
     return resume_run(Path(args.resume), retry_errors=args.retry_errors, limit=args.limit,
@@ -131,7 +131,8 @@ def _start(args: argparse.Namespace) -> Any:
                       episode_max_tokens=args.episode_max_tokens, episode_max_cost_usd=args.episode_max_cost,
                       max_attempts=args.model_attempts, system_prompt=_read_text(args.system_prompt, "--system-prompt"),
                       examples=_read_text(args.examples, "--examples"),
-                      send_images=not (questions and obs_format == "text"))  # questions: text only means no image
+                      send_images=not (questions and obs_format == "text"),  # questions: text only means no image
+                      seats=_seats(args.seat))
     budget = None if questions or isinstance(suite, MultiSuite) else resolve_distance_budget(args.distance_budget, suite.metric)
     config = RunConfig(
         agent=agent,
@@ -169,6 +170,17 @@ def _restricted(suite: Suite | QuestionSuite | MultiSuite, args: argparse.Namesp
     return restrict(suite, args.tiers, args.depths)
 
 
+def _seats(values: list[str] | None) -> dict[str, str]:
+    """``--seat SEAT=TEAM`` values as a mapping (each seat once)."""
+    seats: dict[str, str] = {}
+    for value in values or ():
+        seat, sep, team = value.partition("=")
+        if not sep or not seat or not team or seat in seats:
+            raise _UserError(f"--seat takes SEAT=TEAM once per seat (e.g. --seat observer_0=perfect), got {value!r}")
+        seats[seat] = team
+    return seats
+
+
 def _read_text(path: str | None, flag: str) -> str | None:
     """The text of a file named on the command line (stored in the run, so a resume needs no file)."""
     if path is None:
@@ -193,6 +205,9 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
                    help="question suites: ask only these tests (e.g. move-choice,closed-loop)")
     p.add_argument("--games", type=_csv(str), default=None, metavar="G1,G2",
                    help="multi-agent suites: play only these games (e.g. observer-actor,two-cameras)")
+    p.add_argument("--seat", action="append", default=None, metavar="SEAT=TEAM",
+                   help="multi-agent suites: give a seat to a calibration team's player (perfect, silent, random) "
+                        "while --agent plays the others, e.g. --seat observer_0=perfect (repeatable)")
     p.add_argument("--depths", type=_csv(int), default=None, metavar="D1,D2",
                    help="play only these depths of the suite (e.g. 1,2,3,4)")
     p.add_argument("--style", choices=("react", "codeact"), default="react", help="how an LLM agent acts")
@@ -326,6 +341,9 @@ def _add_export_tasks(sub: argparse._SubParsersAction) -> None:
                    help="episodes, sft: how visual, face and vertex are shown: text (default) or image")
     p.add_argument("--games", type=_csv(str), default=None, metavar="G1,G2",
                    help="multi-agent suites: play only these games (e.g. observer-actor,two-cameras)")
+    p.add_argument("--seat", action="append", default=None, metavar="SEAT=TEAM",
+                   help="multi-agent suites: give a seat to a calibration team's player (perfect, silent, random) "
+                        "while --agent plays the others, e.g. --seat observer_0=perfect (repeatable)")
     p.add_argument("--depths", type=_csv(int), default=None, metavar="D1,D2",
                    help="only these depths (items: the depths or ladder levels of every chosen test)")
     p.add_argument("--instances", type=int, default=None, help="episodes, sft: instances per depth (default the suite's)")

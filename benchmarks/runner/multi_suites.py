@@ -13,7 +13,8 @@ dispatching on the file's ``schema``. Each entry of ``games`` names one of the m
 * ``options``: the env's budgets (``max_moves``, ``max_messages``, ``max_message_chars``,
   ``max_cycles``, ``max_rotations`` where the env has them), checked by building the env.
 
-Every seat is played by the run's agent (:mod:`.specs`: a model spec, or a calibration team).
+Every seat is played by the run's agent (:mod:`.specs`: a model spec, or a calibration team), except the
+seats ``--seat`` gives to a calibration team's player.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ SCHEMA = "cubebench-multi/1"
 GAMES = {"observer-actor": "CubeBench-ObserverActor-v0", "two-cameras": "CubeBench-TwoCameras-v0",
          "scrambler-solver": "CubeBench-ScramblerSolver-v0"}
 """A suite's game names and the env each plays."""
+SEATS = {"observer-actor": ("observer_0", "actor_0"), "two-cameras": ("camera_0", "camera_1"),
+         "scrambler-solver": ("scrambler_0", "solver_0")}
+"""Each game's seats, in turn order."""
 GAME_FIELDS = ("views", "depths", "instances", "options")
 OPTIONS = ("max_moves", "max_messages", "max_message_chars", "max_cycles", "max_rotations", "image_size")
 """Env settings a suite may set (those the game's env takes)."""

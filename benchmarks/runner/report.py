@@ -51,12 +51,15 @@ class Report:
     @property
     def agent(self) -> str:
         agent = self.config["agent"]
+        if self.multi:
+            given = ", ".join(f"{seat}: {team}" for seat, team in (agent.get("seats") or {}).items())
+            model = agent["spec"].partition(":")[0] in ("openai", "anthropic", "openai-compatible", "local")
+            return agent["spec"] + (" (a ReAct-style model seat per seat)" if model else "") + (
+                f"; seats given to a team's player: {given}" if given else "")
         if agent["spec"].partition(":")[0] not in ("openai", "anthropic", "openai-compatible", "local"):
             return agent["spec"]
         if self.questions:
             return agent["spec"] + ("" if agent.get("send_images", True) else " (text only: no images sent)")
-        if self.multi:
-            return f"{agent['spec']} (a ReAct-style model seat per seat)"
         return f"{agent['spec']} ({agent['style']})"
 
     @property

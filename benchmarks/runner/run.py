@@ -33,7 +33,7 @@ from cubebench.tasks.oracle import oracle
 from .backends import BACKENDS, run_backend
 from .execute import PlaySettings
 from .instances import resolve_source, source_notes
-from .multi_suites import MultiSuite
+from .multi_suites import SEATS, MultiSuite
 from .plan import Spec, plan_episodes, plan_games, plan_items
 from .progress import Progress
 from .ladders import next_rounds
@@ -175,6 +175,11 @@ def _plan_games(suite: MultiSuite, factory: AgentFactory) -> tuple[list[Spec], d
     if factory.spec.spec == "silent" and "scrambler-solver" in suite.games:
         raise SuiteError("the silent team leaves a channel unused; the scrambler-solver game has none: "
                          "restrict the suite, e.g. --games " + ",".join(g for g in suite.games if g != "scrambler-solver"))
+    seats = {seat for game in suite.games for seat in SEATS[game]}
+    unused = sorted(set(factory.spec.seats) - seats)
+    if unused:
+        raise SuiteError(f"--seat {', '.join(unused)}: no game of suite {suite.name!r} has such a seat; "
+                         f"its seats are {', '.join(sorted(seats))}")
     plan = plan_games(suite)
     print(f"cubebench: {len(plan)} games planned ({', '.join(suite.games)}, {suite.metric}-turn)", file=sys.stderr)
     return list(plan), {"protocol": "multi", "instance_source": "certified"}

@@ -43,6 +43,8 @@ ANSWERERS = ("oracle", "random")
 """The non-model specs that answer question items (model specs answer them too)."""
 TEAMS = ("perfect", "silent", "random")
 """The calibration teams that play multi-agent suites (model specs play them too)."""
+SEAT_NAMES = ("observer_0", "actor_0", "camera_0", "camera_1", "scrambler_0", "solver_0")
+"""Every seat of the multi-agent envs (``--seat`` names one)."""
 MODEL_PROVIDERS = ("openai", "anthropic", "openai-compatible")
 RL_FACTORY = "make_policy_agent"
 """The function ``cubebench.agents.rl`` must expose for the ``mlp`` spec: ``make_policy_agent(checkpoint=None, *, seed=None) -> Agent``."""
@@ -70,6 +72,9 @@ class AgentSpec:
     placeholders); ``None``: the style's shipped one in ``agents/prompts/``.  Stored with the run."""
     examples: str | None = None
     """Few-shot examples appended to the system prompt (the text; ``""``: none); ``None``: the shipped ones."""
+    seats: dict[str, str] = field(default_factory=dict)
+    """Multi-agent suites: seats played by a calibration team's player instead of this spec
+    (``{"observer_0": "perfect"}``: the model plays the actor beside a perfect observer)."""
 
     @property
     def kind(self) -> str:
@@ -93,6 +98,7 @@ class AgentSpec:
         """Refuse, before anything is built, an agent that cannot play ``protocol`` (``episodes``,
         ``questions`` or ``multi``) and the options that do not apply to it."""
         kind = self.kind
+        self._check_seats(protocol)
         if protocol != "multi" and kind == "team":
             raise AgentSpecError(f"{self.spec!r} is a calibration team of the multi-agent suites; it plays "
                                  "no single-agent episodes and answers no questions")
@@ -115,6 +121,20 @@ class AgentSpec:
         if self.system_prompt is not None or self.examples is not None:
             raise AgentSpecError("--system-prompt and --examples shape the episode agents' prompts; "
                                  "each question test writes its own")
+
+    def _check_seats(self, protocol: str) -> None:
+        if not self.seats:
+            return
+        if protocol != "multi":
+            raise AgentSpecError("--seat gives seats of multi-agent games to a calibration team; this suite has none")
+        for seat, team in self.seats.items():
+            if seat not in SEAT_NAMES:
+                raise AgentSpecError(f"--seat: unknown seat {seat!r}; the games' seats are {', '.join(SEAT_NAMES)}")
+            if team not in TEAMS:
+                raise AgentSpecError(f"--seat {seat}={team}: a seat goes to a calibration team's player "
+                                     f"({', '.join(TEAMS)}); the model spec (--agent) plays the others")
+            if team == "silent" and seat in ("scrambler_0", "solver_0"):
+                raise AgentSpecError(f"--seat {seat}=silent: the scrambler-solver game has no channel to leave unused")
 
     @property
     def is_local_model(self) -> bool:
@@ -191,19 +211,19 @@ class AgentFactory:
         return ModelAnswerer(self._client(seed), send_images=self.spec.send_images)
 
     def new_seats(self, env: Any, seed: int | None = None) -> dict[str, Seat]:
-        """A fresh player for every seat of ``env`` (close each that has ``close`` afterwards)."""
-        if self.spec.spec == "perfect":
-            return perfect_team(env)
-        if self.spec.spec == "silent":
-            return silent_team(env, seed=seed or 0)
-        if self.spec.spec == "random":
-            return random_team(env, seed=seed or 0)
-        if self.kind != "model":
-            raise AgentSpecError(f"{self.spec.spec!r} plays no multi-agent game")
-        seats = env.unwrapped.possible_agents
-        return {seat: ModelSeat(self._client(None if seed is None else seed + k), env, seat,
-                                send_images=self.spec.send_images, grammar=self.spec.is_local_model)
-                for k, seat in enumerate(seats)}
+        """A fresh player for every seat of ``env``: the spec's (a team's player, or a model seat), or the
+        team's that ``spec.seats`` gives the seat to (close each that has ``close`` afterwards)."""
+        players: dict[str, Seat] = {}
+        for k, seat in enumerate(env.unwrapped.possible_agents):
+            who = self.spec.seats.get(seat, self.spec.spec)
+            if who in TEAMS:
+                players[seat] = _team(who, env, seed or 0)[seat]
+            elif self.kind == "model":
+                players[seat] = ModelSeat(self._client(None if seed is None else seed + k), env, seat,
+                                          send_images=self.spec.send_images, grammar=self.spec.is_local_model)
+            else:
+                raise AgentSpecError(f"{who!r} plays no multi-agent game")
+        return players
 
     def close(self) -> None:
         """Release shared resources (the local model's server)."""
@@ -273,6 +293,13 @@ class AgentFactory:
         if self.spec.style == "codeact":
             return CodeActAgent(client, send_images=self.spec.send_images, **prompts)
         return ReActAgent(client, grammar=self.spec.is_local_model, send_images=self.spec.send_images, **prompts)
+
+
+def _team(name: str, env: Any, seed: int) -> dict[str, Seat]:
+    """The calibration team ``name`` (``perfect``, ``silent``, ``random``) of ``env``."""
+    if name == "perfect":
+        return perfect_team(env)
+    return silent_team(env, seed=seed) if name == "silent" else random_team(env, seed=seed)
 
 
 def _rl_builder() -> Any:
