@@ -32,6 +32,8 @@ class ChatAgent(ABC):
     reward_line = True
     """Show a dense reward as a ``Reward: +x`` line under the observation; off where the
     observation (a tool's own result) already reports it."""
+    steps_line = True
+    """End the observation with ``(N steps left)``; off where the observation states its own budgets."""
 
     def __init__(self, client: ModelClient, *, name: str, system_prompt: str | Path,
                  examples: str | Path | None, max_tokens: int, send_images: bool = True) -> None:
@@ -93,7 +95,8 @@ class ChatAgent(ABC):
         text = f"Observation: {safe_text(observation.text)}"  # code output may hold lone surrogates
         if observation.reward is not None and self.reward_line:  # dense rewards: what the last step earned
             text += f"\nReward: {observation.reward:+g}"
-        text += f"\n({observation.steps_left} steps left)"
+        if self.steps_line:
+            text += f"\n({observation.steps_left} steps left)"
         if observation.image is None or not self.send_images:
             return text
         return [text_part(text), image_part(png_bytes(observation.image))]

@@ -232,6 +232,7 @@ class _SeatChat(ChatAgent):
     """The conversation of one model seat: role prompt, one model call per turn, reply parsed to an action."""
 
     stop = ["Observation:"]
+    steps_line = False  # a seat's observation lists its budgets left itself
 
     def __init__(self, client: ModelClient, names: tuple[str, ...], talking: bool, role: str, *,
                  max_tokens: int, send_images: bool, grammar: str | None) -> None:
@@ -315,9 +316,7 @@ class ModelSeat:
             return self._action(forced, "")
         text, image = self.shown(observation, info)
         self._turns += 1
-        turn = self.chat.act(Observation(step=self._turns, steps_left=int(observation.get("cycles_left", 0))
-                                         if isinstance(observation, dict) else 0, text=text, image=image,
-                                         raw=None), None)
+        turn = self.chat.act(Observation(step=self._turns, steps_left=0, text=text, image=image, raw=None), None)
         choice, message = (self.chat.choice, self.chat.message) if turn.error is None and not turn.parse_error else (0, "")
         self._failures = self._failures + 1 if turn.error is not None else 0
         self.out = turn.stop or self._failures >= MAX_CONSECUTIVE_ERRORS

@@ -168,3 +168,30 @@ def test_react_agent_plays_a_short_episode_on_the_local_model() -> None:
         assert before.tool_calls[0].result in after.observation_text
     assert record.input_tokens == sum(s.input_tokens for s in record.steps)
     assert record.steps[-1].input_tokens > record.steps[0].input_tokens  # the conversation grows
+
+
+def test_seat_grammar_compiles_in_llama_cpp() -> None:
+    from llama_cpp import LlamaGrammar
+
+    from cubebench.agents.llm.grammar import seat_grammar
+
+    for names, talking in ((("wait", "say", "U", "U'", "x", "y'"), True), (("pass", "U", "R'", "F2"), False)):
+        assert LlamaGrammar.from_string(seat_grammar(names, talking, 256), verbose=False) is not None
+
+
+def test_the_local_model_plays_every_seat_of_a_multi_agent_game(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`cubebench run --suite multi-smoke --agent local`: the real model on both seats of an observer-actor
+    game, its replies held to the seat grammar (so every one parses), no call failing."""
+    pytest.importorskip("pettingzoo")
+    from cubebench.runner.cli import main
+    from cubebench.runner.store import open_run
+
+    run = tmp_path / "local-multi.sqlite"
+    assert main(["run", "--suite", "multi-smoke", "--agent", "local", "--games", "observer-actor", "--depths", "1",
+                 "--out", str(run), "--no-progress", "--quiet"]) == 0
+    with open_run(run) as store:
+        (record,) = [r for _, r in store.records()]
+    assert record.status in ("solved", "failed") and record.errors == 0 and record.parse_errors == 0
+    assert {t["seat"] for t in record.config["turns"]} == {"observer_0", "actor_0"}
+    assert all(s.reply.startswith("Thought: ") and "\nAction: " in s.reply for s in record.steps)
+    assert all(s.input_tokens > 0 for s in record.steps)

@@ -344,3 +344,23 @@ def test_a_seat_can_go_to_a_team_player_beside_the_model(tmp_path: Path) -> None
                    "--seat", "actor_0=perfect") == 2  # no game of the suite has that seat
     assert run_cli("smoke", "solver", tmp_path / "bad.sqlite", "--seat", "actor_0=perfect") == 2
     assert not (tmp_path / "bad.sqlite").exists()
+
+
+def test_an_image_view_is_sent_to_the_seeing_seat_only(tmp_path: Path) -> None:
+    games = {"observer-actor": {"views": ["face/image"], "depths": [1], "instances": 1,
+                                "options": {"max_cycles": 3, "image_size": 64}}}
+    with ScriptedServer([], default=Step.reply("Thought: x\nAction: wait")) as srv:
+        assert run_cli(suite_file(tmp_path, games), f"openai-compatible:{srv.base_url}:scripted",
+                       tmp_path / "i.sqlite") == 0
+        requests = srv.requests
+    def sent_image(r: RecordedRequest) -> bool:
+        return any(isinstance(m["content"], list) and any(p.get("type") == "image_url" for p in m["content"])
+                   for m in r.body["messages"])
+
+    observer = [r for r in requests if "You are the OBSERVER" in r.body["messages"][0]["content"]]
+    actor = [r for r in requests if "You are the ACTOR" in r.body["messages"][0]["content"]]
+    assert len(observer) == len(actor) == 3
+    assert all(sent_image(r) for r in observer) and not any(sent_image(r) for r in actor)
+    with open_run(tmp_path / "i.sqlite") as store:
+        (record,) = [r for _, r in store.records()]
+    assert [s.observation_png_b64 is not None for s in record.steps] == [True, False] * 3
