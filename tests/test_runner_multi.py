@@ -101,6 +101,12 @@ def test_the_shipped_multi_suites_load_and_round_trip() -> None:
      "keys among"),
     ({"observer-actor": {"views": ["symbolic/text"], "depths": [0], "instances": 1}}, "depths"),
     ({"observer-actor": {"views": ["symbolic/text"], "depths": [1], "instances": 1, "seats": 3}}, "unknown field"),
+    ({"scrambler-solver": {"views": ["symbolic/text"], "depths": [10], "instances": 1}}, "oracle's range"),
+    ({"scrambler-solver": {"views": ["symbolic/text"], "depths": [6], "instances": 1, "options": {"max_cycles": 6}}},
+     "below max_cycles"),
+    ({"scrambler-solver": {"views": ["symbolic/text"], "depths": [2], "instances": 20_000_000}}, "instances must be"),
+    ({"observer-actor": {"views": ["face/image"], "depths": [1], "instances": 1, "options": {"image_size": 99999}}},
+     "image_size must be"),
 ])
 def test_bad_multi_suites_are_refused_with_the_reason(tmp_path: Path, games: dict[str, Any], message: str) -> None:
     with pytest.raises(SuiteError, match=re.escape(message)):
@@ -113,8 +119,10 @@ def test_the_plan_starts_from_certified_instances_and_keys_every_game(tmp_path: 
     assert len(plan) == suite.size == len({g.key for g in plan})
     oa = [g for g in plan if g.game == "observer-actor"]
     assert all(g.reset_options["state"] and g.certified_distance == g.depth for g in oa)
-    assert [g.key for g in plan if g.game == "scrambler-solver"] == ["scrambler-solver/symbolic-text/d2/i00"]
-    assert all(not g.reset_options for g in plan if g.game == "scrambler-solver")
+    scrambles = [g for g in plan if g.game == "scrambler-solver"]  # the agent on each seat in turn
+    assert [(g.key, g.seat) for g in scrambles] == [("scrambler-solver/symbolic-text/d2/i00/solver_0", "solver_0"),
+                                                    ("scrambler-solver/symbolic-text/d2/i00/scrambler_0", "scrambler_0")]
+    assert all(not g.reset_options for g in scrambles) and all(g.seat is None for g in oa)
     too_many = suite_file(tmp_path, {"observer-actor": {"views": ["symbolic/text"], "depths": [20], "instances": 500}})
     with pytest.raises(SuiteError, match="needs 500 certified instances"):
         plan_games(load_suite(too_many))
@@ -145,7 +153,7 @@ def test_the_perfect_team_solves_every_game_and_the_silent_one_none(tmp_path: Pa
     with open_run(tmp_path / "p.sqlite") as store:
         assert store.protocol == "multi"
         rows = store.rows()
-        assert len(rows) == 5 and all(r.solved and r.status == "solved" for r in rows)
+        assert len(rows) == 6 and all(r.solved and r.status == "solved" for r in rows)
         record = store.record("observer-actor/symbolic-text/d2/i00")
         report = text_report(build_report(store))
     assert record.config["seats"] == {"observer_0": "PerfectObserver", "actor_0": "PerfectActor"}
@@ -167,7 +175,7 @@ def test_a_partial_multi_run_resumes_to_the_same_games(tmp_path: Path) -> None:
     assert main(["run", "--resume", str(run), "--no-progress", "--quiet"]) == 0
     with open_run(run) as store:
         rows = {r.key: r.n_steps for r in store.rows()}
-    assert len(rows) == 5 and all(rows[k] == v for k, v in first.items())
+    assert len(rows) == 6 and all(rows[k] == v for k, v in first.items())
 
 
 # --- model seats -----------------------------------------------------------------------------------------
@@ -237,13 +245,17 @@ def test_a_spent_token_budget_stops_the_seat(tmp_path: Path) -> None:
     assert all(r.status == "error" and "budget" in r.config["play_error"] for r in records)
 
 
-def test_the_scrambler_is_asked_only_in_its_own_phase(tmp_path: Path) -> None:
-    seen: list[str] = []
+def test_the_agent_plays_each_seat_of_the_zero_sum_game_against_the_perfect_player(tmp_path: Path) -> None:
+    """A model on both seats could scramble a fixed sequence its solver undoes; so it never holds both: as the
+    scrambler it faces the perfect solver and passes by reaching the exact distance k (R R R is one quarter turn
+    from solved, U U' none), as the solver it faces the greedy scrambler."""
+    seen: list[tuple[str, str]] = []
 
     def model(req: RecordedRequest) -> Step:
-        system = req.body["messages"][0]["content"]
-        seen.append("scrambler" if "You are the SCRAMBLER" in system else "solver")
-        return Step.reply("Thought: x\nAction: R" if "SCRAMBLER" in system else "Thought: x\nAction: R'")
+        system, last = req.body["messages"][0]["content"], _text(req.body["messages"][-1]["content"])
+        role = "scrambler" if "You are the SCRAMBLER" in system else "solver"
+        seen.append((role, "scramble" if "Phase: scramble" in last else "solve"))
+        return Step.reply("Thought: x\nAction: R" if role == "scrambler" else "Thought: x\nAction: R'")
 
     run = tmp_path / "s.sqlite"
     games = {"scrambler-solver": {"views": ["symbolic/text"], "depths": [3], "instances": 1,
@@ -251,10 +263,48 @@ def test_the_scrambler_is_asked_only_in_its_own_phase(tmp_path: Path) -> None:
     with ScriptedServer(model) as srv:
         assert run_cli(suite_file(tmp_path, games), f"openai-compatible:{srv.base_url}:scripted", run) == 0
     with open_run(run) as store:
-        (record,) = [r for _, r in store.records()]
-    assert seen[:3] == ["scrambler"] * 3 and "scrambler" not in seen[3:]
-    assert record.config["scramble_distance"] == 1  # R R R is one quarter turn from solved: the exact distance
-    assert record.solved and record.distance_start == 1
+        records = {r.config["agent_seat"]: r for _, r in store.records()}
+        report = text_report(build_report(store))
+    assert seen.count(("scrambler", "scramble")) == 3 and ("scrambler", "solve") not in seen
+    assert ("solver", "scramble") not in seen and ("solver", "solve") in seen
+    scrambler, solver = records["scrambler_0"], records["solver_0"]
+    assert scrambler.config["seats"]["solver_0"] == "PerfectSolver" and scrambler.config["scramble_distance"] == 1
+    assert not scrambler.solved  # distance 1 < k = 3: the scramble was not as far as it could be
+    assert solver.config["seats"]["scrambler_0"] == "GreedyScrambler" and solver.config["scramble_distance"] == 3
+    assert not solver.solved and solver.status == "failed"
+    assert "scrambler-solver as scrambler_0" in report and "scrambler-solver as solver_0" in report
+
+
+def test_a_scramble_that_undoes_itself_is_no_pass(tmp_path: Path) -> None:
+    def model(req: RecordedRequest) -> Step:
+        messages = req.body["messages"]
+        if "You are the SCRAMBLER" not in messages[0]["content"]:
+            return Step.reply("Thought: x\nAction: pass")
+        turned = sum(m["role"] == "assistant" for m in messages)
+        return Step.reply("Thought: x\nAction: " + ("U", "U'")[turned % 2])
+
+    run = tmp_path / "z.sqlite"
+    games = {"scrambler-solver": {"views": ["symbolic/text"], "depths": [2], "instances": 1}}
+    with ScriptedServer(model) as srv:
+        assert run_cli(suite_file(tmp_path, games), f"openai-compatible:{srv.base_url}:scripted", run,
+                       "--games", "scrambler-solver") == 0
+    with open_run(run) as store:
+        records = {r.config["agent_seat"]: r for _, r in store.records()}
+    assert records["scrambler_0"].config["scramble_distance"] == 0 and not records["scrambler_0"].solved
+
+
+def test_an_unfinished_scramble_has_no_distance(tmp_path: Path) -> None:
+    run = tmp_path / "u.sqlite"
+    games = {"scrambler-solver": {"views": ["symbolic/text"], "depths": [3], "instances": 1,
+                                  "options": {"max_cycles": 4}}}
+    with ScriptedServer([], default=Step.reply("Thought: x\nAction: wait")) as srv:  # a scrambler that never turns
+        assert run_cli(suite_file(tmp_path, games), f"openai-compatible:{srv.base_url}:scripted", run) == 0
+    with open_run(run) as store:
+        records = {r.config["agent_seat"]: r for _, r in store.records()}
+        report = text_report(build_report(store))
+    scrambler = records["scrambler_0"]
+    assert scrambler.config["scramble_distance"] is None and scrambler.distance_start is None
+    assert not scrambler.solved and scrambler.config["refused"] > 0 and "-1" not in report.split("Scrambles")[1]
 
 
 # --- viewer and export -----------------------------------------------------------------------------------
@@ -338,7 +388,8 @@ def test_a_seat_can_go_to_a_team_player_beside_the_model(tmp_path: Path) -> None
     assert all(r.solved for r in records) and "seats given to a team's player: observer_0: perfect" in report
     assert all(r.config["seats"]["observer_0"] == "PerfectObserver" for r in records)
     for bad, message in ((["--seat", "pilot_0=perfect"], "unknown seat"), (["--seat", "actor_0=solver"], "calibration"),
-                         (["--seat", "actor_0"], "SEAT=TEAM"), (["--seat", "solver_0=silent"], "no channel")):
+                         (["--seat", "actor_0"], "SEAT=TEAM"), (["--seat", "solver_0=perfect"], "each seat in turn"),
+                         (["--seat", "actor_0=perfect", "--seat", "observer_0=random"], "every seat")):
         assert run_cli(suite_file(tmp_path), "random", tmp_path / "bad.sqlite", *bad) == 2, bad
     assert run_cli("multi-smoke", "random", tmp_path / "bad.sqlite", "--games", "two-cameras",
                    "--seat", "actor_0=perfect") == 2  # no game of the suite has that seat

@@ -8,8 +8,9 @@ the action, the reward. The record's config names the seats and holds, beside th
 and cycle each step was (``turns``), the messages delivered, each seat's return and how the game ended;
 the store, report, viewer and export read it like any record.
 
-A game is ``solved`` when the cube ends solved within the budget (the scrambler-solver game: when the
-solver solves), ``error`` when a model seat stopped (its token or cost budget spent, or its model
+A game is ``solved`` when the cube ends solved within the budget (the scrambler-solver game, where the
+agent plays one seat against the perfect player: as the solver, when it solves a position at least one
+move from solved; as the scrambler, when its scramble reaches the largest exact distance, k), ``error`` when a model seat stopped (its token or cost budget spent, or its model
 failing :data:`~cubebench.agents.seats.MAX_CONSECUTIVE_ERRORS` times in a row: the game ends there) or
 the game raised (a bug, never a model's reply: those are parse errors), ``failed`` otherwise.
 """
@@ -50,7 +51,7 @@ def play_game(spec: GameSpec, factory: AgentFactory, store_images: bool = True) 
     game = _Game(spec, env, {}, store_images and factory.spec.send_images)
     failure = None
     try:
-        game.seats = factory.new_seats(env, seed=spec.agent_seed)
+        game.seats = factory.new_seats(env, seed=spec.agent_seed, only=spec.seat)
         game.play()
     except Exception as err:  # noqa: BLE001 - a broken game is an error record, not a crashed run
         failure = traceback.format_exception_only(type(err), err)[-1].strip()
@@ -96,6 +97,7 @@ class _Game:
             out = [s for s, p in self.seats.items() if getattr(p, "out", False)]
             if out:
                 self.stopped = f"seat {out[0]} stopped: " + (self.seats[out[0]].last.turn.error or "no reason given")
+                self.infos.update({a: dict(i) for a, i in getattr(self.env, "infos", {}).items()})  # after its action
                 break
 
     def _turn(self, name: str, observation: Any, info: dict[str, Any], reward: float) -> None:
@@ -116,14 +118,23 @@ class _Game:
         self.turns.append({"seat": name, "cycle": int(info.get("cycle", 0))})
         self.env.step(action)
 
+    def _passed(self, distance: int | None) -> bool:
+        """Whether the agent passed: the cube ends solved (the scrambler-solver game: its solver solved a position
+        at least one move from solved; as the scrambler, the scramble reached the largest exact distance, k)."""
+        if self.spec.seat == "scrambler_0":
+            return distance == self.spec.depth
+        solved = any(bool(i.get("is_success")) for i in self.infos.values())
+        return solved and (self.spec.game != "scrambler-solver" or (distance or 0) > 0)
+
     def record(self, failure: str | None) -> EpisodeRecord:
         """The game's record (``failure``: the exception that ended it, if any)."""
         infos = self.infos
-        solved = any(bool(i.get("is_success")) for i in infos.values()) and failure is None and self.stopped is None
+        distance = next((i["distance"] for i in infos.values() if isinstance(i.get("distance"), int)
+                         and i["distance"] >= 0), None)  # the scramble's exact distance (-1: it never ended)
+        solved = self._passed(distance) and failure is None and self.stopped is None
         last = next(iter(infos.values()), {})
         channel = getattr(self.game, "channel", None)
         messages = [{"cycle": m.cycle, "sender": m.sender, "text": m.text} for m in (channel.log if channel else [])]
-        distance = next((i["distance"] for i in infos.values() if isinstance(i.get("distance"), int)), None)
         config: dict[str, Any] = {
             "protocol": "multi", "key": self.spec.key, "game": self.spec.game, "env": GAMES[self.spec.game],
             "view": self.spec.view, "depth": self.spec.depth, "instance": self.spec.instance,
@@ -132,7 +143,7 @@ class _Game:
             "turns": self.turns, "messages": messages, "returns": dict(self.returns),
             "cycles": int(last.get("cycle", 0)), "refused": self.refused,
             "outcome": next((i["outcome"] for i in infos.values() if "outcome" in i), None),
-            "scramble_distance": distance,
+            "scramble_distance": distance, "agent_seat": self.spec.seat,
         }
         if failure or self.stopped:
             config["play_error"] = failure or self.stopped

@@ -35,17 +35,24 @@ def multi_tables(store: RunStore, rows: list[EpisodeRow]) -> list[Table]:
 
 
 def team_table(rows: list[EpisodeRow]) -> Table:
-    """Pass rate per game and view (rows) and depth (columns)."""
+    """Pass rate per game (and the agent's seat, where it plays one) and view (rows) and depth (columns)."""
     depths = sorted({r.depth for r in rows})
-    cells = group(rows, lambda r: (r.tier, r.reward, r.depth))
-    overall = group(rows, lambda r: (r.tier, r.reward))
+    cells = group(rows, lambda r: (_game(r.tier, r.setting), r.reward, r.depth))
+    overall = group(rows, lambda r: (_game(r.tier, r.setting), r.reward))
     body = []
     for game, view in sorted(overall):
         cell = [compact(cells[(game, view, d)].rate) if (game, view, d) in cells else "" for d in depths]
         body.append([game, view, *cell, compact(overall[(game, view)].rate)])
     return Table(title="Team pass rate", header=["game", "view", *[f"d{d}" for d in depths], "all"], rows=body,
-                 note="A game passes when the cube ends solved within the move budget (scrambler-solver: when the "
-                      "solver solves; its depth is the scramble length). Pass rate [Wilson 95 % interval].")
+                 note="A game passes when the cube ends solved within the move budget. Scrambler-solver (depth: the "
+                      "scramble length k): the agent plays one seat against the perfect player; as solver_0 it passes "
+                      "by solving, as scrambler_0 by reaching the largest exact distance, k. "
+                      "Pass rate [Wilson 95 % interval].")
+
+
+def _game(game: str, setting: str) -> str:
+    """A row's game label: the game, and the seat the agent played where it played one."""
+    return game if setting == "team" else f"{game} as {setting}"
 
 
 def message_table(records: list[EpisodeRecord]) -> Table:
@@ -95,18 +102,21 @@ def seat_table(records: list[EpisodeRecord]) -> Table:
 
 
 def scramble_table(records: list[EpisodeRecord]) -> Table:
-    """The exact distance the scrambler reached per scramble length, and how often the solver then solved."""
-    by: dict[int, list[EpisodeRecord]] = defaultdict(list)
+    """Per seat the agent played and scramble length: the exact distance the scramble reached, and the pass rate."""
+    by: dict[tuple[str, int], list[EpisodeRecord]] = defaultdict(list)
     for record in records:
-        by[int(record.config.get("depth", 0))].append(record)
+        by[(str(record.config.get("agent_seat")), int(record.config.get("depth", 0)))].append(record)
     body = []
-    for k, games in sorted(by.items()):
+    for (seat, k), games in sorted(by.items()):
         reached = [r.config["scramble_distance"] for r in games if isinstance(r.config.get("scramble_distance"), int)]
-        body.append([str(k), str(len(games)), f"{mean(reached):.2f}" if reached else "-",
-                     str(max(reached)) if reached else "-", f"{sum(r.solved for r in games) / len(games):.2f}"])
-    return Table(title="Scrambles", rows=body, header=["k (scramble turns)", "games", "mean exact distance reached",
-                                                       "max", "solver pass rate"],
-                 note="Exact optimal distance of the scrambled position (the env's oracle), at most k.")
+        body.append([seat, str(k), str(len(games)), f"{mean(reached):.2f}" if reached else "-",
+                     str(max(reached)) if reached else "-", str(len(games) - len(reached)),
+                     f"{sum(r.solved for r in games) / len(games):.2f}"])
+    return Table(title="Scrambles", rows=body, header=["agent's seat", "k (scramble turns)", "games",
+                                                       "mean exact distance reached", "max", "unfinished", "pass rate"],
+                 note="Exact optimal distance of the scrambled position (the env's oracle), at most k; the other seat "
+                      "is the perfect player (the greedy scrambler, the two-phase solver). Unfinished: the scramble "
+                      "never ended.")
 
 
 def _messages(record: EpisodeRecord) -> list[dict[str, Any]]:

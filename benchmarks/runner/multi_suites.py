@@ -8,7 +8,8 @@ dispatching on the file's ``schema``. Each entry of ``games`` names one of the m
 * ``views``: what the seeing seats see, ``<tier>/<form>`` (``symbolic/text``, ``face/image``...): the
   observer's view, the two cameras' form (``vertex/text`` or ``vertex/image``), the solver's view;
 * ``depths``: the certified optimal distance of the start (observer-actor, two cameras: shipped
-  certified instances, as the episode suites); for the scrambler-solver game, the scramble length k;
+  certified instances, as the episode suites); for the scrambler-solver game, the scramble length k
+  (at most the exact-distance oracle's range, 9 quarter or 8 half turns, and below ``max_cycles``);
 * ``instances``: games per view and depth (the first k certified instances; scrambler-solver: k games);
 * ``options``: the env's budgets (``max_moves``, ``max_messages``, ``max_message_chars``,
   ``max_cycles``, ``max_rotations`` where the env has them), checked by building the env.
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from cubebench.engine.metric import Metric
+from cubebench.tasks.items import MAX_DEPTH
 
 from .suite_fields import SuiteError, check_int, check_ints, check_metric
 
@@ -33,6 +35,11 @@ GAMES = {"observer-actor": "CubeBench-ObserverActor-v0", "two-cameras": "CubeBen
 SEATS = {"observer-actor": ("observer_0", "actor_0"), "two-cameras": ("camera_0", "camera_1"),
          "scrambler-solver": ("scrambler_0", "solver_0")}
 """Each game's seats, in turn order."""
+MAX_INSTANCES = 1000
+"""Games per view and depth a suite may ask for."""
+MAX_IMAGE_SIZE = 1024
+DEFAULT_MAX_CYCLES = 100
+"""The envs' default ``max_cycles``."""
 GAME_FIELDS = ("views", "depths", "instances", "options")
 OPTIONS = ("max_moves", "max_messages", "max_message_chars", "max_cycles", "max_rotations", "image_size")
 """Env settings a suite may set (those the game's env takes)."""
@@ -69,8 +76,9 @@ class MultiSuite:
 
     @property
     def size(self) -> int:
-        """Number of games played."""
-        return sum(len(g.views) * len(g.depths) * g.instances for g in self.games.values())
+        """Number of games played (a scrambler-solver cell twice: the agent on each seat)."""
+        return sum(len(g.views) * len(g.depths) * g.instances * (2 if name == "scrambler-solver" else 1)
+                   for name, g in self.games.items())
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "name": self.name, "description": self.description, "metric": self.metric,
@@ -127,8 +135,14 @@ def _grid(name: str, entry: Any, where: str) -> GameGrid:
     options = entry.get("options", {})
     if not isinstance(options, dict) or sorted(set(options) - set(OPTIONS)):
         raise SuiteError(f"{where}: options must be an object with keys among {list(OPTIONS)}, got {options!r}")
+    size = options.get("image_size", 224)
+    if isinstance(size, int) and size > MAX_IMAGE_SIZE:
+        raise SuiteError(f"{where}: options.image_size must be <= {MAX_IMAGE_SIZE}, got {size}")
+    instances = check_int(entry, "instances", where, minimum=1)
+    if instances > MAX_INSTANCES:
+        raise SuiteError(f"{where}: instances must be <= {MAX_INSTANCES}, got {instances}")
     return GameGrid(views=tuple(views), depths=check_ints(entry, "depths", where, minimum=1),
-                    instances=check_int(entry, "instances", where, minimum=1), options=dict(options))
+                    instances=instances, options=dict(options))
 
 
 def _check_env(name: str, view: str, grid: GameGrid, metric: str, where: str) -> None:
@@ -139,6 +153,13 @@ def _check_env(name: str, view: str, grid: GameGrid, metric: str, where: str) ->
         raise SuiteError(f"{where}: multi-agent suites need PettingZoo: pip install 'cubebench[multi]' "
                          f"({err})") from None
     env_name = GAMES[name]
+    if name == "scrambler-solver":
+        cycles = grid.options.get("max_cycles", DEFAULT_MAX_CYCLES)
+        too_long = [k for k in grid.depths if k > MAX_DEPTH[metric] or (isinstance(cycles, int) and k >= cycles)]
+        if too_long:
+            raise SuiteError(f"{where}: scramble length(s) {too_long}: k must be at most {MAX_DEPTH[metric]} "
+                             f"({metric} turns: the exact-distance oracle's range) and below max_cycles ({cycles}), "
+                             "so every scramble ends and its exact distance is known")
     if name == "two-cameras" and not view.startswith("vertex/"):
         raise SuiteError(f"{where}: the two cameras see vertex views: views are vertex/text or vertex/image, "
                          f"got {view!r}")

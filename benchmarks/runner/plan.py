@@ -7,8 +7,9 @@ Every episode has a key built from what identifies it in the grid,
 resumed run recognises finished episodes whatever order they ran in.
 
 A multi-agent game is keyed ``<game>/<tier>-<form>/d<depth>/i<instance>`` (e.g.
-``observer-actor/face-text/d2/i01``); its start is a shipped certified instance (the scrambler-solver
-game starts solved: its depth is the scramble length).
+``observer-actor/face-text/d2/i01``); its start is a shipped certified instance.  The scrambler-solver
+game starts solved (its depth is the scramble length) and is planned twice, once per seat the agent
+plays against the perfect player on the other (``.../i00/solver_0``, ``.../i00/scrambler_0``).
 
 A ladder's items are keyed ``<test>/<variant>/run<r>/t<round>/d<level>/i<k>``; its first round is planned
 with the run, each later one when the round before it has finished (:mod:`.ladders`).
@@ -139,13 +140,11 @@ class GameSpec:
     reset_options: dict[str, Any] = field(default_factory=dict)
     """``{"state": <54 letters>}`` of a certified start; empty for the scrambler-solver game."""
     certified_distance: int | None = None
+    seat: str | None = None
+    """The one seat the run's agent plays (the perfect team's player has the other); ``None``: every seat."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-    def seat_seed(self, seat: str) -> int:
-        """A reproducible seed for the agent of one seat."""
-        return agent_seed(self.agent_seed, seat)
 
 
 Spec = EpisodeSpec | ItemSpec | GameSpec
@@ -167,15 +166,21 @@ def plan_games(suite: MultiSuite) -> list[GameSpec]:
         for name, grid in suite.games.items():
             for depth in grid.depths if k < grid.instances else ():
                 for view in grid.views:
-                    key = f"{name}/{view.replace('/', '-')}/d{depth}/i{k:02d}"
-                    start = starts[(name, depth)][k]
-                    plan.append(GameSpec(
-                        key=key, game=name, view=view, depth=depth, instance=k, metric=suite.metric,
-                        seed=suite.seed, env_seed=agent_seed(suite.seed, "env/" + key),
-                        agent_seed=agent_seed(suite.seed, key), options=dict(grid.options),
-                        reset_options={"state": start} if start else {},
-                        certified_distance=depth if start else None))
+                    for seat in AGENT_SEATS.get(name, (None,)):
+                        key = f"{name}/{view.replace('/', '-')}/d{depth}/i{k:02d}" + (f"/{seat}" if seat else "")
+                        start = starts[(name, depth)][k]
+                        plan.append(GameSpec(
+                            key=key, game=name, view=view, depth=depth, instance=k, metric=suite.metric,
+                            seed=suite.seed, env_seed=agent_seed(suite.seed, "env/" + key),
+                            agent_seed=agent_seed(suite.seed, key), options=dict(grid.options),
+                            reset_options={"state": start} if start else {},
+                            certified_distance=depth if start else None, seat=seat))
     return plan
+
+
+AGENT_SEATS = {"scrambler-solver": ("solver_0", "scrambler_0")}
+"""Games in which the agent plays one seat at a time against the perfect player: in a zero-sum game a model
+on both seats could hand itself easy positions (a fixed scramble its solver undoes)."""
 
 
 def _starts(suite: MultiSuite, name: str, depth: int, n: int) -> list[str]:

@@ -180,6 +180,9 @@ def _plan_games(suite: MultiSuite, factory: AgentFactory) -> tuple[list[Spec], d
     if unused:
         raise SuiteError(f"--seat {', '.join(unused)}: no game of suite {suite.name!r} has such a seat; "
                          f"its seats are {', '.join(sorted(seats))}")
+    given_away = [game for game in suite.games if set(SEATS[game]) <= set(factory.spec.seats)]
+    if given_away:
+        raise SuiteError(f"--seat gives every seat of {', '.join(given_away)} away: --agent would play nothing there")
     plan = plan_games(suite)
     print(f"cubebench: {len(plan)} games planned ({', '.join(suite.games)}, {suite.metric}-turn)", file=sys.stderr)
     return list(plan), {"protocol": "multi", "instance_source": "certified"}

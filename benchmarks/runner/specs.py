@@ -133,8 +133,9 @@ class AgentSpec:
             if team not in TEAMS:
                 raise AgentSpecError(f"--seat {seat}={team}: a seat goes to a calibration team's player "
                                      f"({', '.join(TEAMS)}); the model spec (--agent) plays the others")
-            if team == "silent" and seat in ("scrambler_0", "solver_0"):
-                raise AgentSpecError(f"--seat {seat}=silent: the scrambler-solver game has no channel to leave unused")
+            if seat in ("scrambler_0", "solver_0"):
+                raise AgentSpecError(f"--seat {seat}: in the scrambler-solver game the agent plays each seat in turn "
+                                     "against the perfect player; its seats are not given away")
 
     @property
     def is_local_model(self) -> bool:
@@ -210,12 +211,16 @@ class AgentFactory:
             raise AgentSpecError(f"{self.spec.spec!r} answers no questions")
         return ModelAnswerer(self._client(seed), send_images=self.spec.send_images)
 
-    def new_seats(self, env: Any, seed: int | None = None) -> dict[str, Seat]:
+    def new_seats(self, env: Any, seed: int | None = None, only: str | None = None) -> dict[str, Seat]:
         """A fresh player for every seat of ``env``: the spec's (a team's player, or a model seat), or the
-        team's that ``spec.seats`` gives the seat to (close each that has ``close`` afterwards)."""
+        team's that ``spec.seats`` gives the seat to; with ``only``, the spec plays that seat alone and the
+        perfect team's player every other (close each that has ``close`` afterwards)."""
         players: dict[str, Seat] = {}
         for k, seat in enumerate(env.unwrapped.possible_agents):
-            who = self.spec.seats.get(seat, self.spec.spec)
+            if only is not None:
+                who = self.spec.spec if seat == only else "perfect"
+            else:
+                who = self.spec.seats.get(seat, self.spec.spec)
             if who in TEAMS:
                 players[seat] = _team(who, env, seed or 0)[seat]
             elif self.kind == "model":

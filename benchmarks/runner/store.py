@@ -35,7 +35,8 @@ columns name the item's cell in the episode columns: ``tier`` = the test, ``dept
 
 A multi-agent run (``meta["protocol"] == "multi"``) stores :class:`~.plan.GameSpec` plan rows and one
 record per game (one step per seat turn, the seats and messages in its config); its summary columns:
-``tier`` = the game, ``depth``, ``instance``, ``reward`` = the view, ``setting`` = ``"team"``,
+``tier`` = the game, ``depth``, ``instance``, ``reward`` = the view, ``setting`` = the agent's seat
+(scrambler-solver) or ``"team"``,
 ``horizon`` = ``"d<depth>"``.
 """
 
@@ -204,7 +205,7 @@ def _cell(spec: Spec) -> tuple[str, int, int, str, str, str]:
     if isinstance(spec, ItemSpec):
         return spec.test, spec.depth, spec.index, spec.variant, "item", f"d{spec.depth}"
     if isinstance(spec, GameSpec):
-        return spec.game, spec.depth, spec.instance, spec.view, "team", f"d{spec.depth}"
+        return spec.game, spec.depth, spec.instance, spec.view, spec.seat or "team", f"d{spec.depth}"
     return spec.tier, spec.depth, spec.instance, spec.reward, spec.setting, spec.horizon
 
 
