@@ -180,15 +180,18 @@ def test_seat_grammar_compiles_in_llama_cpp() -> None:
 
 
 def test_the_local_model_plays_every_seat_of_a_multi_agent_game(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """`cubebench run --suite multi-smoke --agent local`: the real model on both seats of an observer-actor
+    """`cubebench run --agent local` on a multi-agent suite: the real model on both seats of an observer-actor
     game, its replies held to the seat grammar (so every one parses), no call failing."""
     pytest.importorskip("pettingzoo")
     from cubebench.runner.cli import main
     from cubebench.runner.store import open_run
 
-    run = tmp_path / "local-multi.sqlite"
-    assert main(["run", "--suite", "multi-smoke", "--agent", "local", "--games", "observer-actor", "--depths", "1",
-                 "--out", str(run), "--no-progress", "--quiet"]) == 0
+    import json
+
+    run, suite = tmp_path / "local-multi.sqlite", tmp_path / "short.json"  # multi-smoke's game, 3 cycles
+    suite.write_text(json.dumps({"schema": "cubebench-multi/1", "name": "short", "games": {"observer-actor": {
+        "views": ["symbolic/text"], "depths": [1], "instances": 1, "options": {"max_cycles": 3}}}}))
+    assert main(["run", "--suite", str(suite), "--agent", "local", "--out", str(run), "--no-progress", "--quiet"]) == 0
     with open_run(run) as store:
         (record,) = [r for _, r in store.records()]
     assert record.status in ("solved", "failed") and record.errors == 0 and record.parse_errors == 0
