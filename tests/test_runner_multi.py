@@ -415,3 +415,12 @@ def test_an_image_view_is_sent_to_the_seeing_seat_only(tmp_path: Path) -> None:
     with open_run(tmp_path / "i.sqlite") as store:
         (record,) = [r for _, r in store.records()]
     assert [s.observation_png_b64 is not None for s in record.steps] == [True, False] * 3
+
+
+def test_the_process_backend_plays_the_same_games(tmp_path: Path) -> None:
+    inline, spawned = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    assert run_cli("multi-smoke", "random", inline) == 0
+    assert run_cli("multi-smoke", "random", spawned, "--backend", "process", "--concurrency", "2") == 0
+    with open_run(inline) as a, open_run(spawned) as b:
+        same = {key: (r.status, r.n_steps, r.end_facelets) for key, r in a.records()}
+        assert same == {key: (r.status, r.n_steps, r.end_facelets) for key, r in b.records()}

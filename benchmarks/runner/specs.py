@@ -37,13 +37,15 @@ from cubebench.agents.scripted import SCRIPTED_AGENTS
 from cubebench.agents.seats import ModelSeat
 from cubebench.agents.teams import Seat, perfect_team, random_team, silent_team
 
+from .multi_suites import SEATS
+
 STYLES = ("react", "codeact")
 BUILTIN = ("random", "prober", "greedy", "solver", "mlp", "local", "oracle", "perfect", "silent")
 ANSWERERS = ("oracle", "random")
 """The non-model specs that answer question items (model specs answer them too)."""
 TEAMS = ("perfect", "silent", "random")
 """The calibration teams that play multi-agent suites (model specs play them too)."""
-SEAT_NAMES = ("observer_0", "actor_0", "camera_0", "camera_1", "scrambler_0", "solver_0")
+SEAT_NAMES = tuple(seat for seats in SEATS.values() for seat in seats)
 """Every seat of the multi-agent envs (``--seat`` names one)."""
 MODEL_PROVIDERS = ("openai", "anthropic", "openai-compatible")
 RL_FACTORY = "make_policy_agent"
@@ -133,7 +135,7 @@ class AgentSpec:
             if team not in TEAMS:
                 raise AgentSpecError(f"--seat {seat}={team}: a seat goes to a calibration team's player "
                                      f"({', '.join(TEAMS)}); the model spec (--agent) plays the others")
-            if seat in ("scrambler_0", "solver_0"):
+            if seat in SEATS["scrambler-solver"]:
                 raise AgentSpecError(f"--seat {seat}: in the scrambler-solver game the agent plays each seat in turn "
                                      "against the perfect player; its seats are not given away")
 
