@@ -149,9 +149,8 @@ def _check_env(name: str, view: str, grid: GameGrid, metric: str, where: str) ->
     """Build the game's env once per view (with the first depth): its own checks say what is wrong."""
     try:
         from cubebench.envs.multi import make_multi_env
-    except ModuleNotFoundError as err:
-        raise SuiteError(f"{where}: multi-agent suites need PettingZoo: pip install 'cubebench[multi]' "
-                         f"({err})") from None
+    except ModuleNotFoundError:
+        raise SuiteError(f"{where}: multi-agent suites need PettingZoo: pip install 'cubebench[multi]'") from None
     env_name = GAMES[name]
     if name == "scrambler-solver":
         cycles = grid.options.get("max_cycles", DEFAULT_MAX_CYCLES)
