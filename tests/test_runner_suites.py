@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,11 @@ def test_restrict_keeps_the_chosen_tiers_and_depths_in_suite_order() -> None:
     assert restrict(load_suite("exp1")) == load_suite("exp1")
     with pytest.raises(SuiteError, match="no depths"):
         restrict(load_suite("smoke"), depths=[2])
+
+
+def test_a_multi_agent_suite_without_pettingzoo_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pettingzoo", None)  # as on an install without the multi extra
+    for name in [m for m in sys.modules if m.startswith("cubebench.envs.multi")]:
+        monkeypatch.delitem(sys.modules, name)
+    with pytest.raises(SuiteError, match=r"multi-agent suites need PettingZoo: pip install 'cubebench\[multi\]'$"):
+        load_suite("multi-smoke")
