@@ -10,7 +10,7 @@ import pytest
 
 from cubebench.runner import instances
 from cubebench.runner.instances import instance_seed, resolve_source
-from cubebench.runner.plan import episode_key, plan_episodes
+from cubebench.runner.plan import episode_key, plan_episodes, plan_games
 from cubebench.runner.suites import SuiteError, available_suites, load_suite, suite_from_dict, suites_dir
 
 GRID = {"tiers": ["symbolic", "visual", "face", "vertex"], "depths": [1, 2, 3, 4, 8, 12, 16, 20]}
@@ -189,5 +189,6 @@ def test_a_multi_agent_suite_without_pettingzoo_names_the_extra(monkeypatch: pyt
     monkeypatch.setitem(sys.modules, "pettingzoo", None)  # as on an install without the multi extra
     for name in [m for m in sys.modules if m.startswith("cubebench.envs.multi")]:
         monkeypatch.delitem(sys.modules, name)
+    suite = load_suite("multi-smoke")  # it reads (so other commands can refuse it by name), but cannot be planned
     with pytest.raises(SuiteError, match=r"multi-agent suites need PettingZoo: pip install 'cubebench\[multi\]'$"):
-        load_suite("multi-smoke")
+        plan_games(suite)

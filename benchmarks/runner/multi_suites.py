@@ -145,12 +145,23 @@ def _grid(name: str, entry: Any, where: str) -> GameGrid:
                     instances=instances, options=dict(options))
 
 
-def _check_env(name: str, view: str, grid: GameGrid, metric: str, where: str) -> None:
-    """Build the game's env once per view (with the first depth): its own checks say what is wrong."""
+def require_pettingzoo(what: str) -> Any:
+    """``make_multi_env``; a :class:`SuiteError` naming the ``multi`` extra where PettingZoo is missing."""
     try:
         from cubebench.envs.multi import make_multi_env
     except ModuleNotFoundError:
-        raise SuiteError(f"{where}: multi-agent suites need PettingZoo: pip install 'cubebench[multi]'") from None
+        raise SuiteError(f"{what}: multi-agent suites need PettingZoo: pip install 'cubebench[multi]'") from None
+    return make_multi_env
+
+
+def _check_env(name: str, view: str, grid: GameGrid, metric: str, where: str) -> None:
+    """Build the game's env once per view (with the first depth): its own checks say what is wrong.  Without
+    PettingZoo only the fields are checked here (the suite still reads, e.g. to be refused by name);
+    planning it needs the extra (:func:`require_pettingzoo`)."""
+    try:
+        make_multi_env = require_pettingzoo(where)
+    except SuiteError:
+        return
     env_name = GAMES[name]
     if name == "scrambler-solver":
         cycles = grid.options.get("max_cycles", DEFAULT_MAX_CYCLES)

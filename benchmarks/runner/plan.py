@@ -29,7 +29,7 @@ from typing import Any
 from cubebench.tasks.items import Item, ItemGenerationError
 
 from .instances import instance_refs, shipped_starts
-from .multi_suites import MultiSuite
+from .multi_suites import MultiSuite, require_pettingzoo
 from .question_suites import QuestionSuite, configured_test
 from .suites import Suite, SuiteError
 
@@ -159,6 +159,7 @@ def protocol_of(spec: Spec) -> str:
 def plan_games(suite: MultiSuite) -> list[GameSpec]:
     """All games of ``suite``, instance-major (a partial run covers every game, view and depth evenly).
     Observer-actor and two-camera games start from the shipped certified instances of their depth."""
+    require_pettingzoo(f"suite {suite.name!r}")
     starts = {(name, d): _starts(suite, name, d, grid.instances)
               for name, grid in suite.games.items() for d in grid.depths}
     plan = []
