@@ -17,7 +17,6 @@ nothing of it: messages are its only channel.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,7 +28,7 @@ from .chat import PROMPTS, ChatAgent
 from .llm import ModelClient
 from .llm.grammar import seat_grammar
 
-__all__ = ["ModelSeat", "SeatTurn", "parse_seat_reply", "seat_observation", "role_text", "action_docs",
+__all__ = ["ModelSeat", "parse_seat_reply", "seat_observation", "role_text", "action_docs",
            "MAX_CONSECUTIVE_ERRORS"]
 
 MAX_CONSECUTIVE_ERRORS = 3
@@ -219,15 +218,6 @@ def _feedback(info: dict[str, Any]) -> list[str]:
     return out
 
 
-@dataclass
-class SeatTurn:
-    """What a model seat did in one turn (the runner records it beside what the seat was shown)."""
-
-    turn: Turn
-    choice: int
-    message: str
-
-
 class _SeatChat(ChatAgent):
     """The conversation of one model seat: role prompt, one model call per turn, reply parsed to an action."""
 
@@ -270,7 +260,8 @@ class ModelSeat:
     """A chat model playing ``seat`` of ``env`` (any form of the three multi-agent envs).
 
     ``act`` returns the env's action (``{"action": k, "message": text}`` where the seat talks, else
-    ``k``) and keeps the turn in :attr:`last`. A failed model call makes the seat wait that turn; after
+    ``k``) and keeps the turn in :attr:`last` and what the seat was shown in :attr:`seen` (the runner
+    records both). A failed model call makes the seat wait that turn; after
     :data:`MAX_CONSECUTIVE_ERRORS` in a row, or once its token or cost budget is spent, :attr:`out`
     is true and it only waits (the runner ends the game as an error).
     """
@@ -287,41 +278,37 @@ class ModelSeat:
         self.chat = _SeatChat(client, self.names, self.talking, role_text(game, seat), max_tokens=max_tokens,
                               send_images=send_images, grammar=rules)
         self.name = f"{self.chat.name}@{seat}"
-        self.last: SeatTurn | None = None
+        self.last: Turn | None = None
+        self.seen: tuple[str, np.ndarray | None] = ("", None)
         self.out = False
         self._failures = 0
-        self._turns = 0
 
     def reset(self) -> None:
         self.chat.reset(Task(tier="", tool_setting="", tools=(), action_names=self.names, obs_format="",
                              reward="none", metric="", max_steps=0, description=""))
-        self.last, self.out, self._failures, self._turns = None, False, 0, 0
-
-    def shown(self, observation: Any, info: dict[str, Any]) -> tuple[str, np.ndarray | None]:
-        """What the model is shown for this observation (the runner records the same)."""
-        text, image = seat_observation(self.game, self.seat, observation, info)
-        if self.last is not None and self.last.turn.parse_error:
-            text += f"\nYour last reply did not parse: {self.last.turn.parse_error}"
-        if self.last is not None and self.last.turn.error:
-            text += f"\nYour last turn failed: {self.last.turn.error}"
-        return text, image
+        self.last, self.seen, self.out, self._failures = None, ("", None), False, 0
 
     def act(self, observation: Any, info: dict[str, Any]) -> Any:
+        self.seen = seat_observation(self.game, self.seat, observation, info)
         if self.out:
-            self.last = SeatTurn(Turn(error="the seat has stopped (model failures or budget spent)"), 0, "")
+            self.last = Turn(error="the seat has stopped (model failures or budget spent)")
             return self._action(0, "")
         forced = _only_choice(observation)
         if forced is not None:  # nothing to decide (the other seat's phase): the model is not asked
-            self.last = SeatTurn(Turn(action=f"{self.names[forced]} (the only action allowed)"), forced, "")
+            self.last = Turn(action=f"{self.names[forced]} (the only action allowed)")
             return self._action(forced, "")
-        text, image = self.shown(observation, info)
-        self._turns += 1
-        turn = self.chat.act(Observation(step=self._turns, steps_left=0, text=text, image=image, raw=None), None)
-        choice, message = (self.chat.choice, self.chat.message) if turn.error is None and not turn.parse_error else (0, "")
+        text, image = self.seen
+        if self.last is not None and self.last.parse_error:
+            text += f"\nYour last reply did not parse: {self.last.parse_error}"
+        if self.last is not None and self.last.error:
+            text += f"\nYour last turn failed: {self.last.error}"
+        self.seen = (text, image)
+        turn = self.chat.act(Observation(step=0, steps_left=0, text=text, image=image, raw=None), None)
+        ok = turn.error is None and not turn.parse_error
         self._failures = self._failures + 1 if turn.error is not None else 0
         self.out = turn.stop or self._failures >= MAX_CONSECUTIVE_ERRORS
-        self.last = SeatTurn(turn, choice, message)
-        return self._action(choice, message)
+        self.last = turn
+        return self._action(self.chat.choice, self.chat.message) if ok else self._action(0, "")
 
     def _action(self, choice: int, message: str) -> Any:
         return {"action": choice, "message": message} if self.talking else choice

@@ -96,22 +96,23 @@ class _Game:
             self._turn(name, observation, info, float(reward))
             out = [s for s, p in self.seats.items() if getattr(p, "out", False)]
             if out:
-                self.stopped = f"seat {out[0]} stopped: " + (self.seats[out[0]].last.turn.error or "no reason given")
+                self.stopped = f"seat {out[0]} stopped: " + (self.seats[out[0]].last.error or "no reason given")
                 self.infos.update({a: dict(i) for a, i in getattr(self.env, "infos", {}).items()})  # after its action
                 break
 
     def _turn(self, name: str, observation: Any, info: dict[str, Any], reward: float) -> None:
         player = self.seats[name]
-        shown = player.shown if isinstance(player, ModelSeat) else _shown_by(self.game, name)
-        text, image = shown(observation, info)
         action = player.act(observation, info)
+        model = isinstance(player, ModelSeat)
+        # what the seat was shown: a model seat's own prompt; a scripted seat's observation in the same words
+        text, image = player.seen if model else seat_observation(self.game, name, observation, info)
         label = _label(self.game, name, action)
-        last = player.last.turn if isinstance(player, ModelSeat) and player.last is not None else None
+        last = player.last if model else None
         digest, png = observation_digest(text, image, self.store_images)
         self.steps.append(StepRecord(
             index=len(self.steps), observation_text=text, observation_sha256=digest, observation_png_b64=png,
             reply=last.reply if last else "", action=label, tool_calls=[],
-            moves=int(label[:1] in "URFDLB" and label != ""), reward=reward,
+            moves=int(label[0] in "URFDLB"), reward=reward,
             input_tokens=last.input_tokens if last else 0, output_tokens=last.output_tokens if last else 0,
             cost_usd=last.cost_usd if last else 0.0, latency_s=0.0, error=last.error if last else None,
             model_log=list(last.model_log) if last else [], parse_error=last.parse_error if last else None))
@@ -162,11 +163,6 @@ class _Game:
             end_facelets=end, distance_start=self.spec.certified_distance if distance is None else distance,
             distance_end=0 if solved else None, errors=errors,
             parse_errors=sum(s.parse_error is not None for s in self.steps))
-
-
-def _shown_by(game: Any, seat: str) -> Any:
-    """What a scripted seat is shown, in the words a model seat would get (the viewer shows it)."""
-    return lambda observation, info: seat_observation(game, seat, observation, info)
 
 
 def _label(game: Any, seat: str, action: Any) -> str:
