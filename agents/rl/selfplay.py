@@ -52,6 +52,7 @@ from cubebench.engine.moves import MOVE_INDEX
 from cubebench.engine.state import from_colour_indices
 from cubebench.envs.vector_env import CubeVectorEnv
 from cubebench.generators import Generator, Instance, ScrambleGenerator
+from cubebench.tasks.items import MAX_DEPTH
 from cubebench.tasks.oracle import oracle
 
 from .evaluate import evaluate, onehot, policy_rollouts
@@ -244,8 +245,9 @@ def heldout_positions(policy: MLPPolicy, depths: Sequence[int], n: int, seed: in
     """
     out: dict[int, tuple[np.ndarray, list[str]]] = {}
     for d in depths:
-        if not 1 <= d <= 9:
-            raise ValueError(f"held-out depths lie in 1..9 (exact distances from the oracle's tables), got {d}")
+        if not 1 <= d <= MAX_DEPTH[policy.metric]:
+            raise ValueError(f"held-out depths lie in 1..{MAX_DEPTH[policy.metric]} (exact distances from the "
+                             f"oracle's tables), got {d}")
         kept: dict[bytes, tuple[np.ndarray, str]] = {}
         recorder = _LastRecord()
         phase = ScramblePhase(policy, recorder, scrambler, policy.metric, seed + d)

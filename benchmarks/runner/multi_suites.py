@@ -35,6 +35,9 @@ GAMES = {"observer-actor": "CubeBench-ObserverActor-v0", "two-cameras": "CubeBen
 SEATS = {"observer-actor": ("observer_0", "actor_0"), "two-cameras": ("camera_0", "camera_1"),
          "scrambler-solver": ("scrambler_0", "solver_0")}
 """Each game's seats, in turn order."""
+AGENT_SEATS = {"scrambler-solver": ("solver_0", "scrambler_0")}
+"""Games in which the agent plays one seat at a time against the perfect player, and the seats it plays: in
+a zero-sum game a model on both seats could hand itself easy positions (a fixed scramble its solver undoes)."""
 MAX_INSTANCES = 1000
 """Games per view and depth a suite may ask for."""
 MAX_IMAGE_SIZE = 1024
@@ -77,7 +80,7 @@ class MultiSuite:
     @property
     def size(self) -> int:
         """Number of games played (a scrambler-solver cell twice: the agent on each seat)."""
-        return sum(len(g.views) * len(g.depths) * g.instances * (2 if name == "scrambler-solver" else 1)
+        return sum(len(g.views) * len(g.depths) * g.instances * len(AGENT_SEATS.get(name, (None,)))
                    for name, g in self.games.items())
 
     def to_dict(self) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from typing import Any
 from cubebench.tasks.items import Item, ItemGenerationError
 
 from .instances import instance_refs, shipped_starts
-from .multi_suites import MultiSuite, require_pettingzoo
+from .multi_suites import AGENT_SEATS, MultiSuite, require_pettingzoo
 from .question_suites import QuestionSuite, configured_test
 from .suites import Suite, SuiteError
 
@@ -177,11 +177,6 @@ def plan_games(suite: MultiSuite) -> list[GameSpec]:
                             reset_options={"state": start} if start else {},
                             certified_distance=depth if start else None, seat=seat))
     return plan
-
-
-AGENT_SEATS = {"scrambler-solver": ("solver_0", "scrambler_0")}
-"""Games in which the agent plays one seat at a time against the perfect player: in a zero-sum game a model
-on both seats could hand itself easy positions (a fixed scramble its solver undoes)."""
 
 
 def _starts(suite: MultiSuite, name: str, depth: int, n: int) -> list[str]:

@@ -37,7 +37,7 @@ from cubebench.agents.scripted import SCRIPTED_AGENTS
 from cubebench.agents.seats import ModelSeat
 from cubebench.agents.teams import Seat, perfect_team, random_team, silent_team
 
-from .multi_suites import SEATS
+from .multi_suites import AGENT_SEATS, SEATS
 
 STYLES = ("react", "codeact")
 BUILTIN = ("random", "prober", "greedy", "solver", "mlp", "local", "oracle", "perfect", "silent")
@@ -135,7 +135,7 @@ class AgentSpec:
             if team not in TEAMS:
                 raise AgentSpecError(f"--seat {seat}={team}: a seat goes to a calibration team's player "
                                      f"({', '.join(TEAMS)}); the model spec (--agent) plays the others")
-            if seat in SEATS["scrambler-solver"]:
+            if any(seat in seats for seats in AGENT_SEATS.values()):
                 raise AgentSpecError(f"--seat {seat}: in the scrambler-solver game the agent plays each seat in turn "
                                      "against the perfect player; its seats are not given away")
 
