@@ -226,3 +226,70 @@ def test_bad_arguments_get_one_clear_line(argv: list[str], message: str, tmp_pat
     assert main(["export-tasks", *argv, "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("cubebench: error: ") and message in err and err.count("\n") == 1
+
+
+def test_an_export_never_overwrites_an_earlier_one_without_force(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    argv = ["export-tasks", "--kind", "items", "--suite", "stare-smoke", "--images", "none", "--out", str(out)]
+    assert main(argv) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    capsys.readouterr()
+    assert main(argv + ["--split", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cubebench: error: ") and "--force" in err and err.count("\n") == 1
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert main(argv + ["--split", "0.5", "--force"]) == 0
+    assert json.loads((out / "manifest.json").read_text())["train_fraction"] == 0.5
+
+
+@pytest.mark.skipif(missing("pyarrow"), reason="needs pyarrow (the export extra)")
+def test_force_in_another_format_leaves_no_file_of_the_earlier_one(tmp_path: Path) -> None:
+    export_tasks(ExportRequest(kind="items", out=tmp_path, suite="stare-smoke", images="none", train_fraction=0.5))
+    export_tasks(ExportRequest(kind="items", out=tmp_path, suite="stare-smoke", images="none", train_fraction=0.5,
+                               format="parquet", force=True))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", "test.parquet", "train.parquet"]
+
+
+def test_a_failed_export_leaves_the_folder_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import cubebench.runner.export_tasks as export_module
+
+    export_tasks(ExportRequest(kind="items", out=tmp_path, suite="cube-bench-smoke", images="none"))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    calls, real = [], export_module.question_ref
+
+    def failing_ref(*args: Any) -> Any:
+        calls.append(args)
+        if len(calls) == 3:  # rows are already written by then
+            raise ExportError("the 3rd item could not be made")
+        return real(*args)
+
+    monkeypatch.setattr(export_module, "question_ref", failing_ref)
+    with pytest.raises(ExportError, match="3rd"):
+        export_tasks(ExportRequest(kind="items", out=tmp_path, suite="cube-bench-smoke", images="none",
+                                   train_fraction=0.5, force=True))
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+@pytest.mark.parametrize("suite", ["cube-bench", "stare"])
+def test_every_test_of_the_suite_is_exported_or_named_as_left_out(suite: str, tmp_path: Path) -> None:
+    summary = export_tasks(ExportRequest(kind="items", out=tmp_path, suite=suite, items=2))
+    exported_tests = {row["test"] for row in exported(tmp_path)}
+    named = {note.split(" left out")[0] for note in summary.notes if " left out" in note}
+    tests = set(load_suite(suite).to_dict()["tests"])
+    assert exported_tests | named == tests and not exported_tests & named
+    if suite == "cube-bench":
+        assert named == {"closed-loop", "recovery", "reflection"}
+
+
+def test_items_are_made_one_at_a_time_so_memory_does_not_grow_with_the_count() -> None:
+    from cubebench.runner.export_tasks import item_suite
+    from cubebench.runner.plan import iter_fixed_items, plan_items
+
+    suite = item_suite(ExportRequest(kind="items", out=Path("unused"), suite="cube-bench", tests=("move-effect",),
+                                     depths=(3,), items=10**9))
+    first = [spec for _, spec in zip(range(6), iter_fixed_items(suite, "move-effect"))]  # a billion: lazy or hangs
+    assert {s.index for s in first} == {0, 1, 2}  # two variants of each item
+    small = item_suite(ExportRequest(kind="items", out=Path("unused"), suite="cube-bench", tests=("move-effect",),
+                                     depths=(3,), items=3))
+    assert {s.key: s.item for s in first} == {s.key: s.item for s in plan_items(small)}

@@ -312,7 +312,7 @@ def _cmd_export_tasks(args: argparse.Namespace) -> int:
         kind=args.kind, out=Path(args.out), format=args.format, suite=args.suite, tier=args.tier,
         obs_format=args.obs_format, depths=tuple(args.depths) if args.depths else None, instances=args.instances,
         tests=tuple(args.tests) if args.tests else None, items=args.items, train_fraction=args.split,
-        seed=args.seed, images=args.images)
+        seed=args.seed, images=args.images, force=args.force)
     try:
         summary = export_tasks(request)
     except (ExportError, SplitError) as err:
@@ -339,11 +339,6 @@ def _add_export_tasks(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tier", choices=TIERS, default=None, help="episodes, sft: the tier (default symbolic)")
     p.add_argument("--obs-format", choices=OBS_FORMATS, default=None,
                    help="episodes, sft: how visual, face and vertex are shown: text (default) or image")
-    p.add_argument("--games", type=_csv(str), default=None, metavar="G1,G2",
-                   help="multi-agent suites: play only these games (e.g. observer-actor,two-cameras)")
-    p.add_argument("--seat", action="append", default=None, metavar="SEAT=TEAM",
-                   help="multi-agent suites: give a seat to a calibration team's player (perfect, silent, random) "
-                        "while --agent plays the others, e.g. --seat observer_0=perfect (repeatable)")
     p.add_argument("--depths", type=_csv(int), default=None, metavar="D1,D2",
                    help="only these depths (items: the depths or ladder levels of every chosen test)")
     p.add_argument("--instances", type=int, default=None, help="episodes, sft: instances per depth (default the suite's)")
@@ -355,6 +350,8 @@ def _add_export_tasks(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--images", choices=IMAGE_MODES, default="bytes",
                    help="bytes: PNGs in the rows (default; base64 in jsonl); files: PNGs under OUT/images/, paths in "
                         "the rows; none: text only (items showing an image are left out)")
+    p.add_argument("--force", action="store_true",
+                   help="replace the files of an earlier export in --out (without it, an export never overwrites)")
     p.set_defaults(func=_guard(_cmd_export_tasks))
 
 

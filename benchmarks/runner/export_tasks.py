@@ -26,10 +26,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
+import pickle
+import tempfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence, cast
+from typing import IO, Any, Iterator, Sequence, cast
 
 from cubebench import __version__
 from cubebench.agents.answerers import ModelAnswerer
@@ -39,10 +42,10 @@ from cubebench.wrappers.tiers import PARTIAL_TIERS
 
 from .execute import PlaySettings
 from .instances import resolve_source
-from .plan import EpisodeSpec, ItemSpec, plan_episodes, plan_items
+from .plan import EpisodeSpec, ItemSpec, iter_fixed_items, plan_episodes
 from .question_suites import QuestionSuite, configured_test, question_suite_from_dict
 from .sft_traces import ScriptedReplies, TraceError, optimal_solution, play_trace, replay_trace, trace_replies
-from .splits import SPLITS, check_disjoint, check_fraction, group_of, split_of
+from .splits import SPLITS, Sides, check_fraction, group_of, split_of
 from .suite_fields import SuiteError
 from .suites import TIERS, Suite, load_suite, restrict, suite_from_dict
 from .verifier_refs import asked_prompts, episode_ref, question_ref
@@ -78,6 +81,8 @@ class ExportRequest:
     train_fraction: float = 0.9
     seed: int = 0
     images: str = "bytes"
+    force: bool = False
+    """Replace the files of an earlier export in ``out`` (without it, an export never overwrites one)."""
 
 
 @dataclass
@@ -90,36 +95,61 @@ class ExportSummary:
 
 
 def export_tasks(request: ExportRequest) -> ExportSummary:
-    """Build the rows ``request`` asks for, split them, and write ``train``/``test`` files and ``manifest.json``."""
+    """Build the rows ``request`` asks for, split them, and write ``train``/``test`` files and ``manifest.json``.
+
+    Rows are streamed: each is written as it is made (question items are made one at a time), so memory holds
+    a row, a test's spool on disk and one key per start state, whatever the number of rows.  The files appear
+    under their names only when every row is written and the split is checked: a failed export leaves the
+    folder as it was."""
     _check(request)
     summary = ExportSummary()
-    out = Path(request.out)
-    if out.exists() and not out.is_dir():
-        raise ExportError(f"--out {out} exists and is not a folder")
-    out.mkdir(parents=True, exist_ok=True)
+    out = _out_folder(request)
     images = _ImageSink(request.images, out)
     rows = _item_rows(request, images, summary) if request.kind == "items" else _episode_rows(request, images)
-    check_disjoint(rows)
-    for split in SPLITS:
-        part = [row for row in rows if row["split"] == split]
-        summary.counts[split] = len(part)
-        if part:
-            summary.files[split] = out / f"{split}.{request.format}"
-            write_rows(part, summary.files[split], request.format)
-        elif (out / f"{split}.{request.format}").exists():
-            (out / f"{split}.{request.format}").unlink()  # a stale file of an earlier export would be read as this one's
-        else:
-            summary.notes.append(f"the {split} split is empty: no {split}.{request.format} written")
+    with _SplitWriter(out, request.format, pngs=request.images == "bytes") as writer:
+        for row in rows:
+            writer.add(row)
+        summary.files, summary.counts = writer.finish()
+    summary.notes += [f"the {split} split is empty: no {split}.{request.format} written"
+                      for split in SPLITS if not summary.counts[split]]
     manifest = {"schema": SCHEMA, "cubebench": __version__, "kind": request.kind, "format": request.format,
                 "suite": request.suite or DEFAULT_SUITE[request.kind], "tier": request.tier,
                 "obs_format": request.obs_format, "depths": request.depths, "instances": request.instances,
                 "tests": request.tests, "items": request.items, "images": request.images,
                 "train_fraction": request.train_fraction, "seed": request.seed, "counts": summary.counts,
-                "files": {s: {"name": p.name, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
-                          for s, p in summary.files.items()},
+                "files": {s: {"name": p.name, "sha256": _sha256(p)} for s, p in summary.files.items()},
                 "notes": summary.notes}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return summary
+
+
+def _out_folder(request: ExportRequest) -> Path:
+    """The export folder, made if missing; :class:`ExportError` if it is a file, or if it holds an earlier
+    export's files and ``force`` is not given."""
+    out = Path(request.out)
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"--out {out} exists and is not a folder")
+    earlier = sorted(p.name for p in out.glob("*") if p.name == "manifest.json" or p.name in _split_names())
+    if earlier and not request.force:
+        raise ExportError(f"--out {out} already holds an export ({', '.join(earlier)}): give --force to replace "
+                          "it, or another folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ExportError(f"--out {out}: cannot make the folder ({err.strerror or err})") from None
+    return out
+
+
+def _split_names() -> set[str]:
+    return {f"{split}.{fmt}" for split in SPLITS for fmt in FORMATS}
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _check(request: ExportRequest) -> None:
@@ -129,6 +159,8 @@ def _check(request: ExportRequest) -> None:
         if value not in allowed:
             raise ExportError(f"--{name} must be one of {', '.join(allowed)}, got {value!r}")
     check_fraction(request.train_fraction)
+    if request.items is not None and request.items < 1:
+        raise ExportError(f"--items must be at least 1, got {request.items}")
     if request.kind == "items":
         given = [f for f, v in (("tier", request.tier), ("obs-format", request.obs_format),
                                 ("instances", request.instances)) if v is not None]
@@ -194,10 +226,9 @@ def certified_instance(spec: EpisodeSpec) -> Instance:
     return instance
 
 
-def _episode_rows(request: ExportRequest, images: "_ImageSink") -> list[dict[str, Any]]:
+def _episode_rows(request: ExportRequest, images: "_ImageSink") -> Iterator[dict[str, Any]]:
     settings = PlaySettings(obs_format=request.obs_format or "text", store_images=False)
     text_only = (request.tier or "symbolic") == "symbolic" or settings.obs_format == "text"
-    rows = []
     for spec in episode_specs(request):
         instance = certified_instance(spec)
         solution = optimal_solution(instance)
@@ -227,13 +258,13 @@ def _episode_rows(request: ExportRequest, images: "_ImageSink") -> list[dict[str
         else:
             row["system"], row["prompt"] = _text(messages[0]["content"]), _text(messages[1]["content"])
         row["split"] = split_of(instance.state, request.seed, request.train_fraction)
-        rows.append(row)
-    return rows
+        yield row
 
 
 # --- question items -------------------------------------------------------------------------------
-def item_specs(request: ExportRequest) -> list[ItemSpec]:
-    """The fixed items of the request's question suite; a ladder test becomes fixed items at ``--depths``."""
+def item_suite(request: ExportRequest) -> QuestionSuite:
+    """The request's question suite cut to its tests, depths and item count; a ladder test becomes fixed
+    items at ``--depths`` (a ladder's rounds depend on the answers before them)."""
     name = request.suite or DEFAULT_SUITE["items"]
     try:
         suite = load_suite(name)
@@ -256,48 +287,59 @@ def item_specs(request: ExportRequest) -> list[ItemSpec]:
                 grid = {k: v for k, v in grid.items() if k != "ladder"} | {"items": LADDER_ITEMS}
             chosen[test] = grid | ({"depths": list(request.depths)} if request.depths else {}) | (
                 {"items": request.items} if request.items is not None else {})
-        return plan_items(question_suite_from_dict({**data, "tests": chosen}, source=f"{name} (export)"))
+        return question_suite_from_dict({**data, "tests": chosen}, source=f"{name} (export)")
     except SuiteError as err:
         raise ExportError(str(err)) from None
 
 
-def _item_rows(request: ExportRequest, images: "_ImageSink", summary: ExportSummary) -> list[dict[str, Any]]:
+def _item_rows(request: ExportRequest, images: "_ImageSink", summary: ExportSummary) -> Iterator[dict[str, Any]]:
+    """The rows of every test that asks one question per item, test by test.  A test is left out whole (and
+    named in ``summary``), not by the luck of its items, when any item asks several questions: its rows wait
+    in a spool on disk until its last item is made."""
+    suite = item_suite(request)
     answerer = ModelAnswerer(ScriptedReplies([]), send_images=request.images != "none")
     text_only = request.images == "none"
-    asked_once, several, no_image = [], set(), 0
-    for spec in item_specs(request):
-        if spec.test in several:
-            continue
-        prompts = asked_prompts(spec.test, spec.options, spec.item, spec.variant)
-        asked = max(len(prompts), len(asked_prompts(spec.test, spec.options, spec.item, spec.variant, reply="")))
-        if asked != 1:
-            if request.tests and spec.test in request.tests:
-                raise ExportError(f"{spec.test} asks up to {asked} questions, each after the replies before it: "
-                                  "a row holds one question; play it with `cubebench run` or the Inspect bridge")
-            several.add(spec.test)
-        elif text_only and prompts[0].image is not None:
-            no_image += 1
-        else:
-            asked_once.append((spec, prompts[0]))
-    rows = []
-    for spec, prompt in asked_once:
-        if spec.test in several:  # a test is left out whole, not by the luck of its items
-            continue
-        chat, pictures = images.chat(answerer.messages(prompt), text_only)
-        group = group_of(configured_test(spec.test, spec.options).split_key(spec.to_item()))
-        rows.append({
-            "id": f"{spec.metric}/{spec.key}", "kind": "items", "group": group,
-            "split": split_of(group, request.seed, request.train_fraction),
-            "test": spec.test, "variant": spec.variant, "depth": spec.depth, "index": spec.index,
-            "metric": spec.metric, "seed": spec.seed, "state": spec.item["state"],
-            "system": prompt.system, "prompt": prompt.text, "messages": chat, "images": pictures,
-            "answer": prompt.form.format(prompt.gold),
-            "verifier": json.dumps(question_ref(spec.test, spec.variant, spec.options, spec.item), sort_keys=True),
-        })
-    summary.notes += [f"{t} left out: it asks several questions, each after the replies before it" for t in sorted(several)]
-    if no_image:
-        summary.notes.append(f"{no_image} question(s) that show an image left out (--images none)")
-    return rows
+    for test in suite.fixed:
+        with tempfile.TemporaryFile() as spool:
+            kept, no_image, several = 0, 0, 0
+            for spec in iter_fixed_items(suite, test):
+                prompts = asked_prompts(spec.test, spec.options, spec.item, spec.variant)
+                asked = max(len(prompts), len(asked_prompts(spec.test, spec.options, spec.item, spec.variant,
+                                                            reply="")))
+                if asked != 1:
+                    several = asked
+                    break
+                if text_only and prompts[0].image is not None:
+                    no_image += 1
+                    continue
+                pickle.dump(_item_row(request, spec, prompts[0], images, answerer, text_only), spool)
+                kept += 1
+            if several:
+                if request.tests and test in request.tests:
+                    raise ExportError(f"{test} asks up to {several} questions, each after the replies before it: "
+                                      "a row holds one question; play it with `cubebench run` or the Inspect bridge")
+                summary.notes.append(f"{test} left out: it asks several questions, each after the replies before it")
+                continue
+            if no_image:
+                summary.notes.append(f"{test}: {no_image} question(s) that show an image left out (--images none)")
+            spool.seek(0)
+            for _ in range(kept):
+                yield pickle.load(spool)
+
+
+def _item_row(request: ExportRequest, spec: ItemSpec, prompt: Any, images: "_ImageSink", answerer: ModelAnswerer,
+              text_only: bool) -> dict[str, Any]:
+    chat, pictures = images.chat(answerer.messages(prompt), text_only)
+    group = group_of(configured_test(spec.test, spec.options).split_key(spec.to_item()))
+    return {
+        "id": f"{spec.metric}/{spec.key}", "kind": "items", "group": group,
+        "split": split_of(group, request.seed, request.train_fraction),
+        "test": spec.test, "variant": spec.variant, "depth": spec.depth, "index": spec.index,
+        "metric": spec.metric, "seed": spec.seed, "state": spec.item["state"],
+        "system": prompt.system, "prompt": prompt.text, "messages": chat, "images": pictures,
+        "answer": prompt.form.format(prompt.gold),
+        "verifier": json.dumps(question_ref(spec.test, spec.variant, spec.options, spec.item), sort_keys=True),
+    }
 
 
 # --- messages, images and files -------------------------------------------------------------------
@@ -339,18 +381,103 @@ class _ImageSink:
         return name.as_posix()
 
 
-def write_rows(rows: list[dict[str, Any]], path: Path, fmt: str) -> None:
-    """Write rows as JSON Lines (PNG bytes as base64 text) or Parquet (PNG bytes as binary)."""
-    if fmt == "jsonl":
-        lines = [json.dumps({**row, "images": [base64.b64encode(i).decode("ascii") if isinstance(i, bytes) else i
-                                               for i in row["images"]]}, sort_keys=True, ensure_ascii=False)
-                 for row in rows]
-        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-        return
+class _SplitWriter:
+    """Writes rows to their split's file as they come, under a temporary name until :meth:`finish`; checks on
+    the way that no start state (or item group) lands on both sides.  Leaving the ``with`` block without
+    :meth:`finish` removes what was written."""
+
+    BATCH = 256
+    """Rows per Parquet row group (what memory holds while a Parquet file is written)."""
+
+    def __init__(self, out: Path, fmt: str, pngs: bool) -> None:
+        self.out, self.fmt, self.pngs = out, fmt, pngs
+        self.sides = Sides()
+        self.counts = {split: 0 for split in SPLITS}
+        self.partial = {split: out / f".{split}.jsonl.partial" for split in SPLITS}
+        self.handles: dict[str, IO[str]] = {}
+
+    def __enter__(self) -> "_SplitWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._close()
+        for path in self.partial.values():
+            path.unlink(missing_ok=True)
+
+    def add(self, row: dict[str, Any]) -> None:
+        """Write one row to its split's file."""
+        split = str(row["split"])
+        self.sides.add(row)
+        if split not in self.handles:
+            self.handles[split] = self.partial[split].open("w", encoding="utf-8")
+        self.handles[split].write(_jsonl(row) + "\n")
+        self.counts[split] += 1
+
+    def finish(self) -> tuple[dict[str, Path], dict[str, int]]:
+        """Check the split, then give each non-empty split its file (an empty one's stale file is removed, so
+        it is not read as this export's); ``(files, counts)``."""
+        self._close()
+        self.sides.check()
+        files = {}
+        for split in SPLITS:
+            final = self.out / f"{split}.{self.fmt}"
+            if not self.counts[split]:
+                continue
+            if self.fmt == "jsonl":
+                os.replace(self.partial[split], final)
+            else:
+                _jsonl_to_parquet(self.partial[split], final, self.BATCH, self.pngs)
+            files[split] = final
+        for name in _split_names() - {path.name for path in files.values()}:
+            (self.out / name).unlink(missing_ok=True)  # an earlier export's other format, or an empty split's file
+        return files, dict(self.counts)
+
+    def _close(self) -> None:
+        for handle in self.handles.values():
+            handle.close()
+        self.handles.clear()
+
+
+def _jsonl(row: dict[str, Any]) -> str:
+    """A row as one JSON line (PNG bytes as base64 text)."""
+    images = [base64.b64encode(i).decode("ascii") if isinstance(i, bytes) else i for i in row["images"]]
+    return json.dumps({**row, "images": images}, sort_keys=True, ensure_ascii=False)
+
+
+def _jsonl_lines(path: Path, batch: int, pngs: bool) -> Iterator[list[dict[str, Any]]]:
+    """The rows of a partial JSON Lines file in batches, PNG bytes decoded again where ``pngs``."""
+    rows: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            if pngs:
+                row["images"] = [base64.b64decode(i) for i in row["images"]]
+            rows.append(row)
+            if len(rows) == batch:
+                yield rows
+                rows = []
+    if rows:
+        yield rows
+
+
+def _jsonl_to_parquet(source: Path, target: Path, batch: int, pngs: bool) -> None:
+    """Parquet (PNG bytes as binary) from a partial JSON Lines file, one batch in memory at a time: a first
+    pass settles the columns' types across every row, a second writes the row groups."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise ExportError("Parquet needs pyarrow: pip install 'cubebench[export]' (or use --format jsonl)") from None
-    pq.write_table(pa.Table.from_pylist(rows), path)
-
+    schema = None
+    for rows in _jsonl_lines(source, batch, pngs):
+        seen = pa.Table.from_pylist(rows).schema
+        schema = seen if schema is None else pa.unify_schemas([schema, seen], promote_options="permissive")
+    assert schema is not None  # finish() converts non-empty splits only
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        with pq.ParquetWriter(partial, schema) as writer:
+            for rows in _jsonl_lines(source, batch, pngs):
+                writer.write_table(pa.Table.from_pylist(rows, schema=schema))
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)

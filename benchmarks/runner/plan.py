@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Iterator, cast
 
 from cubebench.tasks.items import Item, ItemGenerationError
 
@@ -212,11 +212,37 @@ def _plan_fixed(suite: QuestionSuite) -> list[ItemSpec]:
         for name, grid in suite.fixed.items():
             for depth in grid.depths:
                 for variant in grid.variants if index < grid.items else ():
-                    key = item_key(name, variant, depth, index)
-                    plan.append(ItemSpec(key=key, test=name, variant=variant, depth=depth, index=index,
-                                         metric=suite.metric, seed=suite.seed, agent_seed=agent_seed(suite.seed, key),
-                                         item=cells[(name, depth)][index], options=dict(grid.options)))
+                    plan.append(_fixed_spec(suite, name, variant, depth, index, cells[(name, depth)][index]))
     return plan
+
+
+def iter_fixed_items(suite: QuestionSuite, name: str) -> Iterator[ItemSpec]:
+    """The fixed items of one test of ``suite``, depth by depth, made one at a time (the same specs as
+    :func:`plan_items` plans, in another order): an export of many items holds one item at a time."""
+    grid = suite.fixed[name]
+    for depth in grid.depths:
+        try:
+            items = configured_test(name, grid.options).iter_items(
+                depth, grid.items, seed=suite.seed, metric=suite.metric)
+            for index, item in enumerate(items):
+                for variant in grid.variants:
+                    yield _fixed_spec(suite, name, variant, depth, index, _plain(item))
+        except (ItemGenerationError, ValueError, TypeError) as err:
+            raise SuiteError(f"suite {suite.name!r}: cannot generate {grid.items} {name} item(s) at depth {depth}: "
+                             f"{err}") from None
+
+
+def _fixed_spec(suite: QuestionSuite, name: str, variant: str, depth: int, index: int,
+                item: dict[str, Any]) -> ItemSpec:
+    key = item_key(name, variant, depth, index)
+    return ItemSpec(key=key, test=name, variant=variant, depth=depth, index=index, metric=suite.metric,
+                    seed=suite.seed, agent_seed=agent_seed(suite.seed, key), item=item,
+                    options=dict(suite.fixed[name].options))
+
+
+def _plain(item: Any) -> dict[str, Any]:
+    """An item as plain JSON data (what the store holds and workers rebuild)."""
+    return cast(dict[str, Any], json.loads(json.dumps(asdict(item))))
 
 
 LADDER_BLOCK = 8
@@ -248,7 +274,7 @@ def _generate(suite: QuestionSuite, name: str, depth: int, n: int | None = None,
     n = n if n is not None else suite.fixed[name].items
     try:
         items = configured_test(name, grid.options).items(depth, n, seed=suite.seed, metric=suite.metric, first=first)
-        return [json.loads(json.dumps(asdict(item))) for item in items]
+        return [_plain(item) for item in items]
     except (ItemGenerationError, ValueError, TypeError) as err:
         raise SuiteError(f"suite {suite.name!r}: cannot generate {n} {name} item(s) at depth {depth}: "
                          f"{err}") from None

@@ -59,9 +59,26 @@ def check_fraction(train_fraction: float) -> None:
 def check_disjoint(rows: Iterable[Mapping[str, object]]) -> None:
     """:class:`SplitError` naming the groups found on both sides, if any (rows need ``split`` and ``group``,
     or ``state`` for a row split by its start state)."""
-    sides: dict[str, set[str]] = {}
+    sides = Sides()
     for row in rows:
-        sides.setdefault(group_of(str(row.get("group", row["state"]))), set()).add(str(row["split"]))
-    shared = sorted(key for key, seen in sides.items() if len(seen) > 1)
-    if shared:
-        raise SplitError(f"{len(shared)} start state(s) or item group(s) are in both train and test, e.g. {shared[0]}")
+        sides.add(row)
+    sides.check()
+
+
+class Sides:
+    """The side each row's group went to, row by row (an export streams its rows): memory holds one group key
+    and side per group, not the rows."""
+
+    def __init__(self) -> None:
+        self.sides: dict[str, set[str]] = {}
+
+    def add(self, row: Mapping[str, object]) -> None:
+        """Note the side of ``row``'s group."""
+        self.sides.setdefault(group_of(str(row.get("group", row["state"]))), set()).add(str(row["split"]))
+
+    def check(self) -> None:
+        """:class:`SplitError` naming the groups seen on both sides, if any."""
+        shared = sorted(key for key, seen in self.sides.items() if len(seen) > 1)
+        if shared:
+            raise SplitError(f"{len(shared)} start state(s) or item group(s) are in both train and test, "
+                             f"e.g. {shared[0]}")

@@ -20,7 +20,7 @@ import hashlib
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 import numpy as np
 
@@ -169,8 +169,12 @@ class QuestionTest(ABC):
     def items(self, depth: int, n: int, *, seed: int = 0, metric: str = "half", first: int = 0) -> list[Item]:
         """Items ``first .. first + n - 1`` of ``depth``: deterministic, duplicates (same :meth:`identity`)
         among them discarded.  (A ladder round asks its own block of indices: :mod:`.ladder`.)"""
+        return list(self.iter_items(depth, n, seed=seed, metric=metric, first=first))
+
+    def iter_items(self, depth: int, n: int, *, seed: int = 0, metric: str = "half", first: int = 0) -> Iterator[Item]:
+        """The same items as :meth:`items`, made one at a time: memory holds their identities, not the items
+        (an export of many items streams them)."""
         self.check_depth(depth, metric)
-        items: list[Item] = []
         seen: set[Any] = set()
         for index in range(first, first + n):
             for attempt in range(self.max_candidates):
@@ -180,13 +184,12 @@ class QuestionTest(ABC):
                 ident = self.identity(item)
                 if ident not in seen:
                     seen.add(ident)
-                    items.append(item)
+                    yield item
                     break
             else:
                 raise ItemGenerationError(
                     f"{self.name}: no new item {index} at depth {depth} ({metric}-turn) after "
                     f"{self.max_candidates} candidates; ask for fewer items at this depth")
-        return items
 
     def check_depth(self, depth: int, metric: str) -> None:
         """``ValueError`` unless items can be built at ``depth``: by default a certified distance within the
