@@ -10,6 +10,8 @@ the channel, the env, the record.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import shutil
@@ -345,6 +347,11 @@ def test_export_writes_one_line_per_game(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in (tmp_path / "g.jsonl").read_text().splitlines()]
     assert [line["key"] for line in lines] == ["two-cameras/vertex-text/d1/i00", "two-cameras/vertex-text/d2/i00"]
     assert all(line["record"]["config"]["protocol"] == "multi" for line in lines)
+    assert main(["export", str(run), "--format", "csv", "--out", str(tmp_path / "g.csv")]) == 0
+    table = list(csv.DictReader(io.StringIO((tmp_path / "g.csv").read_text())))
+    assert [(row["game"], row["view"], row["seat"], row["passed"]) for row in table] == [
+        ("two-cameras", "vertex/text", "team", "True")] * 2
+    assert int(table[1]["face_turns"]) >= 2 and not {"tier", "reward", "setting"} & set(table[0])
 
 
 def test_seat_replies_parse_strictly() -> None:

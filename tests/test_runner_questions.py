@@ -228,7 +228,8 @@ def test_the_oracle_passes_every_item_and_the_readers_work(tmp_path: Path, pick:
     assert '"gold": "' in viewer and '"question": {"score": {"right": true' in viewer
     assert cubebench("export", str(run), "--format", "csv", "--out", str(tmp_path / "e.csv")) == 0
     table = list(csv.DictReader(io.StringIO((tmp_path / "e.csv").read_text())))
-    assert len(table) == 12 and table[0]["tier"] == "fake-pick" and table[0]["setting"] == "item"
+    assert len(table) == 12 and table[0]["test"] == "fake-pick" and table[0]["variant"] and table[0]["passed"]
+    assert not {"tier", "reward", "setting", "horizon", "instance"} & set(table[0])  # headers say what they hold
     assert cubebench("export", str(run), "--format", "jsonl", "--no-images") == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 12 and json.loads(lines[0])["record"]["steps"][0]["observation_png_b64"] is None

@@ -361,7 +361,7 @@ class RunStore:
 
     @property
     def protocol(self) -> str:
-        """``episodes`` or ``questions``: what the run plays."""
+        """``episodes``, ``questions`` or ``multi``: what the run plays."""
         return str(self.get_meta("protocol", "episodes"))
 
     def _read_plan(self) -> list[Spec]:
