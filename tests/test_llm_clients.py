@@ -21,7 +21,7 @@ pytest.importorskip("anthropic", reason=extra_reason("anthropic"))
 from cubebench.agents.llm import (AnthropicClient, Budget, BudgetExceeded, ModelError, OpenAIChatClient,  # noqa: E402
                         RetryPolicy, image_part, make_client, price_for,
                         react_grammar, react_pattern, text_part)
-from cubebench.agents.llm.messages import validate_messages  # noqa: E402
+from cubebench.agents.llm.messages import mask_secret, validate_messages  # noqa: E402
 from cubebench.agents.llm.retry import parse_retry_after  # noqa: E402
 from cubebench.agents.llm.testing import ScriptedServer, Step  # noqa: E402
 
@@ -87,6 +87,30 @@ def test_api_key_reaches_server_but_never_the_log(provider: str) -> None:
     sent = headers.get("authorization", "") + headers.get("x-api-key", "")
     assert API_KEY in sent
     assert API_KEY not in json.dumps(reply.as_record())
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_short_key_is_masked_as_a_token_not_inside_every_word(provider: str) -> None:
+    """A key ``x`` (a local server's dummy key) must not turn every letter x of the log into ``***``."""
+    with ScriptedServer(["an exact box of x-rays"]) as srv:
+        client = OpenAIChatClient("scripted-model", base_url=srv.base_url, api_key="x", retry=FAST, timeout_s=5.0) \
+            if provider == "openai" else AnthropicClient("scripted-model", base_url=srv.root_url, api_key="x",
+                                                         retry=FAST, timeout_s=5.0)
+        reply = client.complete([{"role": "user", "content": "Explain x to me: the key is x."}])
+    logged = json.dumps(reply.as_record())
+    assert "an exact box of x-rays" in logged and "Explain *** to me: the key is ***." in logged
+
+
+@pytest.mark.parametrize(("text", "secret", "masked"), [
+    ("Bearer sk-test-secret-0123456789!", API_KEY, "Bearer ***!"),
+    ("url?key=sk-test-secret-0123456789&x=1", API_KEY, "url?key=***&x=1"),
+    ("glued:XXsk-test-secret-0123456789YY", API_KEY, "glued:XX***YY"),  # a long key: every occurrence
+    ("tax exam: x", "x", "tax exam: ***"),
+    ("x-ray, max_x, (x)", "x", "x-ray, max_x, (***)"),
+    ("abc", "", "abc"),
+])
+def test_mask_secret(text: str, secret: str, masked: str) -> None:
+    assert mask_secret(text, secret) == masked
 
 
 def test_cost_from_price_table_and_zero_for_unknown_models() -> None:

@@ -156,9 +156,9 @@ def sanitize(value: Any, secrets: Sequence[str] = ()) -> Any:
     """A JSON-safe deep copy of ``value`` with images replaced by :func:`image_ref` and secrets masked.
 
     Recognises every image form this package produces: neutral ``{"type": "image", "png": …}``,
-    OpenAI data URLs and Anthropic base64 sources. Any occurrence of a non-empty string in
-    ``secrets`` (an API key) inside a string is replaced by ``"***"``. Every string, dict keys
-    included, goes through :func:`safe_text`, so the copy always encodes as UTF-8.
+    OpenAI data URLs and Anthropic base64 sources. Each string in ``secrets`` (an API key) is masked
+    as :func:`mask_secret` says. Every string, dict keys included, goes through :func:`safe_text`, so
+    the copy always encodes as UTF-8.
     """
     if isinstance(value, Mapping):
         if value.get("type") == "image" and isinstance(value.get("png"), (bytes, bytearray)):
@@ -174,12 +174,28 @@ def sanitize(value: Any, secrets: Sequence[str] = ()) -> Any:
         if value.startswith("data:") and ";base64," in value[:64]:
             return _b64_ref(value.split(",", 1)[1])
         for secret in secrets:
-            if secret:
-                value = value.replace(secret, "***")
+            value = mask_secret(value, secret)
         return safe_text(value)
     if value is None or isinstance(value, (bool, int, float)):
         return value
     return safe_text(repr(value))
+
+
+MASK = "***"
+LONG_SECRET = 12
+"""A secret this long is masked wherever its text occurs (a real API key, 20 to 200 characters, never occurs
+by chance); a shorter one only where it stands as a whole token, or masking it would eat ordinary words."""
+_TOKEN_CHAR = r"[A-Za-z0-9_\-]"
+
+
+def mask_secret(text: str, secret: str) -> str:
+    """``text`` with ``secret`` replaced by ``***``: every occurrence of a secret of :data:`LONG_SECRET` or more
+    characters; a shorter one (a test key ``x``) only where no letter, digit, ``_`` or ``-`` touches it."""
+    if not secret:
+        return text
+    if len(secret) >= LONG_SECRET:
+        return text.replace(secret, MASK)
+    return re.sub(f"(?<!{_TOKEN_CHAR}){re.escape(secret)}(?!{_TOKEN_CHAR})", MASK, text)
 
 
 def _b64_ref(data: str) -> dict[str, Any]:
