@@ -154,7 +154,9 @@ def test_a_kill_while_the_run_is_created_leaves_no_run_and_the_same_out_starts_o
     child = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert child.returncode == -signal.SIGKILL, child.stderr[-2000:]
     assert not db.exists()  # no run at the path: nothing to resume, nothing in the way of --out
+    assert [p.name for p in tmp_path.glob(".run.sqlite.creating-*")]  # the killed creator's partial file
     assert main(["run", "--resume", str(db), "--no-progress", "--quiet"]) == 2
+    assert not list(tmp_path.glob(".*creating-*"))  # whoever next opens a run in the folder removes it
     assert main(argv) == 0  # the same --out starts over
     with open_run(db) as store:
         assert len(store.rows()) == len(store.plan()) == 3

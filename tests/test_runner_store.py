@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -109,10 +110,15 @@ def test_creation_is_all_or_nothing(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="exists: resume it"):
         RunStore.create(path, META, plan)
     other = tmp_path / "other.sqlite"
-    stale = tmp_path / ".other.sqlite.creating-999999999"  # what a creator killed mid-way leaves (no such pid)
-    stale.write_bytes(b"partial")
-    Path(f"{stale}-wal").write_bytes(b"partial")
+    for name in ("other", "third"):  # what creators killed mid-way left (no such pid), of this run and another
+        stale = tmp_path / f".{name}.sqlite.creating-999999999"
+        stale.write_bytes(b"partial")
+        Path(f"{stale}-wal").write_bytes(b"partial")
+    alive = tmp_path / f".fourth.sqlite.creating-{os.getpid()}"  # a creator still at work: left alone
+    alive.write_bytes(b"partial")
     RunStore.create(other, META, plan).close()
+    assert alive.exists()
+    alive.unlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.sqlite", "run.sqlite"]
     with open_run(other) as store:
         assert [ep.key for ep in store.pending()] == [ep.key for ep in plan]

@@ -282,8 +282,8 @@ class RunStore:
 
         The database is written under ``.<name>.creating-<pid>`` beside ``path`` and linked to
         ``path`` only when complete (``os.link``: an existing file is never replaced), so a kill at
-        any moment leaves either no run at ``path`` or the whole of it.  A temporary file left by a
-        killed creator (its pid no longer alive) is removed first.
+        any moment leaves either no run at ``path`` or the whole of it.  The temporary files that killed
+        creators of any run in the folder left (their pid no longer alive) are removed first.
         """
         path = Path(path)
         if path.exists() or path.is_symlink():
@@ -593,26 +593,29 @@ def _remove_db_files(db: Path) -> None:
 
 
 def _remove_stale_partials(path: Path) -> None:
-    """Remove what creators of ``path`` that were killed mid-creation left (their pid is gone)."""
-    prefix = f".{path.name}{CREATING}"
+    """Remove what creators of any run in ``path``'s folder left when they were killed mid-creation (their pid
+    is gone): a kill -9 cannot clean up after itself, so whoever next creates or opens a run there does."""
+    folder = path.parent if str(path.parent) else Path(".")
     try:
-        names = os.listdir(path.parent if str(path.parent) else ".")
+        names = os.listdir(folder)
     except OSError:
         return
     for name in names:
-        pid_text = name[len(prefix):]
-        if not name.startswith(prefix) or not pid_text.isdigit():
-            continue
+        base, _, pid_text = name.rpartition(CREATING)
+        if not (base.startswith(".") and len(base) > 1 and pid_text.isdigit()):
+            continue  # not a partial run (a companion ``-wal``/``-shm`` file goes with its database)
         try:
             os.kill(int(pid_text), 0)
         except ProcessLookupError:
-            _remove_db_files(path.with_name(name))
+            _remove_db_files(folder / name)
         except (PermissionError, OverflowError, OSError):
             continue  # alive (another user's), or not a pid: leave it
 
 
 def open_run(path: str | Path, *, check_records: bool = True) -> RunStore:
-    """Open an existing run database for reading or resuming (checked: see :class:`RunStore`)."""
+    """Open an existing run database for reading or resuming (checked: see :class:`RunStore`); what killed
+    creators left beside it is removed first."""
+    _remove_stale_partials(Path(path))
     return RunStore(path, create=False, check_records=check_records)
 
 
