@@ -178,8 +178,7 @@ def seat_observation(game: Any, seat: str, observation: Any, info: dict[str, Any
         lines.append("Phase: " + ("scramble" if int(obs["phase"]) == 0 else "solve") + ".")
     if "message" in obs:
         heard = int(obs.get("received", 0))
-        lines.append(f'Last message from your partner (message {heard} received): "{obs["message"]}"' if heard
-                     else "No message from your partner yet.")
+        lines.append(quoted_message(str(obs["message"]), heard) if heard else "No message from your partner yet.")
     budgets = [(k, label) for k, label in (("moves_left", "face turns"), ("rotations_left", "view rotations"),
                                            ("messages_left", "messages you may send"),
                                            ("cycles_left", "turns")) if k in obs]
@@ -191,6 +190,13 @@ def seat_observation(game: Any, seat: str, observation: Any, info: dict[str, Any
         lines.append("Allowed now: " + " ".join(allowed) + ".")
     lines += _feedback(info)
     return "\n".join(lines), image
+
+
+def quoted_message(message: str, heard: int) -> str:
+    """The partner's message as its seat is shown it: every line of it behind ``> ``, so nothing a seat says
+    (a line such as ``Left: face turns 99.``, a closing quote mark) can pass for the runner's own text."""
+    return (f"Last message from your partner (message {heard} received), each of its lines after '> ':\n"
+            + "\n".join(f"> {line}" for line in message.split("\n")))
 
 
 def _shown_view(view: Any, value: Any) -> tuple[str, np.ndarray | None]:
