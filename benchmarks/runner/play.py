@@ -32,8 +32,10 @@ from cubebench.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, FACES
 from cubebench.engine.metric import Metric, parse_metric
 from cubebench.engine.rewards import parse_reward
 from cubebench.render.window import Window, display_available
+from cubebench.tasks.items import EXACT_RANGE
 
 from .instances import shipped_starts
+from .run import optimal_tables_ready
 from .suites import SuiteError
 
 _GRID_ROW = re.compile(r"^\s*[WRGYOB](?: +[WRGYOB])*\s*$")
@@ -113,9 +115,10 @@ def start_options(depth: int, metric: str, scramble: str | None, instance: int |
     """Reset options and what they start from, in words: a given scramble, the k-th shipped certified
     instance, or (by default) a seeded draw among the shipped certified instances of ``depth``.
 
-    A depth with no shipped set falls back to a seeded scramble certified by the exact solver, which
-    needs its tables: where they are not built this stops with one line (size, time, the build
-    command) instead of starting a build of about 1 GB.
+    A depth with no shipped set falls back to a seeded scramble certified exactly: by the table-free
+    distance oracle within its range, else by the exact solver, which needs its tables: where they
+    are not built this stops with one line (size, time, the build command) instead of starting a
+    build of about 1 GB.
     """
     if scramble:
         return {"scramble": scramble}, f"the scramble {scramble}"
@@ -128,9 +131,7 @@ def start_options(depth: int, metric: str, scramble: str | None, instance: int |
     if starts:
         k = int(np.random.default_rng(seed).integers(len(starts)))
         return {"state": starts[k].state}, f"certified instance {k} of depth {depth} (--instance {k} replays it)"
-    from .run import optimal_tables_ready
-
-    if depth > 2 and not optimal_tables_ready(metric):
+    if depth > EXACT_RANGE[metric] and not optimal_tables_ready(metric):
         raise SuiteError(f"depth {depth} has no shipped certified instances ({metric}-turn), and certifying a "
                          f"scramble needs the exact solver's tables, which are not built (about 0.9 GB, 2-15 minutes "
                          f"once: python -m cubebench.solver.optimal build --metric {metric}); or play a shipped "
