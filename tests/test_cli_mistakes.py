@@ -252,3 +252,15 @@ def test_run_help_is_grouped_with_the_teams_and_examples(capsys) -> None:
                     "examples:"):
         assert heading in text
     assert "perfect, silent, random" in text and "oracle" in text
+
+
+def test_python_m_cubebench_is_the_command_and_the_engine_imports_no_runner() -> None:
+    import subprocess
+    import sys
+
+    probe = "import sys, cubebench.__main__; print(any(m.startswith('cubebench.runner') for m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "False", done.stderr
+    bad = subprocess.run([sys.executable, "-m", "cubebench", "run", "--limit", "-1"], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--limit" in bad.stderr

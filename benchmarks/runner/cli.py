@@ -223,7 +223,7 @@ def _start(args: argparse.Namespace) -> Any:
                       examples=_read_text(args.examples, "--examples"),
                       send_images=not (questions and obs_format == "text"),  # questions: text only means no image
                       seats=_seats(args.seat))
-    path = _output_file(args.out, "--out") if args.out else default_run_path(suite, args.agent)
+    path = _output_file(args.out or str(default_run_path(suite, args.agent)), "--out")
     budget = None if questions or isinstance(suite, MultiSuite) else resolve_distance_budget(args.distance_budget, suite.metric)
     config = RunConfig(
         agent=agent,
