@@ -81,7 +81,7 @@ class Recovery(ClosedLoop):
                 break
             if ex.answer is not None:
                 state = take(ex, options, state, item.metric)
-                distance = ex.distance
+                distance = distance if ex.distance is None else ex.distance  # take() sets it
             if distance == 0:
                 solved_at = attempt
                 break
