@@ -264,3 +264,15 @@ def test_python_m_cubebench_is_the_command_and_the_engine_imports_no_runner() ->
     bad = subprocess.run([sys.executable, "-m", "cubebench", "run", "--limit", "-1"], capture_output=True, text=True,
                          timeout=120)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--limit" in bad.stderr
+
+
+def test_every_help_example_parses() -> None:
+    import shlex
+
+    from cubebench.runner.cli import RUN_EXAMPLES
+
+    examples = [line.split("   ")[0].strip() for line in RUN_EXAMPLES.splitlines() if line.startswith("  cubebench ")]
+    assert len(examples) >= 6
+    for example in examples:
+        args = build_parser().parse_args(shlex.split(example)[1:])
+        assert args.command == "run" and (args.resume or (args.suite and args.agent)), example

@@ -285,7 +285,7 @@ RUN_USAGE = """cubebench run --suite NAME|FILE --agent SPEC [options]
        cubebench run --resume RUN [--retry-errors] [--limit N] [--concurrency N]"""
 
 RUN_EXAMPLES = """examples:
-  cubebench run --suite smoke --agent solver --out runs/smoke.sqlite       72 episodes, about 30 s, no API key
+  cubebench run --suite smoke --agent solver --out runs/smoke.sqlite       72 episodes in seconds, no API key
   cubebench run --suite exp1 --agent openai:gpt-4o --max-cost 5            a model (OPENAI_API_KEY), capped at $5
   cubebench run --suite smoke --agent local --out runs/smoke-local.sqlite --limit 6   the local model: 6 now
   cubebench run --resume runs/smoke-local.sqlite                           ... and the rest later
