@@ -23,6 +23,7 @@ from .engine.metric import Metric, check_metric, parse_metric
 from .engine.scramble import scramble
 from .engine.state import from_facelets
 from .shipped import INSTANCES_ENV_VAR, instances_dir, largest_instance_file
+from .tasks.oracle import EXPANSION, RADIUS, oracle
 
 # Non-redundant scrambles of at most this many moves are always optimal and distinct: the numbers
 # of canonical sequences equal the numbers of positions at these distances (HTM 18, 243, 3240;
@@ -71,9 +72,12 @@ class ScrambleGenerator:
 class CertifiedGenerator:
     """States whose optimal distance is certified to equal the depth asked for.
 
-    A seeded scramble of ``depth`` moves is kept when the optimal solver
-    certifies it (others are redrawn); shallow depths are optimal by
-    construction and need no solver.  ``instance(depth, metric, k)`` returns
+    A seeded scramble of ``depth`` moves is kept when its exact distance is
+    ``depth`` (others are redrawn): shallow depths are optimal by construction,
+    depths up to 9 half turns or 10 quarter turns are certified by the
+    table-free distance oracle (:mod:`cubebench.tasks.oracle`, about a second
+    to build once), deeper ones by the exact optimal solver, whose tables are
+    built on first use (announced on stderr first).  ``instance(depth, metric, k)`` returns
     the k-th shipped instance of ``benchmarks/instances/``.
     """
 
@@ -108,6 +112,8 @@ class CertifiedGenerator:
     def _distance(self, candidate: Instance, metric: Metric) -> int:
         if candidate.depth <= _OPTIMAL_BY_CONSTRUCTION[metric]:
             return candidate.depth
+        if candidate.depth <= RADIUS[metric] + EXPANSION:  # exact without tables: a scramble's distance <= its length
+            return oracle(metric).distance(candidate.state)
         from .solver.optimal import solve_optimal
 
         undo = invert_sequence(candidate.scramble)  # spares the search its costliest iteration

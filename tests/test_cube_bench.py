@@ -334,7 +334,11 @@ def test_recovery_starts_at_the_first_error_and_counts_attempts() -> None:
     dist = result.exchanges[0].distance
     assert result.score["recovering"] and result.passed and result.score["solved_at"] == dist
     never = t.play(item, "standard", scripted(["bad"] + ["bad"] * 4))
-    assert not never.passed and len(never.exchanges) == 5
+    attempts = len(never.exchanges) - 1
+    assert not never.passed and never.score["solved_at"] is None and never.score["out_of_reach"]
+    assert attempts < 4 and never.exchanges[-1].distance > 4 - attempts, \
+        "it stops once the cube is farther than the attempts left, and only then"
+    assert never.exchanges[-2].distance <= 4 - attempts + 1
     parse = t.play(item, "standard", scripted(["??", "??", "good"]))
     assert parse.score["solved_at"] == 2, "a parse failure costs an attempt and leaves the cube"
     row = t.summarize([result.score, never.score, parse.score])

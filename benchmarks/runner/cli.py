@@ -7,13 +7,14 @@ top layer, so it is the one place where the whole command line is assembled.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sqlite3
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 from cubebench import __version__
 from cubebench import cli as engine_cli
@@ -39,6 +40,8 @@ from .suites import TIERS, Suite, SuiteError, available_suites, load_suite, rest
 from .viewer import viewer_html
 
 EXIT_USAGE = 2
+DISTANCE_DEFAULT = 0.0
+"""``--distance-budget`` by default: off (per-step true distances make a scripted run 5-60x slower)."""
 
 
 class _UserError(Exception):
@@ -62,6 +65,9 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
         except BrokenPipeError:  # output piped into `head` and closed early: not an error
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
+        except OSError as err:  # a file-system problem the output checks could not foresee (disk full, ...)
+            print(f"cubebench: error: {_os_reason(err)}", file=sys.stderr)
+            return EXIT_USAGE
 
     return run
 
@@ -76,6 +82,88 @@ def _csv(kind: Callable[[str], Any]) -> Callable[[str], list[Any]]:
             raise argparse.ArgumentTypeError(f"expected comma-separated values, got {text!r}") from None
 
     return parse
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    """An argparse type for a whole number of at least ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected a whole number >= {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def _amount(text: str) -> float:
+    """An argparse type for a finite number >= 0 (dollars, seconds)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text}")
+    return value
+
+
+def _distance_budget(text: str) -> str | float:
+    """``--distance-budget``: seconds per step (0: off) or ``auto``."""
+    if text == "auto":
+        return text
+    try:
+        return _amount(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected seconds per step (a number >= 0; 0: off) or 'auto', "
+                                         f"got {text!r}") from None
+
+
+def _os_reason(err: OSError) -> str:
+    """An OSError as one line: what went wrong, and where."""
+    where = f": {err.filename}" if err.filename else ""
+    return f"{err.strerror or err}{where}"
+
+
+def _output_file(value: str, flag: str) -> Path:
+    """An output file named by ``flag``, its missing parent folders created.
+
+    The one policy of every output path (``run --out``, ``report --html``, ``report --plots``,
+    ``view --out``, ``export --out``): missing parent folders are created; a parent that is a file, a
+    folder that cannot be created, or an output that is a folder is one line (exit 2), before any work.
+    """
+    path = Path(value)
+    _make_folder(path.parent, flag, value)
+    if path.is_dir():
+        raise _UserError(f"{flag} {value} is a folder; give a file name")
+    return path
+
+
+def _output_folder(value: str, flag: str) -> Path:
+    """An output folder named by ``flag``, created with its missing parents (see :func:`_output_file`)."""
+    path = Path(value)
+    _make_folder(path, flag, value)
+    return path
+
+
+def _make_folder(folder: Path, flag: str, value: str) -> None:
+    blocker = next((p for p in (folder, *folder.parents) if p.exists() or p.is_symlink()), None)
+    if blocker is not None and not blocker.is_dir():
+        raise _UserError(f"{flag} {value}: {blocker} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise _UserError(f"{flag} {value}: cannot create the folder {folder}: {_os_reason(err)}") from None
+
+
+def _write_text(path: Path, text: str, flag: str) -> None:
+    """Write an output file; a failure is one line naming the flag."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise _UserError(f"{flag} {path}: cannot write: {_os_reason(err)}") from None
 
 
 @contextmanager
@@ -103,8 +191,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     outcome = _resume(args) if args.resume else _start(args)
+    grown = outcome.planned - (outcome.planned_before or outcome.planned)
+    more = f" ({grown} of them planned as the ladders climbed)" if grown > 0 else ""
     print(f"cubebench: {outcome.outcome}: {outcome.played} {outcome.unit}(s) played in {outcome.seconds:.1f} s; "
-          f"{outcome.finished} of {outcome.planned} finished", file=sys.stderr)
+          f"{outcome.finished} of {outcome.planned} planned {outcome.unit}s finished{more}", file=sys.stderr)
     if not args.quiet:
         with open_run(outcome.path) as store:
             print(text_report(build_report(store)))
@@ -133,6 +223,7 @@ def _start(args: argparse.Namespace) -> Any:
                       examples=_read_text(args.examples, "--examples"),
                       send_images=not (questions and obs_format == "text"),  # questions: text only means no image
                       seats=_seats(args.seat))
+    path = _output_file(args.out or str(default_run_path(suite, args.agent)), "--out")
     budget = None if questions or isinstance(suite, MultiSuite) else resolve_distance_budget(args.distance_budget, suite.metric)
     config = RunConfig(
         agent=agent,
@@ -140,7 +231,6 @@ def _start(args: argparse.Namespace) -> Any:
         backend=args.backend, concurrency=args.concurrency or 1, ray_address=args.ray_address,
         max_cost_usd=args.max_cost,
     )
-    path = Path(args.out) if args.out else default_run_path(suite, args.agent)
     print(f"cubebench: run {path} (suite {suite.name}, agent {args.agent})", file=sys.stderr)
     return start_run(suite, config, path, limit=args.limit, progress=args.progress, argv=sys.argv[:])
 
@@ -152,7 +242,7 @@ def _restricted(suite: Suite | QuestionSuite | MultiSuite, args: argparse.Namesp
         if args.tiers or args.tests:
             raise _UserError(f"suite {suite.name!r} plays multi-agent games: use --games (and --depths); the views "
                              "are the suite's")
-        if args.style != "react" or args.distance_budget != "auto" or args.obs_format:
+        if args.style != "react" or args.distance_budget != DISTANCE_DEFAULT or args.obs_format:
             raise _UserError(f"suite {suite.name!r} plays multi-agent games: --style, --distance-budget and "
                              "--obs-format are for episodes (each game's views are the suite's)")
         return restrict_multi(suite, args.games, args.depths)
@@ -161,7 +251,7 @@ def _restricted(suite: Suite | QuestionSuite | MultiSuite, args: argparse.Namesp
     if isinstance(suite, QuestionSuite):
         if args.tiers:
             raise _UserError(f"suite {suite.name!r} asks question items: it has no tiers; use --tests")
-        if args.style != "react" or args.distance_budget != "auto":
+        if args.style != "react" or args.distance_budget != DISTANCE_DEFAULT:
             raise _UserError(f"suite {suite.name!r} asks question items: --style and --distance-budget are for "
                              "episodes (an item is one strict answer per question)")
         return restrict_questions(suite, args.tests, args.depths)
@@ -191,94 +281,146 @@ def _read_text(path: str | None, flag: str) -> str | None:
         raise _UserError(f"{flag}: cannot read {path}: {err}") from None
 
 
+RUN_USAGE = """cubebench run --suite NAME|FILE --agent SPEC [options]
+       cubebench run --resume RUN [--retry-errors] [--limit N] [--concurrency N]"""
+
+RUN_EXAMPLES = """examples:
+  cubebench run --suite smoke --agent solver --out runs/smoke.sqlite       72 episodes in seconds, no API key
+  cubebench run --suite exp1 --agent openai:gpt-4o --max-cost 5            a model (OPENAI_API_KEY), capped at $5
+  cubebench run --suite smoke --agent local --out runs/smoke-local.sqlite --limit 6   the local model: 6 now
+  cubebench run --resume runs/smoke-local.sqlite                           ... and the rest later
+  cubebench run --suite cube-bench-smoke --agent oracle                    Cube Bench's question tests (also: random)
+  cubebench run --suite multi-smoke --agent perfect                        multi-agent games (also: random)
+  cubebench run --suite multi-smoke --agent silent --games observer-actor,two-cameras
+  cubebench run --suite multi-smoke --agent openai:gpt-4o --seat observer_0=perfect
+
+Every finished episode, item or game is stored at once in the run's SQLite file; Ctrl-C stops a run
+and --resume continues it. The summary tables are printed at the end (cubebench report RUN prints
+them again; --quiet skips them). docs/runner.md has the details."""
+
+AGENT_HELP = ("episodes: random, prober, greedy, solver, mlp[:CKPT]; question suites: oracle, random; multi-agent "
+              "suites: the calibration teams perfect, silent, random; and on every protocol a model: local[:GGUF], "
+              "openai:MODEL, anthropic:MODEL or openai-compatible:URL:MODEL")
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line (``cubebench run: error: ...; see --help``), exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _add_run(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="evaluate an agent on a benchmark suite (resumable)",
-                       description="Evaluate an agent on a suite; every finished episode is stored at once "
-                                   "in the run's SQLite file, so an interrupted run resumes with --resume.")
-    p.add_argument("--suite", help=f"a named suite ({', '.join(available_suites())}) or a suite JSON file")
-    p.add_argument("--agent", help="random, prober, greedy, solver, mlp[:CKPT], local[:GGUF], openai:MODEL, "
-                                   "anthropic:MODEL or openai-compatible:URL:MODEL; question suites: oracle, "
-                                   "random or a model")
-    p.add_argument("--tiers", type=_csv(str), default=None, metavar="T1,T2",
-                   help="play only these tiers of the suite (e.g. symbolic,face)")
-    p.add_argument("--tests", type=_csv(str), default=None, metavar="T1,T2",
-                   help="question suites: ask only these tests (e.g. move-choice,closed-loop)")
-    p.add_argument("--games", type=_csv(str), default=None, metavar="G1,G2",
-                   help="multi-agent suites: play only these games (e.g. observer-actor,two-cameras)")
-    p.add_argument("--seat", action="append", default=None, metavar="SEAT=TEAM",
-                   help="multi-agent suites: give a seat to a calibration team's player (perfect, silent, random) "
-                        "while --agent plays the others, e.g. --seat observer_0=perfect (repeatable)")
-    p.add_argument("--depths", type=_csv(int), default=None, metavar="D1,D2",
-                   help="play only these depths of the suite (e.g. 1,2,3,4)")
-    p.add_argument("--style", choices=("react", "codeact"), default="react", help="how an LLM agent acts")
-    p.add_argument("--out", help="the run database to create (default runs/<suite>-<agent>-<time>.sqlite)")
-    p.add_argument("--resume", metavar="RUN", help="continue an interrupted run: play its unfinished episodes")
-    p.add_argument("--retry-errors", action="store_true",
-                   help="with --resume: also replay episodes that ended in error (old records are kept)")
-    p.add_argument("--concurrency", type=int, default=None,
-                   help="episodes played at once (threads for API agents; default 1)")
-    p.add_argument("--backend", choices=("local", "process", "ray"), default="local",
-                   help="local: in-process threads (default); process: a process pool; ray: a Ray cluster")
-    p.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local one)")
-    p.add_argument("--obs-format", choices=("image", "text"), default=None,
-                   help="what the visual, face and vertex tiers show: image (default) or their text form "
-                        "(default for the text-only local model); symbolic is always the 54-letter string; "
-                        "question suites: text sends the questions without their images")
-    p.add_argument("--limit", type=int, default=None, help="play at most N unfinished episodes now")
-    p.add_argument("--distance-budget", default="auto", metavar="SECONDS|auto",
-                   help="optimal-solver seconds per step for the true distance (0: off; auto: on only when "
-                        "the solver's tables are already built)")
-    p.add_argument("--no-images", action="store_true", help="do not store observation images in the run")
-    p.add_argument("--system-prompt", metavar="FILE", default=None,
-                   help="model agents: the system prompt template ({task} and {tool_docs} are filled in; "
-                        "default: agents/prompts/<style>_system.txt)")
-    p.add_argument("--examples", metavar="FILE", default=None,
-                   help="model agents: few-shot examples appended to the system prompt (an empty file: none; "
-                        "default: agents/prompts/<style>_examples.txt)")
-    p.add_argument("--temperature", type=float, default=None, help="model sampling temperature")
-    p.add_argument("--episode-max-tokens", type=int, default=None, help="token budget per episode")
-    p.add_argument("--episode-max-cost", type=float, default=None, help="USD budget per episode")
-    p.add_argument("--model-attempts", type=int, default=None,
-                   help="attempts per model call before a step counts as a model error (default 5)")
-    p.add_argument("--max-cost", type=float, default=None, help="stop the run once it has cost this many USD")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="show the progress bar (default: when stderr is a terminal)")
-    p.add_argument("--quiet", action="store_true", help="no summary table at the end")
+    p = sub.add_parser("run", help="evaluate an agent on a benchmark suite (resumable)", usage=RUN_USAGE,
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=RUN_EXAMPLES,
+                       description="Evaluate an agent on a suite: episodes (CubeBench), question items (Cube Bench, "
+                                   "Inf-Bench, STARE) or multi-agent games.")
+    what = p.add_argument_group("what to run (--suite and --agent are required, unless --resume)")
+    what.add_argument("--suite", help=f"a named suite ({', '.join(available_suites())}) or a suite JSON file")
+    what.add_argument("--agent", metavar="SPEC", help=AGENT_HELP)
+    what.add_argument("--out", metavar="RUN.sqlite",
+                      help="the run database to create, its missing folders too (default "
+                           "runs/<suite>-<agent>-<time>.sqlite); an existing file is never overwritten")
+    what.add_argument("--resume", metavar="RUN", help="continue an interrupted run: play its unfinished episodes")
+    what.add_argument("--retry-errors", action="store_true",
+                      help="with --resume: also replay episodes that ended in error (old records are kept)")
+    what.add_argument("--depths", type=_csv(int), default=None, metavar="D1,D2",
+                      help="play only these depths of the suite (episodes, question tests and games alike)")
+    what.add_argument("--limit", type=_count(0), default=None, metavar="N",
+                      help="play at most N unfinished episodes, items or games now (the run stays resumable)")
+
+    episodes = p.add_argument_group("episode suites (smoke, exp1, exp2, exp3, full)")
+    episodes.add_argument("--tiers", type=_csv(str), default=None, metavar="T1,T2",
+                          help="play only these tiers of the suite (e.g. symbolic,face)")
+    episodes.add_argument("--style", choices=("react", "codeact"), default="react", help="how an LLM agent acts")
+    episodes.add_argument("--obs-format", choices=("image", "text"), default=None,
+                          help="what the visual, face and vertex tiers show: image (default) or their text form "
+                               "(default for the text-only local model); symbolic is always the 54-letter string; "
+                               "question suites: text sends the questions without their images")
+    episodes.add_argument("--distance-budget", type=_distance_budget, default=DISTANCE_DEFAULT, metavar="SECONDS|auto",
+                          help="exact-solver seconds per step for the true distance shown in the viewer (default 0: "
+                               "off; it makes a scripted run 5-60x slower and needs the solver's tables; auto: 0.1 s "
+                               "when the tables are on disk); a run that turns it on says so on stderr")
+    episodes.add_argument("--no-images", action="store_true", help="do not store observation images in the run")
+
+    questions = p.add_argument_group("question suites (cube-bench, inf-bench, stare and their -smoke versions)")
+    questions.add_argument("--tests", type=_csv(str), default=None, metavar="T1,T2",
+                           help="ask only these tests (e.g. move-choice,closed-loop)")
+
+    multi = p.add_argument_group("multi-agent suites (multi, multi-smoke)")
+    multi.add_argument("--games", type=_csv(str), default=None, metavar="G1,G2",
+                       help="play only these games (e.g. observer-actor,two-cameras)")
+    multi.add_argument("--seat", action="append", default=None, metavar="SEAT=TEAM",
+                       help="give a seat to a calibration team's player (perfect, silent, random) while --agent "
+                            "plays the others, e.g. --seat observer_0=perfect (repeatable)")
+
+    model = p.add_argument_group("model agents")
+    model.add_argument("--system-prompt", metavar="FILE", default=None,
+                       help="the system prompt template ({task} and {tool_docs} are filled in; "
+                            "default: agents/prompts/<style>_system.txt)")
+    model.add_argument("--examples", metavar="FILE", default=None,
+                       help="few-shot examples appended to the system prompt (an empty file: none; "
+                            "default: agents/prompts/<style>_examples.txt)")
+    model.add_argument("--temperature", type=_amount, default=None, help="model sampling temperature")
+    model.add_argument("--episode-max-tokens", type=_count(1), default=None, metavar="N",
+                       help="token budget per episode")
+    model.add_argument("--episode-max-cost", type=_amount, default=None, metavar="USD", help="USD budget per episode")
+    model.add_argument("--model-attempts", type=_count(1), default=None, metavar="N",
+                       help="attempts per model call before a step counts as a model error (default 5)")
+    model.add_argument("--max-cost", type=_amount, default=None, metavar="USD",
+                       help="stop the run once it has cost this many USD (earlier sessions included)")
+
+    running = p.add_argument_group("execution and output")
+    running.add_argument("--concurrency", type=_count(1), default=None, metavar="N",
+                         help="episodes played at once (threads for API agents; default 1)")
+    running.add_argument("--backend", choices=("local", "process", "ray"), default="local",
+                         help="local: in-process threads (default); process: a process pool; ray: a Ray cluster")
+    running.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local one)")
+    running.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                         help="show the progress bar (default: when stderr is a terminal)")
+    running.add_argument("--quiet", action="store_true", help="no summary tables at the end")
     p.set_defaults(func=_guard(_cmd_run))
 
 
 # --- report, view, export ----------------------------------------------------------------------
 def _cmd_report(args: argparse.Namespace) -> int:
+    html = _output_file(args.html, "--html") if args.html else None  # checked before the report is printed
     with open_run(args.run) as store:
         report = build_report(store)
     if args.plots and (report.questions or report.multi):
         raise _UserError(f"--plots draws episode runs; a {'question' if report.questions else 'multi-agent'} run's "
                          "figures are its tables (text and --html)")
+    plots = _output_folder(args.plots, "--plots") if args.plots else None
     print(text_report(report))
-    if args.plots:
-        for path in write_plots(report.rows, Path(args.plots)):
+    if plots is not None:
+        for path in write_plots(report.rows, plots):
             print(f"cubebench: wrote {path}", file=sys.stderr)
-    if args.html:
-        Path(args.html).write_text(report_html(report), encoding="utf-8")
-        print(f"cubebench: wrote {args.html}", file=sys.stderr)
+    if html is not None:
+        _write_text(html, report_html(report), "--html")
+        print(f"cubebench: wrote {html}", file=sys.stderr)
     return 0
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
-    out = Path(args.out or Path(args.run).with_suffix(".viewer.html"))
+    out = _output_file(args.out, "--out") if args.out else Path(args.run).with_suffix(".viewer.html")
     with open_run(args.run) as store:
-        out.write_text(viewer_html(store, args.episodes, args.max_episodes or None), encoding="utf-8")
+        text = viewer_html(store, args.episodes, args.max_episodes or None)
+    _write_text(out, text, "--out")
     print(f"cubebench: wrote {out}", file=sys.stderr)
     return 0
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
+    path = _output_file(args.out, "--out") if args.out else None
     with open_run(args.run) as store:
-        out: Any = open(args.out, "w", newline="", encoding="utf-8") if args.out else sys.stdout
+        try:
+            out: Any = open(path, "w", newline="", encoding="utf-8") if path else sys.stdout
+        except OSError as err:
+            raise _UserError(f"--out {path}: cannot write: {_os_reason(err)}") from None
         try:
             n = export_csv(store, out) if args.format == "csv" else export_jsonl(store, out, not args.no_images)
         finally:
-            if args.out:
+            if path:
                 out.close()
     print(f"cubebench: exported {n} record(s)", file=sys.stderr)
     return 0
@@ -287,21 +429,21 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def _add_reading(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="tables, failure attribution, plots and an HTML report of a run")
     p.add_argument("run", help="the run's .sqlite file")
-    p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report")
-    p.add_argument("--plots", metavar="DIR", help="write the plots as PNG files into DIR")
+    p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report (missing folders are created)")
+    p.add_argument("--plots", metavar="DIR", help="write the plots as PNG files into DIR (created if missing)")
     p.set_defaults(func=_guard(_cmd_report))
 
     p = sub.add_parser("view", help="write a self-contained HTML trajectory viewer of a run")
     p.add_argument("run")
-    p.add_argument("--out", help="the HTML file (default: next to the run, .viewer.html)")
+    p.add_argument("--out", help="the HTML file (default: next to the run, .viewer.html; missing folders are created)")
     p.add_argument("--episodes", metavar="TEXT", help="only episodes whose key contains TEXT (e.g. face/d8)")
-    p.add_argument("--max-episodes", type=int, default=200, help="at most N episodes (0: all; default 200)")
+    p.add_argument("--max-episodes", type=_count(0), default=200, help="at most N episodes (0: all; default 200)")
     p.set_defaults(func=_guard(_cmd_view))
 
     p = sub.add_parser("export", help="export a run's episodes as JSON Lines or CSV")
     p.add_argument("run")
     p.add_argument("--format", choices=("jsonl", "csv"), required=True)
-    p.add_argument("--out", help="output file (default: stdout)")
+    p.add_argument("--out", help="output file (default: stdout; missing folders are created)")
     p.add_argument("--no-images", action="store_true", help="jsonl: drop observation images")
     p.set_defaults(func=_guard(_cmd_export))
 
@@ -392,7 +534,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``cubebench`` parser with every subcommand."""
-    parser = argparse.ArgumentParser(prog="cubebench", description="CubeBench: the Rubik's cube as a benchmark.")
+    parser = _Parser(prog="cubebench", description="CubeBench: the Rubik's cube as a benchmark.")
     parser.add_argument("--version", action="version", version=f"cubebench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     engine_cli.add_subcommands(sub)

@@ -32,8 +32,10 @@ from cubebench.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, FACES
 from cubebench.engine.metric import Metric, parse_metric
 from cubebench.engine.rewards import parse_reward
 from cubebench.render.window import Window, display_available
+from cubebench.tasks.items import EXACT_RANGE
 
 from .instances import shipped_starts
+from .run import optimal_tables_ready
 from .suites import SuiteError
 
 _GRID_ROW = re.compile(r"^\s*[WRGYOB](?: +[WRGYOB])*\s*$")
@@ -108,17 +110,33 @@ class HumanAgent:
         print(text, file=self.out, flush=True)
 
 
-def start_options(depth: int, metric: str, scramble: str | None, instance: int | None) -> dict[str, Any]:
-    """Reset options: a given scramble, the k-th shipped certified instance, or a seeded scramble."""
+def start_options(depth: int, metric: str, scramble: str | None, instance: int | None,
+                  seed: int | None = None) -> tuple[dict[str, Any], str]:
+    """Reset options and what they start from, in words: a given scramble, the k-th shipped certified
+    instance, or (by default) a seeded draw among the shipped certified instances of ``depth``.
+
+    A depth with no shipped set falls back to a seeded scramble certified exactly: by the table-free
+    distance oracle within its range, else by the exact solver, which needs its tables: where they
+    are not built this stops with one line (size, time, the build command) instead of starting a
+    build of about 1 GB.
+    """
     if scramble:
-        return {"scramble": scramble}
+        return {"scramble": scramble}, f"the scramble {scramble}"
+    starts = shipped_starts(depth, metric)
     if instance is not None:
-        starts = shipped_starts(depth, metric)
         if not 0 <= instance < len(starts):
             raise SuiteError(f"no certified instance {instance} of depth {depth} ({metric}-turn): "
                              f"{len(starts)} ship")
-        return {"state": starts[instance].state}
-    return {"depth": depth}
+        return {"state": starts[instance].state}, f"certified instance {instance} of depth {depth}"
+    if starts:
+        k = int(np.random.default_rng(seed).integers(len(starts)))
+        return {"state": starts[k].state}, f"certified instance {k} of depth {depth} (--instance {k} replays it)"
+    if depth > EXACT_RANGE[metric] and not optimal_tables_ready(metric):
+        raise SuiteError(f"depth {depth} has no shipped certified instances ({metric}-turn), and certifying a "
+                         f"scramble needs the exact solver's tables, which are not built (about 0.9 GB, 2-15 minutes "
+                         f"once: python -m cubebench.solver.optimal build --metric {metric}); or play a shipped "
+                         f"depth (1-4, 8, 12, 16, 20) or --scramble \"R U F ...\"")
+    return {"depth": depth}, f"a seeded scramble certified at depth {depth}"
 
 
 def open_window(tier: str, window: bool | None, out: TextIO) -> Window | None:
@@ -150,7 +168,8 @@ def play(tier: str = "symbolic", *, depth: int = 3, scramble: str | None = None,
     out = out or sys.stdout
     colour = out.isatty() if colour is None else colour
     metric, reward = parse_metric(metric), parse_reward(reward)
-    options = start_options(depth, metric, scramble, instance)
+    options, start = start_options(depth, metric, scramble, instance, seed)
+    print(f"Playing {tier} from {start}.", file=out)
     with contextlib.ExitStack() as cleanup:
         shown = open_window(tier, window, out)
         if shown:

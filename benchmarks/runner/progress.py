@@ -9,7 +9,9 @@ from cubebench.agents.records import EpisodeRecord
 
 
 class Progress:
-    """Counts finished episodes and shows them on a tqdm bar (to stderr; off when ``enabled`` is False)."""
+    """Counts finished episodes (items, games) and shows them on a tqdm bar (to stderr; off when ``enabled`` is
+    False).  Its total is the run's plan, the same count the run's start and end lines give; a ladder's next
+    rounds are added to it as they are planned (:meth:`grow`)."""
 
     def __init__(self, total: int, initial: int = 0, *, enabled: bool | None = None, desc: str = "episodes",
                  stream: TextIO | None = None, spent: float = 0.0) -> None:
@@ -21,7 +23,8 @@ class Progress:
         self.tokens = 0
         self.cost = spent
         """Dollars spent by the run: what earlier sessions spent (``spent``) and this one's episodes."""
-        self.bar: Any = tqdm(total=total, initial=initial, desc=desc, unit="ep", dynamic_ncols=True,
+        unit = {"episodes": "ep", "items": "item", "games": "game"}.get(desc, "ep")  # what the total counts
+        self.bar: Any = tqdm(total=total, initial=initial, desc=desc, unit=unit, dynamic_ncols=True,
                              file=stream or sys.stderr, disable=(None if enabled is None else not enabled),
                              smoothing=0.1)
 

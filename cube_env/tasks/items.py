@@ -32,9 +32,12 @@ __all__ = [
     "QuestionTest", "OneQuestionTest", "ItemGenerationError", "ask_and_judge", "item_rng", "balanced_slot",
 ]
 
-MAX_DEPTH = {metric: RADIUS[metric] + EXPANSION for metric in RADIUS}
-"""The deepest items (8 half turns, 9 quarter turns): the distance oracle's exact range without tables (:mod:`cubebench.tasks.oracle`);
-every candidate start is certified, so deeper ones would each need the optimal solver."""
+EXACT_RANGE = {metric: RADIUS[metric] + EXPANSION for metric in RADIUS}
+"""The distances the oracle answers exactly without tables (9 half turns, 10 quarter turns: :mod:`cubebench.tasks.oracle`)."""
+MAX_DEPTH = {metric: EXACT_RANGE[metric] - 1 for metric in RADIUS}
+"""The deepest items (8 half turns, 9 quarter turns): one below the oracle's exact range, so a start and every
+state one move from it (the labels of move choice, move effect, a closed-loop step) are certified without the
+optimal solver; deeper ones would each need its tables."""
 
 Answer = Any
 """A parsed answer: a letter ``"B"``, ``"Yes"``, ``"IDK"``, a tuple of labels or of 9 colour letters."""

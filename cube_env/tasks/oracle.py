@@ -5,9 +5,10 @@ comes from exact distances.  Cube Bench's items sit near solved, so a breadth-fi
 every state within ``radius`` moves of solved (half-turn: 5, 621 649 states; quarter-turn: 6,
 983 926 states) answers them by lookup: a state in the ball has the distance it was found at.  A
 state outside it is at least ``radius + 1`` away; looking up everything ``k`` moves from it
-(``k`` = 1, 2, 3) gives its exact distance whenever that is at most ``radius + k`` (a shortest path
-passes through the ball after ``k`` moves exactly then), so the ball answers up to 8 half turns
-or 9 quarter turns exactly.  Farther states go to the exact optimal solver
+(``k`` = 1 to 4) gives its exact distance whenever that is at most ``radius + k`` (a shortest path
+passes through the ball after ``k`` moves exactly then), so the ball answers up to 9 half turns
+or 10 quarter turns exactly: the deepest items (8 and 9) and every state one move from them.
+Farther states go to the exact optimal solver
 (:mod:`cubebench.solver.optimal`, whose tables are built on first use).  Both are exact: no label
 rests on a scramble's length or a heuristic.
 
@@ -33,8 +34,9 @@ __all__ = ["DistanceOracle", "oracle", "RADIUS", "metric_moves"]
 
 RADIUS: dict[str, int] = {"half": 5, "quarter": 6}
 """Ball radius per metric (the ball of the next radius would hold 8.3 M and 8.8 M states)."""
-EXPANSION = 3
-"""Moves looked ahead from a state outside the ball before the optimal solver is asked."""
+EXPANSION = 4
+"""Moves looked ahead from a state outside the ball before the optimal solver is asked (4: the
+neighbours of the deepest items are exact too; at most 18^4 lookups, only for states that far)."""
 _SLOT_BITS = 21
 _EMPTY = np.int8(-1)
 

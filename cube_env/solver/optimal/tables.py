@@ -378,10 +378,24 @@ def corner_perm_table(metric: str) -> np.ndarray:
     )
 
 
+BUILD_GB = N_CLASS * ROW_BYTES / 1e9
+"""Disk (and shared memory) of one metric's pruning table, in GB."""
+
+
+def announce_build(metric: str) -> None:
+    """Say on stderr, before it starts, that a table build is coming: its size, its time, how to avoid it."""
+    print(f"cubebench: building the exact optimal solver's {metric}-turn tables once: about {BUILD_GB:.1f} GB in "
+          f"{store.cache_dir()} (${store.ENV_VAR} moves it), 2-15 minutes on 2 cores; later uses load them "
+          f"(`python -m cubebench.solver.optimal build` builds them ahead)", file=sys.stderr, flush=True)
+
+
 def prune_table(metric: str, progress: bool = True) -> np.ndarray:
     """The flip-slice-twist pruning table of ``metric`` (2-bit, distance mod 3)."""
     metric_moves(metric)
     if metric not in _PRUNE:
+        name, shape = f"prune-flipslice-twist-{metric}", (N_CLASS * ROW_BYTES,)
+        if store.load(name, np.uint8, shape) is None:
+            announce_build(metric)
         small = small_tables()
         meta: dict = {"metric": metric}
 
@@ -391,9 +405,7 @@ def prune_table(metric: str, progress: bool = True) -> np.ndarray:
             meta["build_seconds"] = round(time.perf_counter() - t0, 1)
             return tab
 
-        tab = store.get_or_build(
-            f"prune-flipslice-twist-{metric}", np.uint8, (N_CLASS * ROW_BYTES,), build, meta=meta,
-        )
+        tab = store.get_or_build(name, np.uint8, shape, build, meta=meta)
         _PRUNE[metric] = (hot_copy(tab), corner_perm_table(metric))
     return _PRUNE[metric][0]
 

@@ -5,7 +5,11 @@ parse failure, which leaves the cube as it was).  From that post-error state the
 most ``max_attempts`` more decisions (the paper's budget: 4, 5, 6, 7 at depths 1-4; d + 3 beyond),
 each from four options: one move from the exact optimal action set and three that make no
 progress, shuffled; every chosen move is applied, good or bad, and a parse failure costs an
-attempt and changes nothing.  The item is solved when the cube is.  Episodes whose closed loop
+attempt and changes nothing.  The item is solved when the cube is.  Once the cube is farther from
+solved than the attempts left (``out_of_reach``), no answer can solve it and the item ends unsolved
+at once: every metric is as it would be after the remaining attempts, the model is not asked what
+cannot count, and every distance asked stays within the oracle's exact range without tables (an
+answerer that drifts away, such as the random baseline, never sends the oracle to the optimal solver).  Episodes whose closed loop
 has no error have nothing to recover from: they are counted apart and left out of the metrics,
 as in the paper.  Scored by solve rate (Wilson 95 %), P@1 and P@3 (solved within 1 and 3
 attempts, over all recovery episodes), the median attempts of the solved ones and the mean over
@@ -20,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ...engine.state import from_facelets, to_facelets
-from ..items import Ask, Exchange, Item, ItemResult, ask_and_judge, item_rng
+from ..items import EXACT_RANGE, Ask, Exchange, Item, ItemResult, ask_and_judge, item_rng
 from ..metrics import recovery_metrics
 from ..oracle import oracle
 from .closed_loop import ClosedLoop, step_prompt, take
@@ -44,6 +48,16 @@ class Recovery(ClosedLoop):
         item = super().build(depth, index, rng, seed, metric)
         return None if item is None else replace(item, data={**item.data, "max_attempts": max_attempts(depth)})
 
+    def check_depth(self, depth: int, metric: str) -> None:
+        """Also refuse depths whose recovery could leave the oracle's exact range: a state asked about is
+        at most d + 2 from solved (d + 1 after the error, then never farther than the attempts left), and
+        its options one move farther."""
+        super().check_depth(depth, metric)
+        deepest = EXACT_RANGE.get(metric, 0) - 3
+        if depth > deepest:
+            raise ValueError(f"{self.name}: depth {depth} is beyond the {deepest} moves ({metric}-turn) within which "
+                             "every recovery state is labelled without the optimal solver")
+
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
         self.check_variant(variant)
         loop = ClosedLoop.play(self, item, "standard", ask)
@@ -53,8 +67,13 @@ class Recovery(ClosedLoop):
             return ItemResult(loop.exchanges, score, passed=False, error=loop.error, end_state=loop.end_state,
                               moves=loop.moves)
         state = from_facelets(loop.end_state)
-        exchanges, solved_at, error = list(loop.exchanges), None, None
-        for attempt in range(1, item.data["max_attempts"] + 1):
+        exchanges, solved_at, error, out_of_reach = list(loop.exchanges), None, None, False
+        distance = oracle(item.metric).distance(state)
+        budget = item.data["max_attempts"]
+        for attempt in range(1, budget + 1):
+            if distance > budget - attempt + 1:  # the attempts left cannot solve it: the outcome is decided
+                out_of_reach = True
+                break
             ex, options = self._attempt(item, state, attempt, ask)
             exchanges.append(ex)
             if ex.reply.error is not None:
@@ -62,11 +81,12 @@ class Recovery(ClosedLoop):
                 break
             if ex.answer is not None:
                 state = take(ex, options, state, item.metric)
-            if ex.distance == 0:
+                distance = distance if ex.distance is None else ex.distance  # take() sets it
+            if distance == 0:
                 solved_at = attempt
                 break
-        score = {"recovering": True, "solved_at": solved_at, "max_attempts": item.data["max_attempts"],
-                 "error_step": len(loop.exchanges)}
+        score = {"recovering": True, "solved_at": solved_at, "max_attempts": budget,
+                 "error_step": len(loop.exchanges), "out_of_reach": out_of_reach}
         return ItemResult(exchanges, score, passed=solved_at is not None, error=error, end_state=to_facelets(state),
                           moves=sum(e.move is not None for e in exchanges))
 
