@@ -114,7 +114,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> Any:
-    for flag in ("suite", "agent", "out", "tiers", "tests", "games", "depths", "system_prompt", "examples", "seat"):
+    for flag in ("suite", "agent", "out", "tiers", "tests", "games", "depths", "system_prompt", "examples", "seat",
+                 "protocol", "reply_max_tokens"):
         if getattr(args, flag):
             raise _UserError(f"--resume continues a run as it was configured; drop --{flag.replace('_', '-')}")
     return resume_run(Path(args.resume), retry_errors=args.retry_errors, limit=args.limit,
@@ -132,11 +133,12 @@ def _start(args: argparse.Namespace) -> Any:
                       max_attempts=args.model_attempts, system_prompt=_read_text(args.system_prompt, "--system-prompt"),
                       examples=_read_text(args.examples, "--examples"),
                       send_images=not (questions and obs_format == "text"),  # questions: text only means no image
-                      seats=_seats(args.seat))
+                      seats=_seats(args.seat), reply_max_tokens=args.reply_max_tokens)
     budget = None if questions or isinstance(suite, MultiSuite) else resolve_distance_budget(args.distance_budget, suite.metric)
     config = RunConfig(
         agent=agent,
-        play=PlaySettings(obs_format=obs_format, store_images=not args.no_images, distance_budget_s=budget),
+        play=PlaySettings(obs_format=obs_format, store_images=not args.no_images, distance_budget_s=budget,
+                          answer_protocol=args.protocol),
         backend=args.backend, concurrency=args.concurrency or 1, ray_address=args.ray_address,
         max_cost_usd=args.max_cost,
     )
@@ -235,6 +237,14 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--examples", metavar="FILE", default=None,
                    help="model agents: few-shot examples appended to the system prompt (an empty file: none; "
                         "default: agents/prompts/<style>_examples.txt)")
+    # question suites: how answers are asked for and decoded (cubebench.runner.answering)
+    p.add_argument("--protocol", default=None, metavar="NAME",
+                   help="question suites: the answer protocol, paper (default: each paper's own prompt and answer "
+                        "form), strict (one-line answers only) or release (Cube Bench's code release: closed-loop "
+                        "steps reason, then tag); recorded in the run")
+    p.add_argument("--reply-max-tokens", type=int, default=None, metavar="N",
+                   help="question suites: token limit of each model reply (default 4096 where the protocol asks for "
+                        "reasoning, else 1024); recorded in the run")
     p.add_argument("--temperature", type=float, default=None, help="model sampling temperature")
     p.add_argument("--episode-max-tokens", type=int, default=None, help="token budget per episode")
     p.add_argument("--episode-max-cost", type=float, default=None, help="USD budget per episode")
