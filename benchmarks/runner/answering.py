@@ -36,7 +36,8 @@ chain of thought, an Inf-Bench "why", a release step's ``<REASONING>``), 1024 fo
 reasoning model's hidden thinking tokens, which count against the limit, and the limit the clients had before)."""
 LOCAL_REPLY_TOKENS = 1024
 """The embedded local model's default cap whatever the protocol: its server's context is 4096 tokens, which the
-prompt shares (a cube-net prompt is about 300 tokens, an Inf-Bench encoded one about 900)."""
+prompt shares (the smoke suites' text-only prompts are at most about 600 tokens by the 4-characters-per-token
+estimate: ``benchmarks/prompt_sizes.py``)."""
 
 
 def check_protocol(suite: QuestionSuite, protocol: str) -> None:
