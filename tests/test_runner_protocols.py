@@ -16,7 +16,6 @@ from cubebench.runner.execute import PlaySettings, play_item
 from cubebench.runner.plan import plan_items
 from cubebench.runner.question_suites import restrict_questions
 from cubebench.runner.report import build_report, text_report
-from cubebench.runner.run import RunConfig
 from cubebench.runner.specs import AgentFactory, AgentSpec
 from cubebench.runner.store import open_run
 from cubebench.runner.suites import load_suite
@@ -117,10 +116,10 @@ def test_the_local_client_sends_temperature_zero_and_a_cap_that_fits_its_context
 
 def test_the_local_model_gets_a_cap_that_fits_its_context() -> None:
     suite = load_suite("stare-smoke")
-    config = question_settings(suite, RunConfig(agent=AgentSpec("local")), model=True)
-    assert config.agent.reply_max_tokens == LOCAL_REPLY_TOKENS and config.agent.temperature == 0.0
-    oracle = question_settings(suite, RunConfig(agent=AgentSpec("oracle")), model=False)
-    assert (oracle.agent.temperature, oracle.agent.reply_max_tokens, oracle.play.answer_protocol) == (None, None, "paper")
+    agent, play = question_settings(suite, AgentSpec("local"), PlaySettings())
+    assert (agent.reply_max_tokens, agent.temperature, play.answer_protocol) == (LOCAL_REPLY_TOKENS, 0.0, "paper")
+    oracle, play = question_settings(suite, AgentSpec("oracle"), PlaySettings(answer_protocol="strict"))
+    assert (oracle.temperature, oracle.reply_max_tokens, play.answer_protocol) == (None, None, "strict")
 
 
 @pytest.mark.parametrize("protocol,reply", [(None, "Answer: "), ("strict", "Answer: "), ("paper", "\\boxed{")])

@@ -15,15 +15,13 @@ stored configuration says exactly how every item was asked (and a resume asks th
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from cubebench.tasks.protocols import DESCRIPTIONS, PROTOCOLS, REASONED
 
+from .execute import PlaySettings
 from .question_suites import QuestionSuite
+from .specs import AgentSpec
 from .suite_fields import SuiteError
-
-if TYPE_CHECKING:  # the run's configuration; run.py imports this module
-    from .run import RunConfig
 
 __all__ = ["REPLY_TOKENS", "LOCAL_REPLY_TOKENS", "DEFAULT_TEMPERATURE", "question_settings", "check_protocol", "no_question_settings",
            "decoding_text", "protocol_text"]
@@ -50,26 +48,25 @@ def check_protocol(suite: QuestionSuite, protocol: str) -> None:
         raise SuiteError(f"--protocol {protocol}: suite {suite.name!r} has no such answer protocol; it has {have}")
 
 
-def question_settings(suite: QuestionSuite, config: RunConfig, model: bool) -> RunConfig:
-    """``config`` with the question run's open settings filled in: the protocol (checked against the suite),
-    and for a model answerer (``model``) the temperature and the token limit per reply."""
-    protocol = config.play.answer_protocol or suite.answer_protocols[0]
+def question_settings(suite: QuestionSuite, agent: AgentSpec, play: PlaySettings) -> tuple[AgentSpec, PlaySettings]:
+    """The agent and play settings with the question run's open settings filled in: the protocol (checked against
+    the suite), and for a model answerer the temperature and the token limit per reply."""
+    protocol = play.answer_protocol or suite.answer_protocols[0]
     check_protocol(suite, protocol)
-    agent = config.agent
     if agent.reply_max_tokens is not None and agent.reply_max_tokens < 1:
         raise SuiteError(f"--reply-max-tokens must be at least 1, got {agent.reply_max_tokens}")
-    if model:
+    if agent.kind == "model":
         limit = REPLY_TOKENS[REASONED[protocol]] if not agent.is_local_model else LOCAL_REPLY_TOKENS
         agent = replace(agent, temperature=DEFAULT_TEMPERATURE if agent.temperature is None else agent.temperature,
                         reply_max_tokens=agent.reply_max_tokens or limit)
-    return replace(config, agent=agent, play=replace(config.play, answer_protocol=protocol))
+    return agent, replace(play, answer_protocol=protocol)
 
 
-def no_question_settings(config: RunConfig, suite_name: str) -> None:
+def no_question_settings(agent: AgentSpec, play: PlaySettings, suite_name: str) -> None:
     """:class:`SuiteError` when a run that asks no questions was given a question run's setting."""
-    if config.play.answer_protocol is not None:
+    if play.answer_protocol is not None:
         raise SuiteError(f"--protocol chooses how question items are answered; suite {suite_name!r} asks none")
-    if config.agent.reply_max_tokens is not None:
+    if agent.reply_max_tokens is not None:
         raise SuiteError(f"--reply-max-tokens limits each answer to a question item; suite {suite_name!r} asks none")
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import platform
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -138,9 +138,10 @@ def start_run(suite: Suite | QuestionSuite | MultiSuite, config: RunConfig, path
         raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
     protocol = "episodes" if isinstance(suite, Suite) else suite.protocol
     if isinstance(suite, QuestionSuite):  # the protocol and decoding, stored with the run
-        config = question_settings(suite, config, config.agent.kind == "model")
+        agent, play = question_settings(suite, config.agent, config.play)
+        config = replace(config, agent=agent, play=play)
     else:
-        no_question_settings(config, suite.name)
+        no_question_settings(config.agent, config.play, suite.name)
     factory = AgentFactory(config.agent, protocol)  # fails early on a bad spec, a missing key or extra
     try:
         plan, meta = (_plan_questions(suite) if isinstance(suite, QuestionSuite) else _plan_games(suite, factory)

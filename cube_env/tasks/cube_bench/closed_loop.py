@@ -13,6 +13,10 @@ Abstention variants add "E: I don't know" (``IDK``): ``abstain-teacher`` applies
 move and goes on (no credit), ``abstain-skip`` halts the episode.  They add coverage (answered
 over decisions), selective accuracy (right over answered), IDK rate and APA = (right + s IDK) /
 decisions with s = 0.25 (paper B.6).
+
+Under the ``release`` answer protocol (:mod:`..protocols`) each step asks, as Cube Bench's code release does, for
+reasoning inside ``<REASONING>`` tags and then the tag on the final line (:class:`~..parsing.TaggedForm`);
+otherwise the reply is one line.
 """
 
 from __future__ import annotations
