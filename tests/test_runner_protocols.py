@@ -162,3 +162,14 @@ def test_a_resume_keeps_the_runs_protocol(tmp_path: Path, capsys: pytest.Capture
         report = text_report(build_report(store))
     assert len(replies) == 16 and all(r.startswith("Answer: ") for r in replies)
     assert "protocol: strict: the strict one-line forms" in report and "decoding" not in report  # the oracle decodes nothing
+
+
+def test_the_inspect_task_asks_under_the_suites_protocol() -> None:
+    pytest.importorskip("inspect_ai")
+    from cubebench.bridges.inspect import questions
+    from cubebench.runner.suites import SuiteError
+
+    assert questions(suite="stare-smoke", items=1).metadata["protocol"] == "paper"
+    assert questions(suite="cube-bench-smoke", items=1, protocol="release").metadata["protocol"] == "release"
+    with pytest.raises(SuiteError, match="suite 'stare-smoke' has no such answer protocol; it has paper, strict"):
+        questions(suite="stare-smoke", protocol="release")
