@@ -234,6 +234,21 @@ def test_final_answer_forms_round_trip_sample_uniformly_and_refuse_junk(form: An
     assert len(long) < MAX_REASONED_REPLY and form.parse(long) == form.answers[0]
 
 
+ADVERSARIAL = [
+    "A" + " " * 60_000 + "x", "\\" * 60_000, "\\text{" * 9_000, "\\boxed{" * 9_000, "<ANSWER>" * 7_000,
+    ("<" + " " * 100) * 600, "the" + " " * 60_000 + "x", "\\boxed{" + "{" * 60_000, "Answer:" + "\t" * 60_000 + "B!",
+]
+"""Long runs that make a careless pattern backtrack quadratically (whitespace between two optional parts, runs
+of backslashes, unclosed boxes and wrappers): each is read in linear time, and none names an answer."""
+
+
+@pytest.mark.parametrize("form", [BoxedForm(YesNoForm()), TaggedForm(LetterForm())])
+def test_hostile_replies_are_read_quickly_and_name_nothing(form: Any) -> None:
+    for reply in ADVERSARIAL:
+        with pytest.raises(ParseFailure):
+            form.parse(reply)
+
+
 def test_abstention_under_the_release_protocol() -> None:
     form = TaggedForm(LetterForm("ABCD", ("tag", "colon", "bare"), idk=True))
     for reply in ("I don't know", "I don’t know.", "hmm\n<ANSWER> IDK </ANSWER>", "hmm\nANSWER: E", "<ANSWER> e </ANSWER>"):

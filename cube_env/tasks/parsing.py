@@ -268,16 +268,20 @@ MAX_REASONED_REPLY = 64_000
 """Longest reasoned reply read (about 16k tokens); a longer one is a parse failure without further work."""
 MAX_MARKED = 200
 """Longest content of one marked answer (a box or a tag) that is read."""
+MAX_CHOICE_TEXT = 1000
+"""Longest text :func:`read_choice` reads (a box, a tag, a reply's last line); longer names no answer."""
 
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 """Zero-width characters, the word joiner, the BOM and the soft hyphen: removed before reading."""
 _LATEX_WRAP = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mathit|operatorname|mbox)\s*\{([^{}]*)\}")
 _DECOR = str.maketrans("", "", "*_`$\"'\u201c\u201d\u2018\u2019#")
 _PREFIX = re.compile(r"^(?:(?:the\s+)?(?:final\s+)?(?:answer|choice|option)\s*(?:is\s*)?[:=]?\s*)", re.IGNORECASE)
-_CHOICE = re.compile(r"^[(\[]?\s*([A-Za-z]+)\s*[)\]]?\s*(?:[.:),;!\-\u2013\u2014]\s*(.*))?$", re.DOTALL)
+_CHOICE = re.compile(r"^[(\[]?\s*([A-Za-z]+)\s*(?:[)\]]\s*)?(?:[.:),;!\-\u2013\u2014](.*))?$", re.DOTALL)
+"""One answer token, optionally bracketed, optionally followed by a separator and any text; no two ``\\s*`` meet,
+so a failing match backtracks in linear time."""
 _IDK_PHRASE = re.compile(r"^i\s+don'?t\s+know\.?$", re.IGNORECASE)
 _TAG_ANSWER = re.compile(r"<\s*ANSWER\s*>([^<>\n]{0,200}?)<\s*/\s*ANSWER\s*>", re.IGNORECASE)
-_BOXED = re.compile(r"\\+boxed\s*\{")
+_BOXED = re.compile(r"\\boxed\s*\{")
 
 
 def _reasoned_text(reply: object, expected: str) -> str:
@@ -294,6 +298,8 @@ def read_choice(content: str, answers: tuple[str, ...], idk_letter: str | None =
     Markdown and LaTeX wrappers (``**B**``, ``\\text{Yes}``, ``$B$``), quotes, an ``Answer:``/``Option`` prefix,
     brackets (``(B)``) and text after a separator (``B: R2``, ``No, it cannot``) are allowed; the answer itself is
     matched case-insensitively and must be ASCII.  ``Yes/No``, ``A or B``, ``X`` (the placeholder) name none."""
+    if len(content) > MAX_CHOICE_TEXT:
+        return None
     text = content
     for _ in range(3):
         text = _LATEX_WRAP.sub(r"\1", text)
@@ -311,18 +317,20 @@ def read_choice(content: str, answers: tuple[str, ...], idk_letter: str | None =
 
 
 def _boxes(text: str) -> list[str]:
-    """The contents of every ``\\boxed{...}`` (nested braces balanced; one left open is cut at ``MAX_MARKED``)."""
+    """The contents of every ``\\boxed{...}`` (nested braces balanced; one not closed within ``MAX_MARKED``
+    characters is passed over)."""
     found = []
     for match in _BOXED.finditer(text):
-        depth, start = 1, match.end()
-        end = start
-        while end < len(text) and end - start <= MAX_MARKED:
-            depth += {"{": 1, "}": -1}.get(text[end], 0)
-            if depth == 0:
+        start = end = match.end()
+        limit, depth = start + MAX_MARKED + 1, 1
+        while depth:
+            close = text.find("}", end, limit)
+            if close < 0:
                 break
-            end += 1
+            depth += text.count("{", end, close) - 1
+            end = close + 1
         if depth == 0:
-            found.append(text[start:end])
+            found.append(text[start:end - 1])
     return found
 
 
