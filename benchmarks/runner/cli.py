@@ -204,7 +204,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> Any:
-    for flag in ("suite", "agent", "out", "tiers", "tests", "games", "depths", "system_prompt", "examples", "seat"):
+    for flag in ("suite", "agent", "out", "tiers", "tests", "games", "depths", "system_prompt", "examples", "seat",
+                 "protocol", "reply_max_tokens"):
         if getattr(args, flag):
             raise _UserError(f"--resume continues a run as it was configured; drop --{flag.replace('_', '-')}")
     return resume_run(Path(args.resume), retry_errors=args.retry_errors, limit=args.limit,
@@ -222,12 +223,13 @@ def _start(args: argparse.Namespace) -> Any:
                       max_attempts=args.model_attempts, system_prompt=_read_text(args.system_prompt, "--system-prompt"),
                       examples=_read_text(args.examples, "--examples"),
                       send_images=not (questions and obs_format == "text"),  # questions: text only means no image
-                      seats=_seats(args.seat))
+                      seats=_seats(args.seat), reply_max_tokens=args.reply_max_tokens)
     path = _output_file(args.out or str(default_run_path(suite, args.agent)), "--out")
     budget = None if questions or isinstance(suite, MultiSuite) else resolve_distance_budget(args.distance_budget, suite.metric)
     config = RunConfig(
         agent=agent,
-        play=PlaySettings(obs_format=obs_format, store_images=not args.no_images, distance_budget_s=budget),
+        play=PlaySettings(obs_format=obs_format, store_images=not args.no_images, distance_budget_s=budget,
+                          answer_protocol=args.protocol),
         backend=args.backend, concurrency=args.concurrency or 1, ray_address=args.ray_address,
         max_cost_usd=args.max_cost,
     )
@@ -346,6 +348,14 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     questions = p.add_argument_group("question suites (cube-bench, inf-bench, stare and their -smoke versions)")
     questions.add_argument("--tests", type=_csv(str), default=None, metavar="T1,T2",
                            help="ask only these tests (e.g. move-choice,closed-loop)")
+    # how answers are asked for and decoded (cubebench.runner.answering)
+    questions.add_argument("--protocol", default=None, metavar="NAME",
+                           help="the answer protocol, paper (default: each paper's own prompt and answer form), "
+                                "strict (one-line answers only) or release (Cube Bench's code release: closed-loop "
+                                "steps reason, then tag); recorded in the run")
+    questions.add_argument("--reply-max-tokens", type=_count(1), default=None, metavar="N",
+                           help="token limit of each model reply (default 4096 where the protocol asks for "
+                                "reasoning, else 1024); recorded in the run")
 
     multi = p.add_argument_group("multi-agent suites (multi, multi-smoke)")
     multi.add_argument("--games", type=_csv(str), default=None, metavar="G1,G2",
@@ -361,7 +371,8 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     model.add_argument("--examples", metavar="FILE", default=None,
                        help="few-shot examples appended to the system prompt (an empty file: none; "
                             "default: agents/prompts/<style>_examples.txt)")
-    model.add_argument("--temperature", type=_amount, default=None, help="model sampling temperature")
+    model.add_argument("--temperature", type=_amount, default=None,
+                       help="model sampling temperature (question suites: 0 unless given, as the papers decode)")
     model.add_argument("--episode-max-tokens", type=_count(1), default=None, metavar="N",
                        help="token budget per episode")
     model.add_argument("--episode-max-cost", type=_amount, default=None, metavar="USD", help="USD budget per episode")

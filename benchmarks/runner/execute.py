@@ -22,6 +22,7 @@ from cubebench.agents.answerers import BUDGET_SPENT
 from cubebench.agents.episode import run_episode
 from cubebench.agents.records import EpisodeRecord, StepRecord, observation_digest
 from cubebench.tasks.items import Exchange, Item, ItemResult, Prompt, Reply
+from cubebench.tasks.protocols import STRICT
 from cubebench.wrappers.description import describe_env
 from cubebench.wrappers.tiers import PARTIAL_TIERS
 
@@ -40,6 +41,9 @@ class PlaySettings:
     store_images: bool = True
     distance_budget_s: float | None = None
     renderer: str = "painter"
+    answer_protocol: str | None = None
+    """Question runs: the answer protocol the items are asked under (:mod:`cubebench.tasks.protocols`); ``None``
+    in runs stored before protocols existed, which asked in the strict one-line forms (and still do on resume)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -108,7 +112,8 @@ def play_item(spec: ItemSpec, factory: AgentFactory, settings: PlaySettings) -> 
 
     started = time.perf_counter()
     try:
-        result: ItemResult | None = configured_test(spec.test, spec.options).play(item, spec.variant, ask)
+        test = configured_test(spec.test, spec.options, settings.answer_protocol or STRICT)
+        result: ItemResult | None = test.play(item, spec.variant, ask)
         failure = None
     except Exception as err:  # noqa: BLE001 - a broken test is an error record, not a crash
         result, failure = None, traceback.format_exception_only(type(err), err)[-1].strip()

@@ -5,7 +5,7 @@ Each row's figures are the test's :meth:`~cubebench.tasks.items.QuestionTest.sum
 ``value [lo, hi]`` with their Wilson 95 % interval.  Beside them: how many items finished, how many
 ended in ``error`` (a failed model call or a broken test: left out of the metrics, since nothing
 was asked of the model's reasoning; ``--retry-errors`` asks them again), and how many replies were
-not in the strict format.
+not in the run's answer format (its protocol's: :mod:`cubebench.tasks.protocols`).
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def table_of(name: str, cells: list[tuple[Cell, list[EpisodeRecord]]]) -> Table:
                      f"{sum(r.parse_errors for r in records)}/{replies}"])
     note = ("rates: value [Wilson 95% interval]; errors: items ended by a failed call or a broken test, left out "
             "of the metrics (`cubebench run --resume RUN --retry-errors` asks them again); malformed: replies off "
-            "the strict format / replies")
+            "the run's answer format / replies")
     return Table(title=f"{name} (by depth and variant)", header=["depth", "variant", "items", *columns, "errors",
                                                                  "malformed"],
                  rows=rows, note="; ".join([note, *dict.fromkeys(problems)]))

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from cubebench.engine.metric import Metric
 from cubebench.tasks.items import QuestionTest
 from cubebench.tasks.ladder import LadderRules
+from cubebench.tasks.protocols import PROTOCOLS
 from cubebench.tasks.registry import TESTS
 
 from .suite_fields import SuiteError, check_int, check_ints, check_metric
@@ -103,6 +104,12 @@ class QuestionSuite:
     def ladders(self) -> dict[str, LadderGrid]:
         """The tests played as ladders."""
         return {name: grid for name, grid in self.tests.items() if isinstance(grid, LadderGrid)}
+
+    @property
+    def answer_protocols(self) -> tuple[str, ...]:
+        """The answer protocols every test of the suite can be asked under (:mod:`cubebench.tasks.protocols`), the
+        default (``paper``) first."""
+        return tuple(p for p in PROTOCOLS if all(p in TESTS[name].protocols for name in self.tests))
 
     def to_dict(self) -> dict[str, Any]:
         """The suite as it would be written in a suite file."""
@@ -212,14 +219,18 @@ def _options(test: QuestionTest, value: Any, where: str) -> dict[str, Any]:
     return dict(value)
 
 
-def configured_test(name: str, options: dict[str, Any] | None = None) -> QuestionTest:
-    """The registered test ``name`` with a suite's ``options`` set (on a copy: the registry's stays as is)."""
+def configured_test(name: str, options: dict[str, Any] | None = None, protocol: str | None = None) -> QuestionTest:
+    """The registered test ``name`` with a suite's ``options`` set and asking under answer ``protocol`` (``None``:
+    the test's own, ``strict``), on a copy: the registry's stays as is."""
     test = TESTS[name]
-    if not options:
+    if not options and protocol in (None, test.answer_protocol):
         return test
     test = copy.copy(test)
-    for key, value in options.items():
+    for key, value in (options or {}).items():
         setattr(test, key, value)
+    if protocol is not None:
+        test.check_protocol(protocol)
+        test.answer_protocol = protocol
     return test
 
 

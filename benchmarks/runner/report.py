@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .aggregate import cell_of
+from .answering import decoding_text, protocol_text
 from .attribution import attribute
 from .multi_report import multi_tables
 from .question_report import question_tables
@@ -76,8 +77,12 @@ class Report:
         """What ran: the suite, the agent and (episodes) the budgets and instances."""
         if self.questions:
             tests = ", ".join(self.suite["tests"])
+            agent = self.config["agent"]
+            decoding = [("decoding", decoding_text(agent.get("temperature"), agent.get("reply_max_tokens")))] if \
+                agent["spec"].partition(":")[0] in ("openai", "anthropic", "openai-compatible", "local") else []
             return [("suite", f"{self.suite['name']} ({self.suite.get('metric', '?')}-turn metric; question tests: {tests})"),
-                    ("agent", self.agent)]
+                    ("protocol", protocol_text(self.config.get("play", {}).get("answer_protocol"))),
+                    ("agent", self.agent), *decoding]
         if self.multi:
             games = ", ".join(f"{name} ({', '.join(g['views'])})" for name, g in self.suite["games"].items())
             return [("suite", f"{self.suite['name']} ({self.suite.get('metric', '?')}-turn metric; games: {games})"),

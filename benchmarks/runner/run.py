@@ -20,7 +20,7 @@ from __future__ import annotations
 import platform
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from cubebench.engine.notation import parse_array
 from cubebench.solver.twophase import solve_twophase
 from cubebench.tasks.oracle import oracle
 
+from .answering import no_question_settings, question_settings
 from .backends import BACKENDS, run_backend
 from .execute import PlaySettings
 from .instances import resolve_source, source_notes
@@ -157,6 +158,11 @@ def start_run(suite: Suite | QuestionSuite | MultiSuite, config: RunConfig, path
     if path.exists() or path.is_symlink():
         raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
     protocol = "episodes" if isinstance(suite, Suite) else suite.protocol
+    if isinstance(suite, QuestionSuite):  # the protocol and decoding, stored with the run
+        agent, play = question_settings(suite, config.agent, config.play)
+        config = replace(config, agent=agent, play=play)
+    else:
+        no_question_settings(config.agent, config.play, suite.name)
     factory = AgentFactory(config.agent, protocol)  # fails early on a bad spec, a missing key or extra
     try:
         plan, meta = (_plan_questions(suite) if isinstance(suite, QuestionSuite) else _plan_games(suite, factory)

@@ -74,6 +74,9 @@ class AgentSpec:
     placeholders); ``None``: the style's shipped one in ``agents/prompts/``.  Stored with the run."""
     examples: str | None = None
     """Few-shot examples appended to the system prompt (the text; ``""``: none); ``None``: the shipped ones."""
+    reply_max_tokens: int | None = None
+    """Question suites: the token limit of each model reply (``None``: the client's default); a question run sets
+    its protocol's default (:mod:`.answering`)."""
     seats: dict[str, str] = field(default_factory=dict)
     """Multi-agent suites: seats played by a calibration team's player instead of this spec
     (``{"observer_0": "perfect"}``: the model plays the actor beside a perfect observer)."""
@@ -211,7 +214,7 @@ class AgentFactory:
             return RandomAnswerer(seed)
         if self.kind != "model":
             raise AgentSpecError(f"{self.spec.spec!r} answers no questions")
-        return ModelAnswerer(self._client(seed), send_images=self.spec.send_images)
+        return ModelAnswerer(self._client(seed), send_images=self.spec.send_images, max_tokens=self.spec.reply_max_tokens)
 
     def new_seats(self, env: Any, seed: int | None = None, only: str | None = None) -> dict[str, Seat]:
         """A fresh player for every seat of ``env``: the spec's (a team's player, or a model seat), or the

@@ -21,6 +21,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cubebench.agents.records import EpisodeRecord
+from cubebench.runner.answering import check_protocol
 from cubebench.runner.execute import PlaySettings, play_item
 from cubebench.runner.plan import ItemSpec, plan_items
 from cubebench.runner.question_suites import QuestionSuite
@@ -45,9 +46,10 @@ def question_dataset(suite: QuestionSuite) -> MemoryDataset:
 
 
 @solver
-def answer_cube_questions(send_images: bool = True) -> Solver:
-    """Ask the sample's item through its test's ``play``; each question is one call of the eval's model."""
-    settings = PlaySettings(store_images=False)
+def answer_cube_questions(send_images: bool = True, protocol: str | None = None) -> Solver:
+    """Ask the sample's item through its test's ``play``, under answer ``protocol`` (``None``: the strict forms);
+    each question is one call of the eval's model."""
+    settings = PlaySettings(store_images=False, answer_protocol=protocol)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
@@ -113,11 +115,13 @@ def _score_metadata(log: EvalLog) -> list[dict[str, Any]]:
 @task
 def questions(suite: str | None = None, tests: Any = None, depths: Any = None, items: int | None = None,
               variants: Any = None, metric: str | None = None, seed: int | None = None,
-              send_images: bool = True) -> Task:
+              send_images: bool = True, protocol: str | None = None) -> Task:
     """Question-style tests: a shipped question suite (``cube-bench``, ``cube-bench-smoke``) or, without one,
     the registered ``tests`` named (all by default), narrowed and overridden by the other parameters
-    (docs/ecosystem.md)."""
+    (docs/ecosystem.md); ``protocol`` is the answer protocol (default: the grid's, ``paper``)."""
     grid = question_suite(suite, tests=tests, depths=depths, items=items, variants=variants, metric=metric,
                           seed=seed)
-    return Task(dataset=question_dataset(grid), solver=answer_cube_questions(send_images),
-                scorer=question_outcome(), metadata={"suite": grid.to_dict()})
+    chosen = protocol or grid.answer_protocols[0]
+    check_protocol(grid, chosen)
+    return Task(dataset=question_dataset(grid), solver=answer_cube_questions(send_images, chosen),
+                scorer=question_outcome(), metadata={"suite": grid.to_dict(), "protocol": chosen})

@@ -168,6 +168,11 @@ class QuestionTest(ABC):
     chance: float | None = None
     """The probability that a uniform random answer is right, where it is one number (four options: 0.25);
     what a ladder's chance level is computed from."""
+    protocols: tuple[str, ...] = ("paper", "strict")
+    """The answer protocols the test can be asked under (:mod:`.protocols`); a test that writes no protocol of its
+    own asks the same way under both."""
+    answer_protocol: str = "strict"
+    """The protocol the test asks under: the runner sets the run's on a copy (``strict`` when nobody chose)."""
 
     def items(self, depth: int, n: int, *, seed: int = 0, metric: str = "half", first: int = 0) -> list[Item]:
         """Items ``first .. first + n - 1`` of ``depth``: deterministic, duplicates (same :meth:`identity`)
@@ -212,6 +217,11 @@ class QuestionTest(ABC):
         """What a train/test split must keep on one side (exports group rows by it): the start state, by
         default; a test whose items do not differ by state names what identifies them instead."""
         return item.state
+
+    def check_protocol(self, protocol: str) -> None:
+        """``ValueError`` unless ``protocol`` is one of the test's."""
+        if protocol not in self.protocols:
+            raise ValueError(f"{self.name} has no answer protocol {protocol!r}; it has {list(self.protocols)}")
 
     def check_variant(self, variant: str) -> None:
         """``ValueError`` unless ``variant`` is one of the test's."""

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import random
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from .items import ParseFailure
 
-__all__ = ["MAX_REPLY", "IDK", "LetterForm", "YesNoForm", "GridForm", "LabelsForm", "FreeTextForm"]
+__all__ = ["MAX_REPLY", "MAX_REASONED_REPLY", "IDK", "LetterForm", "YesNoForm", "GridForm", "LabelsForm", "FreeTextForm",
+           "BoxedForm", "TaggedForm", "read_choice"]
 
 MAX_REPLY = 2000
 """Longest reply a strict form reads; a longer one is a parse failure without further work."""
@@ -259,3 +261,167 @@ class FreeTextForm:
 
     def sample(self, rng: random.Random) -> str:
         return ""
+
+
+# --- reasoned replies: reasoning first, then the final answer in a marked form --------------------------------
+MAX_REASONED_REPLY = 64_000
+"""Longest reasoned reply read (about 16k tokens); a longer one is a parse failure without further work."""
+MAX_MARKED = 200
+"""Longest content of one marked answer (a box or a tag) that is read."""
+MAX_CHOICE_TEXT = 1000
+"""Longest text :func:`read_choice` reads (a box, a tag, a reply's last line); longer names no answer."""
+
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
+"""Zero-width characters, the word joiner, the BOM and the soft hyphen: removed before reading."""
+_LATEX_WRAP = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mathit|operatorname|mbox)\s*\{([^{}]*)\}")
+_DECOR = str.maketrans("", "", "*_`$\"'\u201c\u201d\u2018\u2019#")
+_PREFIX = re.compile(r"^(?:(?:the\s+)?(?:final\s+)?(?:answer|choice|option)\s*(?:is\s*)?[:=]?\s*)", re.IGNORECASE)
+_CHOICE = re.compile(r"^[(\[]?\s*([A-Za-z]+)\s*(?:[)\]]\s*)?(?:[.:),;!\-\u2013\u2014](.*))?$", re.DOTALL)
+"""One answer token, optionally bracketed, optionally followed by a separator and any text; no two ``\\s*`` meet,
+so a failing match backtracks in linear time."""
+_IDK_PHRASE = re.compile(r"^i\s+don'?t\s+know\.?$", re.IGNORECASE)
+_TAG_ANSWER = re.compile(r"<\s*ANSWER\s*>([^<>\n]{0,200}?)<\s*/\s*ANSWER\s*>", re.IGNORECASE)
+_BOXED = re.compile(r"\\boxed\s*\{")
+
+
+def _reasoned_text(reply: object, expected: str) -> str:
+    """A reasoned reply made comparable: NFKC (full-width colons, brackets and letters become ASCII), ``\\r\\n`` as
+    ``\\n``, invisible characters removed; a failure for non-text, empty or over-long replies."""
+    if not isinstance(reply, str) or not reply.strip() or len(reply) > MAX_REASONED_REPLY:
+        raise _fail(expected, reply)
+    return unicodedata.normalize("NFKC", reply.replace("\r\n", "\n")).translate(_INVISIBLE)
+
+
+def read_choice(content: str, answers: tuple[str, ...], idk_letter: str | None = None) -> str | None:
+    """The one answer of ``answers`` that a marked answer's content names, else ``None``.
+
+    Markdown and LaTeX wrappers (``**B**``, ``\\text{Yes}``, ``$B$``), quotes, an ``Answer:``/``Option`` prefix,
+    brackets (``(B)``) and text after a separator (``B: R2``, ``No, it cannot``) are allowed; the answer itself is
+    matched case-insensitively and must be ASCII.  ``Yes/No``, ``A or B``, ``X`` (the placeholder) name none."""
+    if len(content) > MAX_CHOICE_TEXT:
+        return None
+    text = content
+    for _ in range(3):
+        text = _LATEX_WRAP.sub(r"\1", text)
+    text = _PREFIX.sub("", text.translate(_DECOR).strip()).strip()
+    if IDK in answers and _IDK_PHRASE.match(text.replace("\u2019", "'")):
+        return IDK
+    match = _CHOICE.match(text)
+    if match is None or not match.group(1).isascii():
+        return None
+    by_name = {a.upper(): a for a in answers} | ({idk_letter: IDK} if idk_letter and IDK in answers else {})
+    token, rest = match.group(1).upper(), (match.group(2) or "").split()
+    if rest and rest[0].strip(".,;:!()").upper() in by_name:  # "A, B", "Yes, no": two answers, not one
+        return None
+    return by_name.get(token)
+
+
+def _boxes(text: str) -> list[str]:
+    """The contents of every ``\\boxed{...}`` (nested braces balanced; one not closed within ``MAX_MARKED``
+    characters is passed over)."""
+    found = []
+    for match in _BOXED.finditer(text):
+        start = end = match.end()
+        limit, depth = start + MAX_MARKED + 1, 1
+        while depth:
+            close = text.find("}", end, limit)
+            if close < 0:
+                break
+            depth += text.count("{", end, close) - 1
+            end = close + 1
+        if depth == 0:
+            found.append(text[start:end - 1])
+    return found
+
+
+def _vocabulary(inner: LetterForm | YesNoForm) -> tuple[tuple[str, ...], str | None]:
+    if isinstance(inner, LetterForm):
+        return inner.answers, inner.idk_letter if inner.idk else None
+    return ("Yes", "No"), None
+
+
+def _tail(reply: str) -> str:
+    """The end of a reply, quoted for a parse-failure message (a reasoned reply's answer is at its end)."""
+    return repr(reply) if len(reply) <= QUOTE else f"...{reply[-QUOTE:]!r} ({len(reply)} characters)"
+
+
+def _final_answer(answers: list[str], expected: str, reply: str) -> str:
+    """The one answer of a reply's marked answers; none, or two different ones, is a parse failure."""
+    if not answers:
+        raise ParseFailure(f"expected {expected}; no final answer found in {_tail(reply)}")
+    if len(set(answers)) > 1:
+        raise ParseFailure(f"expected {expected}; the reply gives {len(set(answers))} different final answers "
+                           f"({', '.join(dict.fromkeys(answers))}) in {_tail(reply)}")
+    return answers[-1]
+
+
+@dataclass(frozen=True)
+class BoxedForm:
+    """STARE's answer form (App. G.1): reason step by step, then the final answer in ``\\boxed{}``.
+
+    The answer is the last box; every box that names an answer of ``inner`` (a :class:`LetterForm` or
+    :class:`YesNoForm`, whose answers it reads: ``\\boxed{ Yes }``, ``\\boxed{\\text{B}}``) must name the same one,
+    so a reply that boxes two different answers (a hedge, or an answer and then a corrected one) is a parse
+    failure, as is a reply with no box.  Boxes that name none (``\\boxed{}`` echoing the instruction,
+    ``\\boxed{Yes/No}``) are passed over.  Prose after the last box does not change the answer."""
+
+    inner: LetterForm | YesNoForm
+
+    @property
+    def answers(self) -> tuple[str, ...]:
+        return _vocabulary(self.inner)[0]
+
+    @property
+    def expected(self) -> str:
+        return f"reasoning, then the final answer in \\boxed{{}} ({' or '.join(self.answers)})"
+
+    def parse(self, reply: str) -> str:
+        text = _reasoned_text(reply, self.expected)
+        answers, idk = _vocabulary(self.inner)
+        named = [read_choice(box, answers, idk) for box in _boxes(text)]
+        return _final_answer([a for a in named if a is not None], self.expected, text)
+
+    def format(self, answer: str) -> str:
+        if answer not in self.answers:
+            raise ValueError(f"{answer!r} is not one of {self.answers}")
+        return f"\\boxed{{{answer}}}"
+
+    def sample(self, rng: random.Random) -> str:
+        return self.inner.sample(rng)
+
+
+@dataclass(frozen=True)
+class TaggedForm:
+    """Reasoning, then the tagged choice (Cube Bench's code release, Inf-Bench's "the letter and why"): the answer
+    is in ``<ANSWER> X </ANSWER>`` tags, or on the reply's last non-empty line read leniently (``B``,
+    ``Answer: B``, ``**Final answer: B**``, ``I don't know`` where ``inner`` allows IDK); a one-line reply in
+    ``inner``'s strict form is therefore read too.  Every tag and the last line that name an answer must
+    name the same one: none, or two different ones, is a parse failure."""
+
+    inner: LetterForm
+
+    @property
+    def answers(self) -> tuple[str, ...]:
+        return self.inner.answers
+
+    @property
+    def expected(self) -> str:
+        idk = " (or IDK)" if self.inner.idk else ""
+        return f"reasoning, then the choice as <ANSWER> X </ANSWER> with X one of {'/'.join(self.inner.letters)}{idk}"
+
+    def parse(self, reply: str) -> str:
+        text = _reasoned_text(reply, self.expected)
+        answers, idk = _vocabulary(self.inner)
+        named = [read_choice(m.group(1), answers, idk) for m in _TAG_ANSWER.finditer(text)]
+        lines = [line for line in text.split("\n") if line.strip()]
+        if lines and not _TAG_ANSWER.search(lines[-1]):
+            named.append(read_choice(lines[-1].strip(" \t>-"), answers, idk))
+        return _final_answer([a for a in named if a is not None], self.expected, text)
+
+    def format(self, answer: str) -> str:
+        if answer not in self.answers:
+            raise ValueError(f"{answer!r} is not one of {self.answers}")
+        return f"<ANSWER> {answer} </ANSWER>"
+
+    def sample(self, rng: random.Random) -> str:
+        return self.inner.sample(rng)

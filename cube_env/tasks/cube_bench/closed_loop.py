@@ -13,6 +13,10 @@ Abstention variants add "E: I don't know" (``IDK``): ``abstain-teacher`` applies
 move and goes on (no credit), ``abstain-skip`` halts the episode.  They add coverage (answered
 over decisions), selective accuracy (right over answered), IDK rate and APA = (right + s IDK) /
 decisions with s = 0.25 (paper B.6).
+
+Under the ``release`` answer protocol (:mod:`..protocols`) each step asks, as Cube Bench's code release does, for
+reasoning inside ``<REASONING>`` tags and then the tag on the final line (:class:`~..parsing.TaggedForm`);
+otherwise the reply is one line.
 """
 
 from __future__ import annotations
@@ -23,10 +27,11 @@ import numpy as np
 
 from ...engine.state import from_facelets, to_facelets
 from ...engine.notation import invert_sequence
-from ..items import Ask, Exchange, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, item_rng
+from ..items import Ask, Exchange, Item, ItemResult, Prompt, QuestionTest, ReplyForm, ask_and_judge, item_rng
 from ..metrics import Proportion, abstention_metrics
 from ..oracle import oracle
-from ..parsing import LetterForm
+from ..parsing import LetterForm, TaggedForm
+from ..protocols import PROTOCOLS, RELEASE, STRICT
 from .common import (
     COLOURS, LETTERS, NOTATION, certified_start, draw, metric_words, move_classes, net_image, option_lines,
     state_text, turn,
@@ -38,25 +43,37 @@ SYSTEM = ("You are an expert Rubik's cube solver, solving a cube one move at a t
           "of the candidate moves; it is applied and you see the new state. " + NOTATION + " " + COLOURS)
 USER = ("The image shows the cube as a net (each face's name above it); the same net as text (the text is "
         "authoritative):\n{state}\n\nThe cube is {d} moves from solved ({metric}).\nCandidate moves:\n{options}"
-        "{idk}\n\nReply with exactly one line, <ANSWER> X </ANSWER>, where X is the letter of the move that brings "
-        "the cube one move closer to solved{idk_letter}, and nothing else.")
+        "{idk}\n\n{close}")
+CLOSE = {
+    STRICT: ("Reply with exactly one line, <ANSWER> X </ANSWER>, where X is the letter of the move that brings the "
+             "cube one move closer to solved{idk_letter}, and nothing else."),
+    RELEASE: ("First reason step by step inside <REASONING>...</REASONING>: for each candidate, work out the state "
+              "the move leaves and its distance to solved. Then, on the final line, give the letter of the move "
+              "that brings the cube one move closer to solved{idk_letter} as <ANSWER> X </ANSWER>, and write "
+              "nothing after it."),
+}
+"""How a step's question closes: the paper's one-line tag (``paper``, ``strict``), or the code release's step
+prompt (``release``): reasoning in ``<REASONING>`` tags, then the tag on the final line."""
 IDK_OPTION = "\nE: I don't know (IDK)"
 
 
 def step_prompt(item: Item, state: np.ndarray, progress_move: str, rng: np.random.Generator,
-                abstain: bool = False) -> tuple[Prompt, list[str]] | None:
+                abstain: bool = False, protocol: str = STRICT) -> tuple[Prompt, list[str]] | None:
     """The question of one closed-loop step: ``progress_move`` and three non-progress moves, shuffled
-    by ``rng``; ``None`` when fewer than three non-progress moves exist (never at distance >= 1)."""
+    by ``rng``; ``None`` when fewer than three non-progress moves exist (never at distance >= 1).  Under the
+    ``release`` protocol the step asks for reasoning, then the tag (:data:`CLOSE`)."""
     here, after = move_classes(state, item.metric)
     distractors = draw(rng, [m for m, d in after.items() if d >= here], 3)
     if distractors is None:
         return None
     options = [progress_move, *distractors]
     options = [options[i] for i in rng.permutation(4)]
+    reasoned = protocol == RELEASE
+    close = CLOSE[RELEASE if reasoned else STRICT].format(idk_letter=" (or E if you do not know)" if abstain else "")
     text = USER.format(state=state_text(state), d=here, metric=metric_words(item.metric),
-                       options=option_lines(options), idk=IDK_OPTION if abstain else "",
-                       idk_letter=" (or E if you do not know)" if abstain else "")
-    form = LetterForm(LETTERS, ("tag", "colon", "bare"), idk=abstain)
+                       options=option_lines(options), idk=IDK_OPTION if abstain else "", close=close)
+    form: ReplyForm = LetterForm(LETTERS, ("tag", "colon", "bare"), idk=abstain)
+    form = TaggedForm(form) if reasoned else form
     return Prompt(SYSTEM, text, net_image(state), form, gold=LETTERS[options.index(progress_move)]), options
 
 
@@ -73,6 +90,7 @@ class ClosedLoop(QuestionTest):
 
     name = "closed-loop"
     variants: tuple[str, ...] = VARIANTS
+    protocols = PROTOCOLS
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
         if depth < 1:
@@ -96,7 +114,7 @@ class ClosedLoop(QuestionTest):
         counts = {"progress": 0, "answered": 0, "idk": 0, "decisions": 0}
         halt = None
         for step, teacher_move in enumerate(teacher):
-            built = step_prompt(item, state, teacher_move, self.step_rng(item, step), abstain)
+            built = step_prompt(item, state, teacher_move, self.step_rng(item, step), abstain, self.answer_protocol)
             if built is None:
                 halt = "no distractors"
                 break

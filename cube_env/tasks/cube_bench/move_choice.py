@@ -14,6 +14,7 @@ import numpy as np
 
 from ...engine.state import from_facelets, to_facelets
 from ..items import Item, OneQuestionTest, Prompt, balanced_slot
+from ..protocols import PROTOCOLS
 from ..parsing import LetterForm
 from .common import (
     COLOURS, LETTERS, NOTATION, certified_start, draw, metric_words, move_classes, net_image, option_lines, place,
@@ -37,6 +38,7 @@ class MoveChoice(OneQuestionTest):
     """Optimal move prediction (paper §3.1, B.3)."""
 
     name = "move-choice"
+    protocols = PROTOCOLS
     variants: tuple[str, ...] = MODALITIES
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:

@@ -14,6 +14,7 @@ import numpy as np
 from ...engine.state import from_facelets, to_facelets
 from ..items import Item, ItemResult, Prompt, QuestionTest, Ask, ask_and_judge
 from ..metrics import Proportion
+from ..protocols import PROTOCOLS
 from ..parsing import GridForm
 from .common import COLOURS, certified_start, front_face, net_image
 
@@ -28,6 +29,7 @@ class Reconstruction(QuestionTest):
     """Face reconstruction (paper §3.1, B.1)."""
 
     name = "reconstruction"
+    protocols = PROTOCOLS
     variants = ("image",)
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:

@@ -93,7 +93,8 @@ class Recovery(ClosedLoop):
     def _attempt(self, item: Item, state: np.ndarray, attempt: int, ask: Ask) -> tuple[Exchange, list[str]]:
         rng = item_rng(item.seed, f"{self.name}/attempt{attempt}", item.depth, item.index)
         progress = oracle(item.metric).progress_moves(state)
-        built = step_prompt(item, state, progress[int(rng.integers(len(progress)))], rng)
+        built = step_prompt(item, state, progress[int(rng.integers(len(progress)))], rng,
+                            protocol=self.answer_protocol)
         if built is None:
             raise RuntimeError(f"{item.key}: no three non-progress moves at attempt {attempt}")
         prompt, options = built

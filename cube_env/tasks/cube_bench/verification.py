@@ -19,6 +19,7 @@ import numpy as np
 from ...engine.state import from_facelets, to_facelets
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
 from ..metrics import Proportion, balanced_accuracy, yes_bias
+from ..protocols import PROTOCOLS
 from ..parsing import YesNoForm
 from .common import COLOURS, certified_start, front_face, grid_text, move_classes, net_image, turn
 
@@ -58,6 +59,7 @@ class Verification(QuestionTest):
     """Cross-modal verification (paper §3.1, B.2)."""
 
     name = "verification"
+    protocols = PROTOCOLS
     variants = ("image+text",)
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:

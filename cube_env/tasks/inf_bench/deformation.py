@@ -4,8 +4,10 @@ which operations), four-option multiple choice, the level being the number of op
 One item serves both directions: a random start, four operation lists of the level's length (see
 :mod:`.common` for how they are drawn) and the gold's slot.  Forward shows the gold list and the
 four lists' end states; inverse shows the gold's end state and the four lists.  The prompts are the
-paper's (Fig. 11) with our notation and encoding spelled out; the reply is one line, ``B`` or
-``<ANSWER> B </ANSWER>``.  Items are asked one at a time by the ladder (:mod:`..ladder`) or at fixed
+paper's (Fig. 11) with our notation and encoding spelled out.  Under the ``paper`` protocol the system text is
+the paper's persona ("output the letter ... and why") and the reply ends in ``<ANSWER> B </ANSWER>`` after its
+reasons (:class:`~..parsing.TaggedForm`; a bare ``B`` is read too); under ``strict`` the reply is one line, ``B``
+or ``<ANSWER> B </ANSWER>``.  Items are asked one at a time by the ladder (:mod:`..ladder`) or at fixed
 levels like any question test.
 """
 
@@ -15,11 +17,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...engine.state import from_facelets, to_facelets
-from ..items import Item, OneQuestionTest, Prompt, QuestionTest, balanced_slot
-from ..parsing import LetterForm
+from ..items import Item, OneQuestionTest, Prompt, QuestionTest, ReplyForm, balanced_slot
+from ..parsing import LetterForm, TaggedForm
+from ..protocols import STRICT
 from .common import (
-    ANSWER, ENCODING, IMAGE_WORDS, LETTERS, N_OPTIONS, NOTATION, PRESENTATIONS, SYSTEM, encoded, option_lists,
-    random_start, run, sheet,
+    ANSWER, ENCODING, IMAGE_WORDS, LETTERS, N_OPTIONS, NOTATION, ONLY_LETTER, PAPER_ANSWER, PERSONA, PRESENTATIONS,
+    SYSTEM, encoded, option_lists, random_start, run, sheet,
 )
 
 MAX_LEVEL = 100
@@ -49,6 +52,14 @@ class Deformation(OneQuestionTest):
                     {"lists": lists, "gold": LETTERS[slot], "shown": {"lists": [" ".join(o) for o in lists]}})
 
 
+    def asking(self) -> tuple[str, str, str, ReplyForm]:
+        """(system text, the sentence after "Please select ...", closing line, reply form) under the test's answer
+        protocol: ``strict``'s one-line tag, or (``paper``) the paper's persona and user sentence (Fig. 11) with
+        the reasons first and the tagged choice last."""
+        if self.answer_protocol == STRICT:
+            return SYSTEM, "", ANSWER, _form()
+        return PERSONA, ONLY_LETTER, PAPER_ANSWER, TaggedForm(_form())
+
     @staticmethod
     def parts(item: Item) -> tuple[np.ndarray, list[list[str]], int]:
         """The start state, the four lists and the gold's slot."""
@@ -73,20 +84,21 @@ class Forward(Deformation):
         ends = [run(start, ops) for ops in lists]
         ops = " ".join(lists[slot])
         n = item.depth
+        system, only, closing, form = self.asking()
         if presentation == "image":
             image = sheet([start] + ends, ["Original"] + [f"Option {c}" for c in LETTERS], columns=5)
             text = (f"{NOTATION} {IMAGE_WORDS}\nThis is the original shape: the first picture, 'Original'.\n"
                     f"If you perform {n} operations on this shape, what will the resulting configuration look "
                     f"like? The operations are: {ops}. Please select the correct answer from the options below. "
-                    f"The options are the pictures A to D.\n{ANSWER}")
+                    f"{only}The options are the pictures A to D.\n{closing}")
         else:
             image = None
             text = (f"{NOTATION} {ENCODING}\nThis is the original shape:\n{encoded(start)}\n\n"
                     f"If you perform {n} operations on this shape, what will the resulting configuration look "
                     f"like? The operations are: {ops}. Please select the correct answer from the options below. "
-                    "The options are:\n" + "\n\n".join(f"{LETTERS[k]}:\n{encoded(e)}" for k, e in enumerate(ends))
-                    + f"\n{ANSWER}")
-        return Prompt(SYSTEM, text, image, _form(), gold=item.data["gold"], name=f"forward ({presentation})")
+                    f"{only}The options are:\n" + "\n\n".join(f"{LETTERS[k]}:\n{encoded(e)}" for k, e in enumerate(ends))
+                    + f"\n{closing}")
+        return Prompt(system, text, image, form, gold=item.data["gold"], name=f"forward ({presentation})")
 
 
 class Inverse(Deformation):
@@ -98,10 +110,11 @@ class Inverse(Deformation):
         start, lists, slot = self.parts(item)
         target = run(start, lists[slot])
         n = item.depth
+        system, only, closing, form = self.asking()
         options = _options_text([" ".join(ops) for ops in lists])
         ask = (f"If this shape is performed with {n} operations, and the result is {{target}}, can you infer "
                "what the operations are? Please select the correct answer from the options below. "
-               f"The options are:\n{options}\n{ANSWER}")
+               f"{only}The options are:\n{options}\n{closing}")
         if presentation == "image":
             image = sheet([start, target], ["Original", "Result"], columns=2)
             text = (f"{NOTATION} {IMAGE_WORDS}\nThis is the original shape: the picture 'Original'.\n"
@@ -110,7 +123,7 @@ class Inverse(Deformation):
             image = None
             text = (f"{NOTATION} {ENCODING}\nThis is the original shape:\n{encoded(start)}\n\n"
                     + ask.format(target=f"\n{encoded(target)}\n"))
-        return Prompt(SYSTEM, text, image, _form(), gold=item.data["gold"], name=f"inverse ({presentation})")
+        return Prompt(system, text, image, form, gold=item.data["gold"], name=f"inverse ({presentation})")
 
 
 INF_BENCH_TESTS: tuple[QuestionTest, ...] = (Forward(), Inverse())

@@ -5,7 +5,7 @@ non-folding hexominoes from the depth's pool (:mod:`.nets`: depth 1 any, depth 2
 near-misses), each net turned or mirrored at random, numbered and coloured like the yes/no items.
 The cube net's slot is balanced over A-D per depth.  Variants: ``image`` (the four nets tiled into
 one image, each under its letter) and ``text`` (the four nets as blocks of digits).  The reply is one
-line, ``B`` or ``<ANSWER> B </ANSWER>``; scored by accuracy and parse rate (chance 0.25).
+line, ``B`` or ``<ANSWER> B </ANSWER>`` (``strict``), or reasoning ending in ``\\boxed{B}`` (``paper``); scored by accuracy and parse rate (chance 0.25).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from ...engine.facelets import SOLVED_FACELETS
 from ...render.fold import tile
 from ..items import Item, OneQuestionTest, Prompt, balanced_slot
 from ..parsing import LetterForm
+from ..protocols import stare_ask
 from .nets import invalid_pool, nets_like, shape_id
 from .net_fold import NetItems
 from .shown import FRAME_PX, ShownNet
@@ -29,8 +30,8 @@ SEES = {
     "image": "The image shows four nets, each under its letter.\n",
     "text": "Four nets, one digit per face and '.' where there is no face:\n{nets}\n",
 }
-ASK = ("\nWhich net folds into a cube? Reply with exactly one line: the letter of that net, as <ANSWER> X </ANSWER>, "
-       "and nothing else.")
+QUESTION = "\nWhich net folds into a cube?"
+STRICT = "Reply with exactly one line: the letter of that net, as <ANSWER> X </ANSWER>, and nothing else."
 
 
 class NetChoice(NetItems, OneQuestionTest):
@@ -66,8 +67,8 @@ class NetChoice(NetItems, OneQuestionTest):
         else:
             text = SEES["image"]
             image = tile([n.image(FRAME_PX) for n in nets], list(LETTERS), cols=2)
-        return Prompt(SYSTEM, text + ASK, image, LetterForm(LETTERS, ("tag", "bare")), gold=item.data["gold"],
-                      name=f"choose ({variant})")
+        ask, form = stare_ask(self.answer_protocol, QUESTION, STRICT, LetterForm(LETTERS, ("tag", "bare")))
+        return Prompt(SYSTEM, text + ask, image, form, gold=item.data["gold"], name=f"choose ({variant})")
 
 
 

@@ -12,7 +12,8 @@ geometric fold check.  The same item is asked in the paper's three setups and it
   (the final frame, which would show success or failure, is left out as in the paper);
 * ``text``: no image; the net as a block of digits (App. G.4).
 
-The reply is ``Answer: Yes`` or ``Answer: No``; scored by the F1 of the Yes class (the paper's
+The reply is ``Answer: Yes`` or ``Answer: No`` (``strict``), or reasoning ending in ``\\boxed{Yes}`` (``paper``,
+:mod:`..protocols`); scored by the F1 of the Yes class (the paper's
 metric), accuracy, balanced accuracy, parse rate and the share of Yes answers.
 """
 
@@ -26,6 +27,7 @@ from ...engine.facelets import SOLVED_FACELETS
 from ..items import Item, OneQuestionTest, Prompt, balanced_slot, item_rng
 from ..metrics import Proportion, balanced_accuracy, binary_f1, yes_bias
 from ..parsing import YesNoForm
+from ..protocols import stare_ask
 from .nets import DEPTHS, check_depth, near_miss_of, partners, shape_id, stratum, valid_pool
 from .polyomino import Cells
 from .shown import ShownNet
@@ -43,7 +45,8 @@ SEES = {
 }
 FOLDS = ("Each step turns one face by 90 degrees about the edge it shares with a face already in place, towards "
          "the inside of the cube; the faces attached beyond it turn with it. ")
-ASK = "\nCan this net be folded into a cube? Reply with exactly one line: Answer: Yes or Answer: No"
+QUESTION = "\nCan this net be folded into a cube?"
+STRICT = "Reply with exactly one line: Answer: Yes or Answer: No"
 
 
 def pair_net(seed: int, test: str, depth: int, index: int) -> int:
@@ -107,7 +110,8 @@ class NetFold(NetItems, OneQuestionTest):
         steps = net.steps_text()
         text = SEES[setup].format(steps=steps, grid=net.text(), folds=FOLDS)
         image = {"question": net.image, "steps": net.image, "frames": net.frames_image}.get(setup)
-        return Prompt(SYSTEM, text + ASK, None if image is None else image(), YesNoForm(), gold=item.data["truth"],
+        ask, form = stare_ask(self.answer_protocol, QUESTION, STRICT, YesNoForm())
+        return Prompt(SYSTEM, text + ask, None if image is None else image(), form, gold=item.data["truth"],
                       name=f"fold ({setup})")
 
     def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:

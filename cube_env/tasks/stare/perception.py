@@ -12,7 +12,8 @@ of it, one per variant:
   still flat (the base face only when no other face is flat).
 
 Labels come from the net's own data (its colours, its cells' shared edges, the fold's geometry).
-Scored by accuracy and parse rate; balanced accuracy for the two yes/no probes.
+Each probe closes with the strict one-line instruction, or (``paper``) STARE's step-by-step one, the answer
+boxed (:mod:`..protocols`).  Scored by accuracy and parse rate; balanced accuracy for the two yes/no probes.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ...engine.facelets import SOLVED_FACELETS
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
 from ..metrics import Proportion, balanced_accuracy
 from ..parsing import LetterForm, YesNoForm
+from ..protocols import stare_ask
 from .net_fold import NetItems, draw_pair_net, net_record
 from .shown import PALETTE, SHOWN_FRAMES, ShownNet
 
@@ -33,13 +35,14 @@ LETTERS = "ABCD"
 PROBES = ("colour", "connectivity", "folded")
 SYSTEM = "You answer a question about a picture of a net: six squares, numbered 1 to 6, that can be folded along their edges."
 QUESTIONS = {
-    "colour": ("The image shows a net. What colour is face {face}?\n{options}\nReply with exactly one line: the letter of "
-               "the colour, as <ANSWER> X </ANSWER>, and nothing else."),
-    "connectivity": ("The image shows a net. Do faces {a} and {b} share an edge in this net?\nReply with exactly one "
-                     "line: Answer: Yes or Answer: No"),
+    "colour": "The image shows a net. What colour is face {face}?\n{options}\n",
+    "connectivity": "The image shows a net. Do faces {a} and {b} share an edge in this net?\n",
     "folded": ("The image shows a net lying on a table, partway through being folded into a cube: some faces have "
-               "been folded up. Has face {face} been folded off the table (it no longer lies flat on the table)?\n"
-               "Reply with exactly one line: Answer: Yes or Answer: No"),
+               "been folded up. Has face {face} been folded off the table (it no longer lies flat on the table)?\n"),
+}
+STRICT = {
+    "colour": "Reply with exactly one line: the letter of the colour, as <ANSWER> X </ANSWER>, and nothing else.",
+    "yes/no": "Reply with exactly one line: Answer: Yes or Answer: No",
 }
 
 
@@ -100,14 +103,15 @@ class NetPerception(NetItems, QuestionTest):
         p = item.data["probes"][probe]
         if probe == "colour":
             options = "\n".join(f"{c}: {name}" for c, name in zip(LETTERS, p["options"]))
-            return Prompt(SYSTEM, QUESTIONS["colour"].format(face=p["face"], options=options), net.image(),
-                          LetterForm(LETTERS, ("tag", "bare")), gold=p["gold"], name="colour")
-        if probe == "connectivity":
+            question, image, form = QUESTIONS["colour"].format(face=p["face"], options=options), net.image(), \
+                LetterForm(LETTERS, ("tag", "bare"))
+        elif probe == "connectivity":
             a, b = p["faces"]
-            return Prompt(SYSTEM, QUESTIONS["connectivity"].format(a=a, b=b), net.image(), YesNoForm(), gold=p["gold"],
-                          name="connectivity")
-        return Prompt(SYSTEM, QUESTIONS["folded"].format(face=p["face"]), net.frame(p["step"]), YesNoForm(),
-                      gold=p["gold"], name="folded")
+            question, image, form = QUESTIONS["connectivity"].format(a=a, b=b), net.image(), YesNoForm()
+        else:
+            question, image, form = QUESTIONS["folded"].format(face=p["face"]), net.frame(p["step"]), YesNoForm()
+        text, form = stare_ask(self.answer_protocol, question, STRICT["colour" if probe == "colour" else "yes/no"], form)
+        return Prompt(SYSTEM, text, image, form, gold=p["gold"], name=probe)
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
         self.check_variant(variant)

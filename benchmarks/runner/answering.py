@@ -1,0 +1,84 @@
+"""How a question run asks: its answer protocol and its decoding, as the papers ran theirs.
+
+:func:`question_settings` fills in what a run's configuration leaves open before the run is stored, so the
+stored configuration says exactly how every item was asked (and a resume asks the same way):
+
+* the **answer protocol** (:mod:`cubebench.tasks.protocols`): the suite's default, ``paper`` (each paper's
+  own: STARE's step-by-step reasoning and boxed answer, Inf-Bench's letter-and-why ending in a tag, Cube Bench's
+  one-line forms), or one the suite has (``strict``; ``release`` for Cube Bench's tests);
+* the **temperature** of a model: 0 (greedy), as all three papers decode (Cube Bench §3.2 and B.6, Inf-Bench
+  B.2, STARE Tab. 14 for its API models); ``--temperature`` overrides;
+* the **token limit per reply**: room for the reasoning the protocol asks for (:data:`REPLY_TOKENS`);
+  ``--reply-max-tokens`` overrides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from cubebench.tasks.protocols import DESCRIPTIONS, PROTOCOLS, REASONED
+
+from .execute import PlaySettings
+from .question_suites import QuestionSuite
+from .specs import AgentSpec
+from .suite_fields import SuiteError
+
+__all__ = ["REPLY_TOKENS", "LOCAL_REPLY_TOKENS", "DEFAULT_TEMPERATURE", "question_settings", "check_protocol", "no_question_settings",
+           "decoding_text", "protocol_text"]
+
+DEFAULT_TEMPERATURE = 0.0
+"""Greedy decoding, as every paper's table was made."""
+REPLY_TOKENS = {True: 4096, False: 1024}
+"""Default token limit of one reply: 4096 where the protocol asks for reasoning before the answer (a STARE
+chain of thought, an Inf-Bench "why", a release step's ``<REASONING>``), 1024 for a one-line answer (room for a
+reasoning model's hidden thinking tokens, which count against the limit, and the limit the clients had before)."""
+LOCAL_REPLY_TOKENS = 1024
+"""The embedded local model's default cap whatever the protocol: its server's context is 4096 tokens, which the
+prompt shares (the smoke suites' text-only prompts are at most about 600 tokens by the 4-characters-per-token
+estimate: ``benchmarks/prompt_sizes.py``)."""
+
+
+def check_protocol(suite: QuestionSuite, protocol: str) -> None:
+    """:class:`SuiteError` unless ``suite`` can be asked under ``protocol``; the message names the choices."""
+    have = ", ".join(suite.answer_protocols)
+    if protocol not in PROTOCOLS:
+        raise SuiteError(f"--protocol {protocol!r}: no such answer protocol; the protocols are "
+                         f"{', '.join(PROTOCOLS)} (suite {suite.name!r} has {have})")
+    if protocol not in suite.answer_protocols:
+        raise SuiteError(f"--protocol {protocol}: suite {suite.name!r} has no such answer protocol; it has {have}")
+
+
+def question_settings(suite: QuestionSuite, agent: AgentSpec, play: PlaySettings) -> tuple[AgentSpec, PlaySettings]:
+    """The agent and play settings with the question run's open settings filled in: the protocol (checked against
+    the suite), and for a model answerer the temperature and the token limit per reply."""
+    protocol = play.answer_protocol or suite.answer_protocols[0]
+    check_protocol(suite, protocol)
+    if agent.reply_max_tokens is not None and agent.reply_max_tokens < 1:
+        raise SuiteError(f"--reply-max-tokens must be at least 1, got {agent.reply_max_tokens}")
+    if agent.kind == "model":
+        limit = REPLY_TOKENS[REASONED[protocol]] if not agent.is_local_model else LOCAL_REPLY_TOKENS
+        agent = replace(agent, temperature=DEFAULT_TEMPERATURE if agent.temperature is None else agent.temperature,
+                        reply_max_tokens=agent.reply_max_tokens or limit)
+    return agent, replace(play, answer_protocol=protocol)
+
+
+def no_question_settings(agent: AgentSpec, play: PlaySettings, suite_name: str) -> None:
+    """:class:`SuiteError` when a run that asks no questions was given a question run's setting."""
+    if play.answer_protocol is not None:
+        raise SuiteError(f"--protocol chooses how question items are answered; suite {suite_name!r} asks none")
+    if agent.reply_max_tokens is not None:
+        raise SuiteError(f"--reply-max-tokens limits each answer to a question item; suite {suite_name!r} asks none")
+
+
+def protocol_text(protocol: str | None) -> str:
+    """A run's answer protocol as the report prints it."""
+    if protocol is None:
+        return "strict (a run from before answer protocols: the one-line forms)"
+    return f"{protocol}: {DESCRIPTIONS.get(protocol, 'unknown here')}"
+
+
+def decoding_text(temperature: float | None, reply_max_tokens: int | None) -> str:
+    """A model's decoding as the report prints it."""
+    heat = "the provider's default temperature" if temperature is None else f"temperature {temperature:g}"
+    limit = "the client's default token limit" if reply_max_tokens is None else f"at most {reply_max_tokens} tokens"
+    return f"{heat}; {limit} per reply"

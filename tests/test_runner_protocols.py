@@ -1,0 +1,175 @@
+"""A question run's answer protocol and decoding: chosen on the command line, stored with the run, sent to the
+model by the real openai and anthropic clients (against a loopback server), printed in the report; bad choices
+are one line naming the choices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cubebench.agents.llm.testing import RecordedRequest, ScriptedServer, Step
+from cubebench.runner.answering import LOCAL_REPLY_TOKENS, REPLY_TOKENS, question_settings
+from cubebench.runner.cli import main
+from cubebench.runner.execute import PlaySettings, play_item
+from cubebench.runner.plan import plan_items
+from cubebench.runner.question_suites import restrict_questions
+from cubebench.runner.report import build_report, text_report
+from cubebench.runner.specs import AgentFactory, AgentSpec
+from cubebench.runner.store import open_run
+from cubebench.runner.suites import load_suite
+from cubebench.tasks.protocols import STEP_BY_STEP
+
+NET_FOLD = ("--suite", "stare-smoke", "--tests", "net-fold", "--depths", "1")
+"""Sixteen yes/no items (four setups x four nets)."""
+
+
+def run(out: Path, agent: str, *extra: str) -> int:
+    return main(["run", *NET_FOLD, "--agent", agent, "--out", str(out), "--no-progress", "--quiet", *extra])
+
+
+def reasoned(req: RecordedRequest) -> Step:
+    """A model that reasons, then boxes Yes (right on the half of the items whose net folds)."""
+    return Step.reply("Let me fold it step by step.\n1. Face 1 stays down.\n2. ...\nSo it closes up.\n\n"
+                      "**Final answer:** \\boxed{Yes}")
+
+
+def config_of(path: Path) -> dict[str, Any]:
+    with open_run(path) as store:
+        return store.get_meta("config")
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "openai-compatible"])
+def test_a_question_run_sends_temperature_zero_and_room_to_reason(provider: str, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "run.sqlite"
+    with ScriptedServer(reasoned) as srv:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.root_url)
+        agent = {"openai": "openai:gpt-4o", "anthropic": "anthropic:claude-scripted",
+                 "openai-compatible": f"openai-compatible:{srv.base_url}:qwen"}[provider]
+        assert run(out, agent, "--limit", "8", "--model-attempts", "1") == 0
+        bodies = [r.body for r in srv.requests]
+    length = "max_completion_tokens" if provider == "openai" else "max_tokens"
+    assert len(bodies) == 8 and all(b["temperature"] == 0 and b[length] == REPLY_TOKENS[True] for b in bodies)
+    assert all(STEP_BY_STEP.split("\\")[0] in str(b["messages"]) for b in bodies)
+    config = config_of(out)
+    assert config["play"]["answer_protocol"] == "paper"
+    assert (config["agent"]["temperature"], config["agent"]["reply_max_tokens"]) == (0.0, 4096)
+    with open_run(out) as store:
+        records = [r for _, r in store.records()]
+        report = text_report(build_report(store))
+    assert all(r.parse_errors == 0 and r.solved == (r.config["item"]["truth"] == "Yes") for r in records)
+    assert any(r.solved for r in records) and not all(r.solved for r in records)
+    assert "protocol: paper: each paper's own" in report
+    assert "decoding: temperature 0; at most 4096 tokens per reply" in report
+
+
+@pytest.mark.parametrize("protocol,limit", [("paper", REPLY_TOKENS[True]), ("strict", REPLY_TOKENS[False])])
+def test_the_flags_override_the_papers_decoding_and_strict_needs_less_room(protocol: str, limit: int,
+                                                                          tmp_path: Path) -> None:
+    with ScriptedServer(reasoned) as srv:
+        agent = f"openai-compatible:{srv.base_url}:qwen"
+        assert run(tmp_path / "default.sqlite", agent, "--limit", "1", "--protocol", protocol) == 0
+        assert run(tmp_path / "chosen.sqlite", agent, "--limit", "1", "--protocol", protocol,
+                   "--temperature", "0.7", "--reply-max-tokens", "300") == 0
+        first, second = (r.body for r in srv.requests)
+    assert (first["temperature"], first["max_tokens"]) == (0, limit)
+    assert (second["temperature"], second["max_tokens"]) == (0.7, 300)
+    assert config_of(tmp_path / "chosen.sqlite")["agent"]["temperature"] == 0.7
+    with open_run(tmp_path / "default.sqlite") as store:
+        [record] = [r for _, r in store.records()]
+    assert record.parse_errors == (1 if protocol == "strict" else 0)  # a reasoned reply is malformed when strict
+
+
+class LoopbackLocalServer:
+    """Stands in for the embedded model's llama.cpp server: the local client talks to a scripted loopback one."""
+
+    url = ""
+    model_name = "smollm2"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.base_url = self.url
+
+    def start(self) -> "LoopbackLocalServer":
+        return self
+
+    def stop(self) -> None:
+        """Nothing to stop: the test owns the scripted server."""
+
+
+def test_the_local_client_sends_temperature_zero_and_a_cap_that_fits_its_context(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cubebench.agents.llm import local
+
+    with ScriptedServer(reasoned) as srv:
+        monkeypatch.setattr(LoopbackLocalServer, "url", srv.base_url)
+        monkeypatch.setattr(local, "LocalModelServer", LoopbackLocalServer)
+        assert run(tmp_path / "local.sqlite", "local", "--limit", "2") == 0
+        bodies = [r.body for r in srv.requests]
+    assert len(bodies) == 2 and all(b["temperature"] == 0 and b["max_tokens"] == LOCAL_REPLY_TOKENS for b in bodies)
+    assert all(isinstance(b["messages"][-1]["content"], str) for b in bodies)  # text only, as the local model reads
+
+
+def test_the_local_model_gets_a_cap_that_fits_its_context() -> None:
+    suite = load_suite("stare-smoke")
+    agent, play = question_settings(suite, AgentSpec("local"), PlaySettings())
+    assert (agent.reply_max_tokens, agent.temperature, play.answer_protocol) == (LOCAL_REPLY_TOKENS, 0.0, "paper")
+    oracle, play = question_settings(suite, AgentSpec("oracle"), PlaySettings(answer_protocol="strict"))
+    assert (oracle.temperature, oracle.reply_max_tokens, play.answer_protocol) == (None, None, "strict")
+
+
+@pytest.mark.parametrize("protocol,reply", [(None, "Answer: "), ("strict", "Answer: "), ("paper", "\\boxed{")])
+def test_a_run_stored_before_protocols_resumes_in_the_strict_forms(protocol: str | None, reply: str) -> None:
+    suite = restrict_questions(load_suite("stare-smoke"), ["net-fold"], [1])
+    spec = plan_items(suite)[0]
+    record = play_item(spec, AgentFactory(AgentSpec("oracle"), "questions"), PlaySettings(answer_protocol=protocol))
+    assert record.solved and record.steps[0].reply.startswith(reply)
+
+
+@pytest.mark.parametrize("argv,message", [
+    (("--suite", "stare-smoke", "--protocol", "socratic"),
+     "--protocol 'socratic': no such answer protocol; the protocols are paper, strict, release "
+     "(suite 'stare-smoke' has paper, strict)"),
+    (("--suite", "inf-bench-smoke", "--protocol", "release"),
+     "--protocol release: suite 'inf-bench-smoke' has no such answer protocol; it has paper, strict"),
+    (("--suite", "smoke", "--protocol", "paper"),
+     "--protocol chooses how question items are answered; suite 'smoke' asks none"),
+    (("--suite", "smoke", "--reply-max-tokens", "100"),
+     "--reply-max-tokens limits each answer to a question item; suite 'smoke' asks none"),
+    (("--suite", "stare-smoke", "--reply-max-tokens", "0"), "--reply-max-tokens must be at least 1, got 0"),
+])
+def test_bad_protocol_choices_are_one_line_naming_the_choices(argv: tuple[str, ...], message: str, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bad.sqlite"
+    assert main(["run", *argv, "--agent", "random", "--out", str(out), "--no-progress", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"cubebench: error: {message}" and "Traceback" not in "\n".join(err)
+    assert not out.exists()
+
+
+def test_a_resume_keeps_the_runs_protocol(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run.sqlite"
+    assert run(out, "oracle", "--protocol", "strict", "--limit", "3") == 0
+    assert main(["run", "--resume", str(out), "--protocol", "paper", "--quiet"]) == 2
+    assert "--resume continues a run as it was configured; drop --protocol" in capsys.readouterr().err
+    assert main(["run", "--resume", str(out), "--quiet", "--no-progress"]) == 0
+    with open_run(out) as store:
+        replies = [r.steps[0].reply for _, r in store.records()]
+        report = text_report(build_report(store))
+    assert len(replies) == 16 and all(r.startswith("Answer: ") for r in replies)
+    assert "protocol: strict: the strict one-line forms" in report and "decoding" not in report  # the oracle decodes nothing
+
+
+def test_the_inspect_task_asks_under_the_suites_protocol() -> None:
+    pytest.importorskip("inspect_ai")
+    from cubebench.bridges.inspect import questions
+    from cubebench.runner.suites import SuiteError
+
+    assert questions(suite="stare-smoke", items=1).metadata["protocol"] == "paper"
+    assert questions(suite="cube-bench-smoke", items=1, protocol="release").metadata["protocol"] == "release"
+    with pytest.raises(SuiteError, match="suite 'stare-smoke' has no such answer protocol; it has paper, strict"):
+        questions(suite="stare-smoke", protocol="release")
