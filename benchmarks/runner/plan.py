@@ -211,7 +211,7 @@ def _plan_fixed(suite: QuestionSuite) -> list[ItemSpec]:
     for index in range(max((grid.items for grid in suite.fixed.values()), default=0)):
         for name, grid in suite.fixed.items():
             for depth in grid.depths:
-                for variant in grid.variants if index < grid.items else ():
+                for variant in (v for v in grid.variants if index < grid.items_at(depth, v)):
                     key = item_key(name, variant, depth, index)
                     plan.append(ItemSpec(key=key, test=name, variant=variant, depth=depth, index=index,
                                          metric=suite.metric, seed=suite.seed, agent_seed=agent_seed(suite.seed, key),
@@ -226,12 +226,14 @@ MAX_ROUNDS = 1000
 
 
 def ladder_round(suite: QuestionSuite, name: str, variant: str, run: int, round_: int, level: int) -> list[ItemSpec]:
-    """The items of one round of one ladder, generated now: each (run, round) asks its own block of item
-    indices at the round's level, so no two rounds share items and a resume regenerates nothing."""
+    """The items of one round of one ladder, generated now: each (variant, run, round) asks its own block of
+    item indices at the round's level, so no two rounds share items, no item is asked in two variants (a
+    model shown the image and the text of one item could pair them) and a resume regenerates nothing."""
     if round_ >= MAX_ROUNDS:
         raise SuiteError(f"ladder {name}/{variant}/run{run}: more than {MAX_ROUNDS} rounds")
     grid = suite.ladders[name]
-    first = LADDER_BLOCK * (run * MAX_ROUNDS + round_)
+    ladder = grid.variants.index(variant) * grid.runs + run
+    first = LADDER_BLOCK * (ladder * MAX_ROUNDS + round_)
     items = _generate(suite, name, level, grid.rules.per_level, first)
     specs = []
     for k, item in enumerate(items):
@@ -245,7 +247,7 @@ def ladder_round(suite: QuestionSuite, name: str, variant: str, run: int, round_
 def _generate(suite: QuestionSuite, name: str, depth: int, n: int | None = None, first: int = 0) -> list[dict[str, Any]]:
     """The items of one test and depth as plain JSON data (what the store holds and workers rebuild)."""
     grid = suite.tests[name]
-    n = n if n is not None else suite.fixed[name].items
+    n = n if n is not None else suite.fixed[name].items_at(depth)
     try:
         items = configured_test(name, grid.options).items(depth, n, seed=suite.seed, metric=suite.metric, first=first)
         return [json.loads(json.dumps(asdict(item))) for item in items]

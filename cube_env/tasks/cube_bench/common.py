@@ -90,6 +90,49 @@ def draw(rng: np.random.Generator, pool: list[str], k: int) -> list[str] | None:
     return [pool[i] for i in rng.permutation(len(pool))[:k]]
 
 
+OPPOSITE = {"U": "D", "D": "U", "R": "L", "L": "R", "F": "B", "B": "F"}
+"""Each face's opposite face."""
+
+
+def paired_options(rng: np.random.Generator, correct: str, after: dict[str, int], here: int,
+                   slot: int) -> list[str] | None:
+    """Four options with ``correct`` at ``slot`` and three moves that make no progress (distance ``here`` or
+    more after them): another turn of the correct move's face, and two turns of the opposite face.
+
+    Why pairs on opposite faces: the correct move's face is the one turned last, and at shallow depths it
+    is conspicuous by its colour counts alone (one colour on all nine stickers at depth 1).  Three
+    distractors drawn from every legal move rarely touch that face, so "pick the move of the most
+    one-coloured face" chose right 0.64 of the time at depth 1.  Its opposite face carries alike counts
+    (a turn of a side face changes a line of both), and two options on each face leave the faces' colour
+    counts no clue to which pair holds the answer (nor the options' form: at depth 1 the correct face's
+    pair has the turn types of a random pair of turns, tests/test_fairness.py).  ``None`` when the correct
+    face has no other non-progress turn or the opposite face fewer than two (the caller falls back to
+    :func:`draw`)."""
+    face = correct[0]
+    stays = [m for m, d in after.items() if d >= here]
+    partners = [m for m in stays if m[0] == face and m != correct]
+    if not partners:
+        return None
+    partner = partners[int(rng.integers(len(partners)))]
+    pair = draw(rng, [m for m in stays if m[0] == OPPOSITE[face]], 2)
+    if pair is None:
+        return None
+    distractors = [partner, *pair]
+    return place(correct, [distractors[i] for i in rng.permutation(3)], slot)
+
+
+def four_options(rng: np.random.Generator, correct: str, after: dict[str, int], here: int,
+                 slot: int) -> list[str] | None:
+    """:func:`paired_options`, or where no such pairs exist (rare: every other turn of the face makes
+    progress) ``correct`` and three non-progress moves from all legal moves; ``None`` if there are not
+    three."""
+    paired = paired_options(rng, correct, after, here, slot)
+    if paired is not None:
+        return paired
+    distractors = draw(rng, [m for m, d in after.items() if d >= here], 3)
+    return None if distractors is None else place(correct, distractors, slot)
+
+
 def option_lines(options: list[str]) -> str:
     return "\n".join(f"{LETTERS[i]}: {m}" for i, m in enumerate(options))
 
