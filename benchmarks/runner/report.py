@@ -116,9 +116,11 @@ class Report:
         """The share of items passed, over the items that asked something to pass; what it counts, and (where the
         suite has a recovery test) how many recovery items had nothing to recover."""
         rate = cell_of(r for r in self.rows if r.key not in self.uncounted).rate
-        recovers = "recovery" in self.suite.get("tests", {})
-        text = rate.format() + " (each test's headline: a right answer, a perfect solve" + (
-            ", a recovered cube" if recovers else "") + ")"
+        tests = self.suite.get("tests", {})
+        recovers = "recovery" in tests
+        headlines = ["a right answer", *(["a perfect solve"] if "closed-loop" in tests else []),
+                     *(["a recovered cube"] if recovers else [])]
+        text = rate.format() + f" (each test's headline: {', '.join(headlines)})"
         if recovers:
             apart = sum(r.key in self.uncounted for r in self.rows)
             text += (f"; {apart} recovery item(s) whose closed loop never erred had nothing to recover: "
