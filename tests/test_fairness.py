@@ -21,6 +21,7 @@ docs/cube-bench.md and docs/inf-bench.md, "What a model cannot exploit").
 
 from __future__ import annotations
 
+import math
 import random
 import sys
 from collections import Counter
@@ -348,6 +349,41 @@ def test_colour_counts_do_not_verify(metric: str) -> None:
             assert sorted(item.data["shown"]["grid"]) == sorted(front_face(from_facelets(item.state)))
 
 
+def text_only_bayes(items: list[Item]) -> float:
+    """Balanced accuracy of a naive Bayes over the text grid alone (each cell: the centre's colour or which
+    other; the count of the centre's colour), fitted on half the items and scored on the other half, both
+    ways, averaged: a model that never looks at the image."""
+    from cubebench.tasks.metrics import balanced_accuracy
+
+    def features(item: Item) -> list[str]:
+        grid = item.data["shown"]["grid"]
+        return [f"{k}:{'c' if grid[k] == grid[4] else grid[k]}" for k in range(9) if k != 4] + [
+            f"n{grid.count(grid[4])}"]
+
+    scores = []
+    for fit, held in ((items[::2], items[1::2]), (items[1::2], items[::2])):
+        seen = {"Yes": Counter(), "No": Counter()}
+        total = Counter(i.data["truth"] for i in fit)
+        for item in fit:
+            seen[item.data["truth"]].update(features(item))
+
+        def log_odds(item: Item) -> float:
+            return sum(math.log((seen["Yes"][f] + 1) / (total["Yes"] + 2)) - math.log(
+                (seen["No"][f] + 1) / (total["No"] + 2)) for f in features(item))
+        pred = ["Yes" if log_odds(i) > 0 else "No" for i in held]
+        scores.append(balanced_accuracy([i.data["truth"] for i in held], pred))
+    return sum(scores) / 2  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("metric", ["half", "quarter"])
+def test_the_text_grid_alone_does_not_verify(metric: str) -> None:
+    """Look-alike negatives are true faces of other cubes with the same colours, so the grid's pattern is a true
+    face's pattern (move negatives that kept the colours, mostly the face turned in its plane, let this rule
+    reach 0.58-0.61 at depth 3)."""
+    items = TESTS["verification"].items(3, 600, seed=13, metric=metric)
+    assert abs(text_only_bayes(items) - 0.5) < 0.06
+
+
 # --- the figures the docs quote -----------------------------------------------------------------------------------
 def measure() -> None:
     """Print every agent's score on the full suites (docs/cube-bench.md and docs/inf-bench.md)."""
@@ -367,6 +403,8 @@ def measure() -> None:
         print(f"  depth {d}: {string_rule_accuracy(items):.3f}")
     print("verification, colour counts: balanced accuracy",
           f"{colour_count_verifier(suite_items('cube-bench', 'verification', 3)):.3f}")
+    print("verification, text-only naive Bayes (600 items, depth 3, half / quarter):", ", ".join(
+        f"{text_only_bayes(TESTS['verification'].items(3, 600, seed=13, metric=m)):.3f}" for m in ("half", "quarter")))
     print("move-effect, always INCREASE and the most-one-coloured-face rules:")
     for d in (1, 2, 3):
         items = suite_items("cube-bench", "move-effect", d)

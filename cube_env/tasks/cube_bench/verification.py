@@ -2,27 +2,29 @@
 
 Each item pairs the net image with a text grid of the Front face.  Half the items (balanced per
 depth) show the true face; the other half show a negative, in equal shares either a token edit (two
-cells of different colours, never the fixed centre, swapped) or the Front face after one move
-applied to the true state (a move that changes the Front face but not its colour counts and, where one
-exists, keeps the cube's distance).  Both keep the true face's nine colours, only moved, so counting
-colours in the text and the image tells nothing, and the shown grid's colours are distributed like a
-true face's: an earlier version changed cells to random colours and used any move, and a text-only
-rule ("Yes when six or more cells are green") then reached a balanced accuracy of 0.62 without the
-image.  The reply is
-``Answer: Yes`` or ``Answer: No``; scored by balanced accuracy, parse rate and the share of Yes answers (the paper's bias).
+cells of different colours, never the fixed centre, swapped) or a *look-alike*: the Front face of
+another cube at the same depth with the same nine colours (:func:`look_alike`; the paper's second
+kind, one move rolled out on the text, gave the answer away to colour counting, and keeping the colours
+through the choice of move gave it away to the grid's pattern).  Both keep the true face's colours, so
+counting colours in the text and the image tells nothing, and the shown grids are distributed like true
+faces: an earlier version changed cells to random colours and used any move, and a text-only rule ("Yes
+when six or more cells are green") then reached a balanced accuracy of 0.62 without the image.  The
+reply is ``Answer: Yes`` or ``Answer: No``; scored by balanced accuracy, parse rate and the share of Yes
+answers (the paper's bias).
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from ...engine.state import from_facelets, to_facelets
-from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
+from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot, item_rng
 from ..metrics import Proportion, balanced_accuracy, yes_bias
 from ..parsing import YesNoForm
-from .common import COLOURS, certified_start, front_face, grid_text, move_classes, net_image, turn
+from .common import COLOURS, certified_start, front_face, grid_text, net_image
 
 EDITABLE = (0, 1, 2, 3, 5, 6, 7, 8)
 """Cells a token edit may swap: never the centre, whose colour is fixed (an edited centre would give the
@@ -46,22 +48,44 @@ def swap_two(cells: tuple[str, ...], rng: np.random.Generator) -> tuple[str, ...
     return tuple(out)
 
 
-def same_distance_moves(state: np.ndarray, truth: tuple[str, ...], metric: str) -> list[str]:
-    """Moves that change the Front face but not its colour counts, preferring those that leave the cube at
-    its distance (one each way in the quarter-turn metric, where no move keeps it).
+POOL_SIZE = 10_000
+"""Certified states per (seed, depth, metric) whose Front faces the look-alike negatives are drawn from."""
 
-    Same colour counts: every negative, edit or move, then holds the nine colours of the true face, only
-    placed differently, so comparing which colours the text and the image hold (without their places)
-    says Yes to every item; when move negatives could bring new colours in, that comparison reached a
-    balanced accuracy of 0.75 (right on every move negative, wrong on every edit).  A turn of the Front
-    face itself always qualifies (it moves the face's stickers round), a side turn where the line it
-    brings in holds the colours it takes out.  Same distance: the shown face is then the face of a cube
-    as far from solved as the true one, so its colours do not give the negative away either."""
-    here, after = move_classes(state, metric)
-    shown = {m: front_face(turn(state, m)) for m in after}
-    changes = [m for m in after if shown[m] != truth and sorted(shown[m]) == sorted(truth)]
-    same = [m for m in changes if after[m] == here]
-    return same or changes
+
+@lru_cache(maxsize=16)
+def face_pool(seed: int, depth: int, metric: str) -> dict[str, tuple[str, ...]]:
+    """The Front faces of :data:`POOL_SIZE` random certified states at ``depth`` (drawn as items' states are,
+    from their own seeded stream), grouped by their colours (the sorted letters), repeats kept: a draw from a
+    group is a draw of a true face given its colours."""
+    rng = item_rng(seed, "verification/pool", depth, 0)
+    groups: dict[str, list[str]] = {}
+    drawn = 0
+    while drawn < POOL_SIZE:
+        start = certified_start(rng, depth, metric)
+        if start is None:
+            continue
+        face = "".join(front_face(start[0]))
+        groups.setdefault("".join(sorted(face)), []).append(face)
+        drawn += 1
+    return {colours_: tuple(faces) for colours_, faces in groups.items()}
+
+
+def look_alike(truth: tuple[str, ...], rng: np.random.Generator, seed: int, depth: int,
+               metric: str) -> tuple[str, ...] | None:
+    """The Front face of another cube at the same depth with the same nine colours, differently placed
+    (``None`` when the pool holds none: the caller draws another item).
+
+    Why not the paper's "one oracle move on the text": a move that changes the Front face brings new colours
+    in, so comparing which colours the text and the image hold, never their places, reached a balanced
+    accuracy of 0.75 (right on every move negative, wrong on every edit).  Keeping the colours by choosing
+    the move (a turn of the Front face itself, or a side turn that swaps in the same colours) made the grid's
+    *pattern* give it away instead: a turned face puts the colours that enter from one side where, on a true
+    face, those of another side enter, and a text-only naive Bayes over the cells reached 0.58-0.61 at
+    depth 3.  A true face of another cube, drawn given the colours, is distributed exactly as true faces
+    are, colours and places alike: neither counting nor the text alone tells it apart."""
+    key = "".join(sorted(truth))
+    faces = [f for f in face_pool(seed, depth, metric).get(key, ()) if f != "".join(truth)]
+    return tuple(faces[int(rng.integers(len(faces)))]) if faces else None
 
 
 class Verification(QuestionTest):
@@ -77,18 +101,15 @@ class Verification(QuestionTest):
         state, scramble = start
         truth = front_face(state)
         positive = balanced_slot(seed, self.name, depth, index, 2) == 0
-        kind = None if positive else ("edit", "move")[balanced_slot(seed, f"{self.name}/negatives", depth, index // 2, 2)]
+        kind = None if positive else ("edit", "look-alike")[balanced_slot(seed, f"{self.name}/negatives", depth,
+                                                                            index // 2, 2)]
         data: dict[str, Any] = {"scramble": scramble, "distance": depth, "truth": "Yes" if positive else "No",
                                 "negative": kind}
         shown: tuple[str, ...] | None = truth
         if kind == "edit":
             shown = swap_two(truth, rng)
-        elif kind == "move":
-            moves = same_distance_moves(state, truth, metric)
-            if not moves:
-                return None
-            data["move"] = moves[int(rng.integers(len(moves)))]
-            shown = front_face(turn(state, data["move"]))
+        elif kind == "look-alike":
+            shown = look_alike(truth, rng, seed, depth, metric)
         if shown is None:
             return None
         data["shown"] = {"grid": "".join(shown)}
