@@ -111,7 +111,6 @@ class Report:
             facts.append(("damaged records", f"{self.damaged} damaged record(s) replayed; kept in the store"))
         return Table(title="Run", header=["", ""], rows=[list(f) for f in facts])
 
-
     def items_passed(self) -> str:
         """The share of items passed, over the items that asked something to pass; what it counts, and (where the
         suite has a recovery test) how many recovery items had nothing to recover."""

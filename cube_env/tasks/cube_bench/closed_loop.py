@@ -4,8 +4,9 @@ From a state at exact distance d the model picks one of four moves per step (ima
 the current state each time): one option is the teacher's move (the next move of the inverse
 scramble, optimal because the start is certified at distance d), three are legal moves that make
 no progress (another turn of its face and two of the opposite face: :func:`.common.paired_options`);
-the teacher move's slot is balanced over A-D per depth and step.  The chosen move is applied; the episode halts at the first move
-that is not in the exact optimal action set, or at a parse failure, and otherwise runs d steps.
+the teacher move's slot is balanced over A-D per depth and step.  The chosen move is applied; the
+episode halts at the first move that is not in the exact optimal action set, or at a parse failure,
+and otherwise runs d steps.
 Teacher adherence (TA) counts progress steps over all d steps of every episode (the paper's
 unconditional denominator: halted steps count as wrong); perfect-solve counts episodes solved
 with every step right.

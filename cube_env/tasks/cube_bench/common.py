@@ -35,9 +35,9 @@ def metric_words(metric: str) -> str:
         "quarter-turn metric: every 90-degree face turn is one move"
 
 
-def certified_start(rng: np.random.Generator, depth: int, metric: str) -> tuple[np.ndarray, str] | None:
-    """A random state at exact distance ``depth`` and the scramble that made it (``None``: this draw's
-    scramble undoes itself to a shorter distance; the caller draws again)."""
+def scramble(rng: np.random.Generator, depth: int, metric: str) -> tuple[np.ndarray, str]:
+    """A random scramble of ``depth`` moves of the metric, no face twice in a row, and the state it makes
+    (its distance may be shorter: :func:`certified_start` checks it)."""
     names = metric_moves(metric)
     seq: list[str] = []
     while len(seq) < depth:
@@ -45,10 +45,16 @@ def certified_start(rng: np.random.Generator, depth: int, metric: str) -> tuple[
         if seq and seq[-1][0] == move[0]:
             continue
         seq.append(move)
-    state = apply_moves(SOLVED, TABLE, np.array([MOVE_INDEX[m] for m in seq], np.int64))
+    return apply_moves(SOLVED, TABLE, np.array([MOVE_INDEX[m] for m in seq], np.int64)), " ".join(seq)
+
+
+def certified_start(rng: np.random.Generator, depth: int, metric: str) -> tuple[np.ndarray, str] | None:
+    """A random state at exact distance ``depth`` and the scramble that made it (``None``: this draw's
+    scramble undoes itself to a shorter distance; the caller draws again)."""
+    state, seq = scramble(rng, depth, metric)
     if oracle(metric).distance(state) != depth:
         return None
-    return state, " ".join(seq)
+    return state, seq
 
 
 def turn(state: np.ndarray, move: str) -> np.ndarray:

@@ -54,10 +54,9 @@ def distinct_face_options(rng: np.random.Generator, here: int, after: dict[str, 
     Of all ways to put one move on each of four faces, those matching that multiset best are kept (the most
     classes in common, then the most of ``doubled``, then faces in opposite pairs: a face turned last and its
     opposite have alike colour counts, so counting colours does not single out the face of a DECREASE), and
-    one is drawn at random.  Shallow states have few
-    faces with a move that is not an INCREASE (one at depth 1: the face turned), so there an item holds one
-    DECREASE or one NO_CHANGE and three INCREASEs; deeper states fill the mix.  ``None`` when no move
-    decreases the distance (never at distance >= 1)."""
+    one is drawn at random.  Shallow states have few faces with a move that is not an INCREASE (one at depth
+    1: the face turned), so there an item holds one DECREASE or one NO_CHANGE and three INCREASEs; deeper
+    states fill the mix a little more.  ``None`` when no move decreases the distance (never at distance >= 1)."""
     if not any(d < here for d in after.values()):
         return None
     by_face: dict[str, dict[str, list[str]]] = {}

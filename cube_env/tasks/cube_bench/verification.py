@@ -24,7 +24,8 @@ from ...engine.state import from_facelets, to_facelets
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot, item_rng
 from ..metrics import Proportion, balanced_accuracy, yes_bias
 from ..parsing import YesNoForm
-from .common import COLOURS, certified_start, front_face, grid_text, net_image
+from ..oracle import RADIUS
+from .common import COLOURS, certified_start, front_face, grid_text, net_image, scramble
 
 EDITABLE = (0, 1, 2, 3, 5, 6, 7, 8)
 """Cells a token edit may swap: never the centre, whose colour is fixed (an edited centre would give the
@@ -48,32 +49,46 @@ def swap_two(cells: tuple[str, ...], rng: np.random.Generator) -> tuple[str, ...
     return tuple(out)
 
 
-POOL_SIZE = 10_000
-"""Certified states per (seed, depth, metric) whose Front faces the look-alike negatives are drawn from."""
+STREAM_CAP = 5_000
+"""The most states of one depth a look-alike is looked for among (per seed and metric)."""
+SKIP = 4
+"""A look-alike is the j-th match in the stream (j drawn below this; the last found where fewer exist), so items
+sharing colours seldom share it."""
+
+
+class FaceStream:
+    """The Front faces of a fixed, seeded stream of random states at one depth, made as far as a search needs and
+    kept: every search reads the same stream from its start, so what it finds does not depend on which items
+    were built before.  Within the distance oracle's ball (5 half turns, 6 quarter turns) the states are
+    certified as items' states are; beyond it, where certifying costs milliseconds a state and a look-alike
+    may take thousands, they are plain scrambles of that many moves (almost all at that distance)."""
+
+    def __init__(self, seed: int, depth: int, metric: str) -> None:
+        self.rng = item_rng(seed, "verification/faces", depth, 0)
+        self.depth, self.metric = depth, metric
+        self.certify = depth <= RADIUS[metric]
+        self.faces: list[str] = []
+
+    def __getitem__(self, k: int) -> str:
+        while len(self.faces) <= k:
+            start = certified_start(self.rng, self.depth, self.metric) if self.certify else scramble(
+                self.rng, self.depth, self.metric)
+            if start is not None:
+                self.faces.append("".join(front_face(start[0])))
+        return self.faces[k]
 
 
 @lru_cache(maxsize=16)
-def face_pool(seed: int, depth: int, metric: str) -> dict[str, tuple[str, ...]]:
-    """The Front faces of :data:`POOL_SIZE` random certified states at ``depth`` (drawn as items' states are,
-    from their own seeded stream), grouped by their colours (the sorted letters), repeats kept: a draw from a
-    group is a draw of a true face given its colours."""
-    rng = item_rng(seed, "verification/pool", depth, 0)
-    groups: dict[str, list[str]] = {}
-    drawn = 0
-    while drawn < POOL_SIZE:
-        start = certified_start(rng, depth, metric)
-        if start is None:
-            continue
-        face = "".join(front_face(start[0]))
-        groups.setdefault("".join(sorted(face)), []).append(face)
-        drawn += 1
-    return {colours_: tuple(faces) for colours_, faces in groups.items()}
+def face_stream(seed: int, depth: int, metric: str) -> FaceStream:
+    return FaceStream(seed, depth, metric)
 
 
 def look_alike(truth: tuple[str, ...], rng: np.random.Generator, seed: int, depth: int,
                metric: str) -> tuple[str, ...] | None:
-    """The Front face of another cube at the same depth with the same nine colours, differently placed
-    (``None`` when the pool holds none: the caller draws another item).
+    """The Front face of another cube at the same depth with the same nine colours, differently placed: the
+    j-th such face in :class:`FaceStream` (j < :data:`SKIP`, from ``rng``), a draw of a true face given its
+    colours; ``None`` when the first :data:`STREAM_CAP` states hold none (the caller draws another item: a
+    handful of one-coloured or symmetric faces at shallow depths).
 
     Why not the paper's "one oracle move on the text": a move that changes the Front face brings new colours
     in, so comparing which colours the text and the image hold, never their places, reached a balanced
@@ -83,9 +98,17 @@ def look_alike(truth: tuple[str, ...], rng: np.random.Generator, seed: int, dept
     face, those of another side enter, and a text-only naive Bayes over the cells reached 0.58-0.61 at
     depth 3.  A true face of another cube, drawn given the colours, is distributed exactly as true faces
     are, colours and places alike: neither counting nor the text alone tells it apart."""
-    key = "".join(sorted(truth))
-    faces = [f for f in face_pool(seed, depth, metric).get(key, ()) if f != "".join(truth)]
-    return tuple(faces[int(rng.integers(len(faces)))]) if faces else None
+    key, own = sorted(truth), "".join(truth)
+    wanted = int(rng.integers(SKIP))
+    stream = face_stream(seed, depth, metric)
+    found: list[str] = []
+    for k in range(STREAM_CAP):
+        face = stream[k]
+        if face != own and sorted(face) == key:
+            found.append(face)
+            if len(found) > wanted:
+                break
+    return tuple(found[wanted % len(found)]) if found else None
 
 
 class Verification(QuestionTest):
