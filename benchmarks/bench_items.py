@@ -57,7 +57,7 @@ def per_test(suite_name: str, n: int, repeat: int) -> None:
     for name, grid in suite.fixed.items():
         test = get_test(name)
         for depth in grid.depths:
-            k = min(n, grid.items)
+            k = min(n, grid.items_at(depth))
             test.items(depth, 2, seed=suite.seed, metric=suite.metric)  # warm the oracle and numba
             t_gen = timed(lambda: test.items(depth, k, seed=suite.seed + 1, metric=suite.metric), repeat)
             items = test.items(depth, k, seed=suite.seed + 1, metric=suite.metric)
@@ -66,9 +66,9 @@ def per_test(suite_name: str, n: int, repeat: int) -> None:
     t0 = time.perf_counter()
     for name, grid in suite.fixed.items():
         for depth in grid.depths:
-            get_test(name).items(depth, grid.items, seed=suite.seed, metric=suite.metric)
+            get_test(name).items(depth, grid.items_at(depth), seed=suite.seed, metric=suite.metric)
     total = time.perf_counter() - t0
-    count = sum(grid.items * len(grid.depths) for grid in suite.fixed.values())
+    count = sum(grid.items_at(d) for grid in suite.fixed.values() for d in grid.depths)
     print(f"\nwhole suite {suite.name!r}: {count} items generated with exact labels in {total:.2f} s")
 
 

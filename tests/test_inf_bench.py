@@ -127,12 +127,13 @@ def test_the_operations_are_the_papers_54() -> None:
 
 
 @pytest.mark.parametrize("level", [1, 2, 5, 20])
-def test_items_are_deterministic_valid_and_shared_by_both_directions(level: int) -> None:
+def test_items_are_deterministic_valid_and_never_shared_by_the_two_directions(level: int) -> None:
     items = FORWARD.items(level, 12, seed=5)
     assert items == FORWARD.items(level, 12, seed=5) != FORWARD.items(level, 12, seed=6)
     assert FORWARD.items(level, 4, seed=5) == items[:4]
     assert FORWARD.items(level, 3, seed=5, first=4) == items[4:7]
-    assert [(i.state, i.data) for i in INVERSE.items(level, 12, seed=5)] == [(i.state, i.data) for i in items]
+    inverse = INVERSE.items(level, 12, seed=5)
+    assert not {i.state for i in inverse} & {i.state for i in items}, "a start asked both ways pairs the two prompts"
     for item in items:
         lists = item.data["lists"]
         assert len(lists) == 4 and all(len(ops) == level for ops in lists)

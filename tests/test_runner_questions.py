@@ -133,6 +133,15 @@ def test_a_user_question_suite_loads_with_defaults(tmp_path: Path, pick: Pick) -
      "unknown option 'speed'; fake-pick takes ['max_candidates']"),
     ({"tests": {"fake-pick": {"depths": [1], "items": 1, "options": {"max_candidates": "many"}}}},
      "option max_candidates must be of type int"),
+    ({"tests": {"fake-pick": {"depths": [1], "items": 2, "depth_items": {"2": 1}}}},
+     "depth_items names '2', which is not one of the depths [1]"),
+    ({"tests": {"fake-pick": {"depths": [1], "items": 2, "depth_items": {"1": 0}}}},
+     "depth_items['1'] must be an integer >= 1"),
+    ({"tests": {"fake-pick": {"depths": [1], "items": 2, "depth_items": [1]}}}, "depth_items must be an object"),
+    ({"tests": {"fake-pick": {"depths": [1], "items": 2, "variant_items": {"quiet": 1}}}},
+     "variant_items names 'quiet', which is not one of the variants ['plain', 'loud']"),
+    ({"tests": {"fake-pick": {"depths": [1], "items": 2, "variant_items": {"loud": "one"}}}},
+     "variant_items['loud'] must be an integer >= 1"),
     ({"metric": "diagonal"}, "metric must be one of"),
     ({"seed": -1}, "seed must be an integer >= 0"),
     ({"tiers": ["face"]}, "unknown field(s) ['tiers']"),
@@ -144,6 +153,45 @@ def test_bad_question_suites_fail_with_a_message_naming_the_field(tmp_path: Path
     with pytest.raises(SuiteError) as err:
         load_suite(str(path))
     assert message in str(err.value) and str(path) in str(err.value)
+
+
+def test_fewer_items_at_some_depths_and_in_some_variants(tmp_path: Path, pick: Pick) -> None:
+    """``depth_items`` caps a depth (half-turn depth 1 has 18 start states), ``variant_items`` a variant (STARE's
+    frames); a capped variant asks the first of the items the others ask; both survive a round trip and a
+    restriction, and ``--items``-style overrides of ``items`` still cap every depth."""
+    suite = load_suite(str(suite_file(tmp_path, {"fake-pick": {
+        "depths": [1, 2], "items": 5, "depth_items": {"1": 3}, "variant_items": {"loud": 2}}})))
+    assert isinstance(suite, QuestionSuite)
+    grid = suite.tests["fake-pick"]
+    assert [grid.items_at(d, v) for d in (1, 2) for v in ("plain", "loud")] == [3, 2, 5, 2]
+    assert suite.size == 12 and question_suite_from_dict(suite.to_dict()) == suite
+    plan = plan_items(suite)
+    asked = {(d, v): sorted(s.index for s in plan if (s.depth, s.variant) == (d, v))
+             for d in (1, 2) for v in ("plain", "loud")}
+    assert asked == {(1, "plain"): [0, 1, 2], (1, "loud"): [0, 1], (2, "plain"): [0, 1, 2, 3, 4], (2, "loud"): [0, 1]}
+    loud = {s.index: s.item for s in plan if (s.depth, s.variant) == (2, "loud")}
+    assert all(s.item == loud[s.index] for s in plan if (s.depth, s.variant) == (2, "plain") and s.index in loud)
+    part = restrict_questions(suite, depths=[1])
+    assert part.tests["fake-pick"].depth_items == {1: 3} and part.size == 5  # type: ignore[union-attr]
+    fewer = question_suite_from_dict({**suite.to_dict(), "tests": {"fake-pick": {
+        **suite.tests["fake-pick"].to_dict(), "items": 1}}})
+    assert fewer.size == 4
+
+
+def test_the_shipped_grids_are_the_papers() -> None:
+    """Cube Bench: 100 items per cell, closed loop and recovery 25 per depth (18 at depth 1, all the half-turn
+    states there are); STARE's net folding: 193 nets without visual simulation and 120 with (its Tab. 13)."""
+    cube = load_suite("cube-bench")
+    assert isinstance(cube, QuestionSuite)
+    for name in ("reconstruction", "verification", "move-choice", "reflection", "move-effect"):
+        assert cube.fixed[name].items == 100
+    for name in ("closed-loop", "recovery"):
+        assert [cube.fixed[name].items_at(d) for d in cube.fixed[name].depths] == [18, 25, 25, 25]
+    stare = load_suite("stare")
+    assert isinstance(stare, QuestionSuite)
+    fold = stare.fixed["net-fold"]
+    assert {v: fold.items_at(2, v) for v in fold.variants} == {"question": 193, "steps": 193, "frames": 120,
+                                                               "text": 193}
 
 
 def test_restriction_by_tests_and_depths(tmp_path: Path, pick: Pick) -> None:
@@ -391,6 +439,31 @@ def test_the_oracle_agent_scores_one_and_kappa_one_through_the_cli(tmp_path: Pat
     assert rows["verification"]["bal acc"] == 1.0 and rows["move-choice"]["acc"].value == 1.0
     assert rows["move-effect"]["kappa"] == 1.0 and rows["move-effect"]["macro F1"] == 1.0
     assert rows["closed-loop"]["TA"].value == 1.0 and rows["closed-loop"]["perfect"].value == 1.0
+
+
+def test_the_oracle_headline_is_one_and_recovery_items_with_nothing_to_recover_are_counted_apart(
+        tmp_path: Path, capsys) -> None:
+    """An item with nothing to recover (the closed loop never erred) is neither passed nor failed, so the oracle's
+    headline is 1.00 (it read 0.89 on cube-bench-smoke); the note about such items is printed only where the
+    suite has a recovery test."""
+    tests = {"move-choice": {"depths": [1], "items": 4, "variants": ["text"]},
+             "recovery": {"depths": [1, 2], "items": 2}}
+    run = tmp_path / "with.sqlite"
+    assert run_cli(suite_file(tmp_path, tests), "oracle", run, "--no-images") == 0
+    capsys.readouterr()
+    assert cubebench("report", str(run)) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "items passed" in x)
+    assert "items passed: 1.00 [0.51, 1.00]" in line and "a recovered cube" in line  # the 4 move-choice items
+    assert "4 recovery item(s) whose closed loop never erred had nothing to recover: counted apart" in line
+    with open_run(run) as store:
+        counted = {r.config["test"]: r.config["counted"] for _, r in store.records()}
+    assert counted == {"move-choice": True, "recovery": False}
+    run = tmp_path / "without.sqlite"
+    assert run_cli(suite_file(tmp_path, {"move-choice": tests["move-choice"]}), "oracle", run, "--no-images") == 0
+    capsys.readouterr()
+    assert cubebench("report", str(run)) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "items passed" in x)
+    assert line.strip() == "items passed: 1.00 [0.51, 1.00] (each test's headline: a right answer)"
 
 
 def test_the_random_agent_lands_on_chance_through_the_cli(tmp_path: Path) -> None:

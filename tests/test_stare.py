@@ -34,8 +34,9 @@ from cubebench.tasks.stare.rolling import floor_faces, folds_to_cube, tip_moves
 from cubebench.tasks.stare.shown import PALETTE, SHOWN_FRAMES, ShownNet
 
 NET_FOLD, NET_CHOICE, PERCEPTION = STARE_TESTS
-SUITE_ITEMS = 160
-"""Items per setup of ``benchmarks/suites/stare.json`` (depth 2, seed 0)."""
+SUITE_ITEMS = 193
+"""Items of ``benchmarks/suites/stare.json``'s question, steps and text setups (depth 2, seed 0; the frames setup asks
+the first 120: STARE's Tab. 13, 193 without visual simulation and 120 with)."""
 
 
 def oracle_ask(prompt: Prompt) -> Reply:
@@ -242,10 +243,12 @@ def test_outline_shortcuts_stay_near_chance_on_the_suite_items() -> None:
     beats the always-Yes F1 of 2/3 (the bounding-box rule answers Yes to every item).  The two nets with 4
     leaf cells, which no non-net has, are not asked at depth 2, so "4 leaves" gives nothing away."""
     items = NET_FOLD.items(2, SUITE_ITEMS, seed=0)
+    yes = sum(i.data["truth"] == "Yes" for i in items)
+    always_yes = 2 * yes / (2 * yes + len(items) - yes)  # 2/3 on balanced items; 97 of 193 Yes: 0.669
     for name, rule in SHORTCUTS.items():
         row = shortcut(items, rule)
         assert abs(row["bal acc"] - 0.5) <= 1 / 18 + 1e-9, (name, row)
-        assert row["F1"] <= 2 / 3 + 1e-9, (name, row)
+        assert row["F1"] <= always_yes + 1e-9, (name, row)
 
 
 def test_outline_shortcuts_do_not_pick_the_net_among_four() -> None:

@@ -152,7 +152,8 @@ def item_record(spec: ItemSpec, item: Item, result: ItemResult | None, exchanges
     config = {"protocol": "questions", "key": spec.key, "test": spec.test, "variant": spec.variant,
               "depth": spec.depth, "index": spec.index, "metric": spec.metric, "seed": spec.seed,
               "agent_seed": spec.agent_seed, "options": spec.options, "item": item.data, "state": item.state,
-              "score": result.score if result else None, "exchanges": [_judged(ex) for ex in exchanges]}
+              "score": result.score if result else None, "exchanges": [_judged(ex) for ex in exchanges],
+              "counted": result.counted if result else True}
     passed = bool(result and result.passed)
     return EpisodeRecord(
         agent=agent, config=config, start_facelets=item.state, steps=steps,

@@ -211,7 +211,7 @@ def _plan_fixed(suite: QuestionSuite) -> list[ItemSpec]:
     for index in range(max((grid.items for grid in suite.fixed.values()), default=0)):
         for name, grid in suite.fixed.items():
             for depth in grid.depths:
-                for variant in grid.variants if index < grid.items else ():
+                for variant in (v for v in grid.variants if index < grid.items_at(depth, v)):
                     plan.append(_fixed_spec(suite, name, variant, depth, index, cells[(name, depth)][index]))
     return plan
 
@@ -221,14 +221,14 @@ def iter_fixed_items(suite: QuestionSuite, name: str) -> Iterator[ItemSpec]:
     :func:`plan_items` plans, in another order): an export of many items holds one item at a time."""
     grid = suite.fixed[name]
     for depth in grid.depths:
+        n = grid.items_at(depth)
         try:
-            items = configured_test(name, grid.options).iter_items(
-                depth, grid.items, seed=suite.seed, metric=suite.metric)
+            items = configured_test(name, grid.options).iter_items(depth, n, seed=suite.seed, metric=suite.metric)
             for index, item in enumerate(items):
-                for variant in grid.variants:
+                for variant in (v for v in grid.variants if index < grid.items_at(depth, v)):
                     yield _fixed_spec(suite, name, variant, depth, index, _plain(item))
         except (ItemGenerationError, ValueError, TypeError) as err:
-            raise SuiteError(f"suite {suite.name!r}: cannot generate {grid.items} {name} item(s) at depth {depth}: "
+            raise SuiteError(f"suite {suite.name!r}: cannot generate {n} {name} item(s) at depth {depth}: "
                              f"{err}") from None
 
 
@@ -252,12 +252,14 @@ MAX_ROUNDS = 1000
 
 
 def ladder_round(suite: QuestionSuite, name: str, variant: str, run: int, round_: int, level: int) -> list[ItemSpec]:
-    """The items of one round of one ladder, generated now: each (run, round) asks its own block of item
-    indices at the round's level, so no two rounds share items and a resume regenerates nothing."""
+    """The items of one round of one ladder, generated now: each (variant, run, round) asks its own block of
+    item indices at the round's level, so no two rounds share items, no item is asked in two variants (a
+    model shown the image and the text of one item could pair them) and a resume regenerates nothing."""
     if round_ >= MAX_ROUNDS:
         raise SuiteError(f"ladder {name}/{variant}/run{run}: more than {MAX_ROUNDS} rounds")
     grid = suite.ladders[name]
-    first = LADDER_BLOCK * (run * MAX_ROUNDS + round_)
+    ladder = grid.variants.index(variant) * grid.runs + run
+    first = LADDER_BLOCK * (ladder * MAX_ROUNDS + round_)
     items = _generate(suite, name, level, grid.rules.per_level, first)
     specs = []
     for k, item in enumerate(items):
@@ -271,7 +273,7 @@ def ladder_round(suite: QuestionSuite, name: str, variant: str, run: int, round_
 def _generate(suite: QuestionSuite, name: str, depth: int, n: int | None = None, first: int = 0) -> list[dict[str, Any]]:
     """The items of one test and depth as plain JSON data (what the store holds and workers rebuild)."""
     grid = suite.tests[name]
-    n = n if n is not None else suite.fixed[name].items
+    n = n if n is not None else suite.fixed[name].items_at(depth)
     try:
         items = configured_test(name, grid.options).items(depth, n, seed=suite.seed, metric=suite.metric, first=first)
         return [_plain(item) for item in items]

@@ -10,7 +10,8 @@ A test may instead be played as Inf-Bench's *ladder* (:mod:`cubebench.tasks.ladd
 ``ladder: {"runs": 10, "max_level": 20}`` in place of ``depths`` and ``items``; each run of each variant
 climbs from level 1, its rounds planned one at a time as the previous one finishes (:mod:`.ladders`).
 
-A test's ``options`` override the attributes it lists in :attr:`QuestionTest.settable` (today
+A test's ``depth_items`` asks fewer items at the depths it names (``{"1": 18}``: where fewer distinct
+items exist), its ``variant_items`` fewer in the variants it names (the first ones of the depth's items).  A test's ``options`` override the attributes it lists in :attr:`QuestionTest.settable` (today
 ``max_candidates``), on a copy of the registered test (:func:`configured_test`); anything else is
 refused by name.
 """
@@ -30,7 +31,7 @@ from cubebench.tasks.registry import TESTS
 from .suite_fields import SuiteError, check_int, check_ints, check_metric
 
 SCHEMA = "cubebench-questions/1"
-GRID_FIELDS = ("depths", "items", "variants", "options")
+GRID_FIELDS = ("depths", "items", "depth_items", "variant_items", "variants", "options")
 """The fields of one test's entry in ``tests`` (fixed items)."""
 LADDER_FIELDS = ("ladder", "variants", "options")
 """The fields of a test's entry played as a ladder."""
@@ -45,9 +46,25 @@ class QuestionGrid:
     items: int
     variants: tuple[str, ...]
     options: dict[str, Any] = field(default_factory=dict)
+    depth_items: dict[int, int] = field(default_factory=dict)
+    """Fewer items at some depths (``{1: 18}``: half-turn depth 1 has only 18 start states); each depth asks
+    ``min(items, depth_items.get(depth, items))`` (:meth:`items_at`)."""
+
+    variant_items: dict[str, int] = field(default_factory=dict)
+    """Fewer items in some variants (``{"frames": 120}``: STARE asks fewer nets with visual simulation); a
+    variant asks the first of its depth's items, the same ones the other variants ask."""
+
+    def items_at(self, depth: int, variant: str | None = None) -> int:
+        """How many items ``depth`` asks (in ``variant``; ``None``: the most any variant asks)."""
+        n = min(self.items, self.depth_items.get(depth, self.items))
+        return n if variant is None else min(n, self.variant_items.get(variant, n))
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"depths": list(self.depths), "items": self.items, "variants": list(self.variants)}
+        if self.depth_items:
+            data["depth_items"] = {str(d): n for d, n in self.depth_items.items()}
+        if self.variant_items:
+            data["variant_items"] = dict(self.variant_items)
         return {**data, "options": dict(self.options)} if self.options else data
 
 
@@ -93,7 +110,7 @@ class QuestionSuite:
     def size(self) -> int:
         """Number of fixed items played (an item asked in two variants counts twice); a ladder's items are
         planned as it climbs, so they are not counted here."""
-        return sum(len(g.depths) * g.items * len(g.variants) for g in self.fixed.values())
+        return sum(g.items_at(d, v) for g in self.fixed.values() for d in g.depths for v in g.variants)
 
     @property
     def fixed(self) -> dict[str, QuestionGrid]:
@@ -158,10 +175,43 @@ def _grid(name: str, entry: Any, source: str, metric: Metric) -> Grid:
         raise SuiteError(f"{where}: " + (f"unknown field(s) {unknown}; allowed: {list(GRID_FIELDS)}" if unknown
                                          else f"missing field(s) {missing}"))
     test = TESTS[name]
-    return QuestionGrid(depths=check_ints(entry, "depths", where, minimum=1),
+    depths = check_ints(entry, "depths", where, minimum=1)
+    variants = _variants(test, entry.get("variants"), where)
+    return QuestionGrid(depths=depths,
                         items=check_int(entry, "items", where, minimum=1),
-                        variants=_variants(test, entry.get("variants"), where),
-                        options=_options(test, entry.get("options", {}), where))
+                        variants=variants,
+                        options=_options(test, entry.get("options", {}), where),
+                        depth_items=_depth_items(entry.get("depth_items", {}), depths, where),
+                        variant_items=_variant_items(entry.get("variant_items", {}), variants, where))
+
+
+def _variant_items(value: Any, variants: tuple[str, ...], where: str) -> dict[str, int]:
+    """``variant_items``: an object from some of the entry's variants to item counts >= 1."""
+    if not isinstance(value, dict):
+        raise SuiteError(f"{where}: variant_items must be an object mapping a variant to its number of items, "
+                         f"got {value!r}")
+    for key, n in value.items():
+        if key not in variants:
+            raise SuiteError(f"{where}: variant_items names {key!r}, which is not one of the variants {list(variants)}")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise SuiteError(f"{where}: variant_items[{key!r}] must be an integer >= 1, got {n!r}")
+    return dict(value)
+
+
+def _depth_items(value: Any, depths: tuple[int, ...], where: str) -> dict[int, int]:
+    """``depth_items``: an object from some of the entry's depths (as strings, JSON's keys) to item counts >= 1."""
+    if not isinstance(value, dict):
+        raise SuiteError(f"{where}: depth_items must be an object mapping a depth to its number of items, "
+                         f"got {value!r}")
+    out: dict[int, int] = {}
+    for key, n in value.items():
+        depth = int(key) if isinstance(key, str) and key.isdigit() else None
+        if depth not in depths:
+            raise SuiteError(f"{where}: depth_items names {key!r}, which is not one of the depths {list(depths)}")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise SuiteError(f"{where}: depth_items[{key!r}] must be an integer >= 1, got {n!r}")
+        out[depth] = n
+    return out
 
 
 def _ladder(name: str, entry: dict[str, Any], where: str, metric: Metric) -> LadderGrid:
@@ -255,7 +305,8 @@ def restrict_questions(suite: QuestionSuite, tests: list[str] | None = None,
             continue
         keep = tuple(d for d in grid.depths if not depths or d in depths)
         if keep:
-            kept[name] = QuestionGrid(keep, grid.items, grid.variants, grid.options)
+            kept[name] = QuestionGrid(keep, grid.items, grid.variants, grid.options,
+                                      {d: n for d, n in grid.depth_items.items() if d in keep}, grid.variant_items)
     if not kept:
         raise SuiteError(f"suite {suite.name!r}: no test of {tests or list(suite.tests)} asks at depths {depths}")
     parts = ["+".join(t for t in suite.tests if t in tests)] if tests else []

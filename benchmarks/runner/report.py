@@ -35,6 +35,9 @@ class Report:
     tables: list[Table]
     notes: list[str]
     protocol: str = "episodes"
+    uncounted: frozenset[str] = frozenset()
+    """Question items that asked nothing their headline can score (a recovery item whose closed loop never
+    erred): counted apart from the share of items passed."""
 
     @property
     def questions(self) -> bool:
@@ -102,10 +105,7 @@ class Report:
         facts = [
             ("run", str(self.path)), *self.setup(),
             (f"{self.unit}s", f"{len(self.rows)} of {self.planned} finished"),
-            ("items passed" if self.questions else "pass rate",
-             c.rate.format() + (" (each test's headline: a right answer, a perfect solve, a recovered cube; "
-                                "a recovery item whose closed loop never erred has nothing to recover)"
-                                if self.questions else "")),
+            ("items passed", self.items_passed()) if self.questions else ("pass rate", c.rate.format()),
             ("errors", errors),
             ("moves", str(c.moves)), ("tokens", str(c.tokens)), ("cost", f"${c.cost_usd:.4f}"),
             (f"{self.unit} time", f"{sum(r.wall_s for r in self.rows):.1f} s"),
@@ -115,6 +115,21 @@ class Report:
         if self.damaged:
             facts.append(("damaged records", f"{self.damaged} damaged record(s) replayed; kept in the store"))
         return Table(title="Run", header=["", ""], rows=[list(f) for f in facts])
+
+    def items_passed(self) -> str:
+        """The share of items passed, over the items that asked something to pass; what it counts, and (where the
+        suite has a recovery test) how many recovery items had nothing to recover."""
+        rate = cell_of(r for r in self.rows if r.key not in self.uncounted).rate
+        tests = self.suite.get("tests", {})
+        recovers = "recovery" in tests
+        headlines = ["a right answer", *(["a perfect solve"] if "closed-loop" in tests else []),
+                     *(["a recovered cube"] if recovers else [])]
+        text = rate.format() + f" (each test's headline: {', '.join(headlines)})"
+        if recovers:
+            apart = sum(r.key in self.uncounted for r in self.rows)
+            text += (f"; {apart} recovery item(s) whose closed loop never erred had nothing to recover: "
+                     "counted apart, neither passed nor failed")
+        return text
 
 
 def build_report(store: RunStore) -> Report:
@@ -127,7 +142,14 @@ def build_report(store: RunStore) -> Report:
                   versions=store.get_meta("versions", {}), instance_source=store.get_meta("instance_source", "?"),
                   planned=len(store.plan()), rows=rows, retired=store.retired_count(),
                   damaged=store.damaged_count(), tables=tables,
-                  notes=store.get_meta("instance_notes", []), protocol=store.protocol)
+                  notes=store.get_meta("instance_notes", []), protocol=store.protocol,
+                  uncounted=uncounted_items(store) if store.protocol == "questions" else frozenset())
+
+
+def uncounted_items(store: RunStore) -> frozenset[str]:
+    """The keys of a question run's items that asked nothing their headline can score (their record's
+    ``counted`` is false; records from before it existed count)."""
+    return frozenset(key for key, record in store.records() if record.config.get("counted") is False)
 
 
 def episode_tables(store: RunStore, suite: dict[str, Any], rows: list[EpisodeRow]) -> list[Table]:

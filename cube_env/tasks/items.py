@@ -143,6 +143,9 @@ class ItemResult:
     """An answerer failure ended the item early (its exchanges so far are kept)."""
     end_state: str = ""
     moves: int = 0
+    counted: bool = True
+    """False when the item asked nothing its headline can score (a recovery item whose closed loop never
+    erred has nothing to recover): a run's share of items passed counts it apart, neither passed nor failed."""
 
 
 class ItemGenerationError(RuntimeError):

@@ -3,8 +3,10 @@
 From a state at exact distance d the model picks one of four moves per step (image and text of
 the current state each time): one option is the teacher's move (the next move of the inverse
 scramble, optimal because the start is certified at distance d), three are legal moves that make
-no progress, in a seeded order.  The chosen move is applied; the episode halts at the first move
-that is not in the exact optimal action set, or at a parse failure, and otherwise runs d steps.
+no progress (another turn of its face and two of the opposite face: :func:`.common.paired_options`);
+the teacher move's slot is balanced over A-D per depth and step.  The chosen move is applied; the
+episode halts at the first move that is not in the exact optimal action set, or at a parse failure,
+and otherwise runs d steps.
 Teacher adherence (TA) counts progress steps over all d steps of every episode (the paper's
 unconditional denominator: halted steps count as wrong); perfect-solve counts episodes solved
 with every step right.
@@ -27,14 +29,16 @@ import numpy as np
 
 from ...engine.state import from_facelets, to_facelets
 from ...engine.notation import invert_sequence
-from ..items import Ask, Exchange, Item, ItemResult, Prompt, QuestionTest, ReplyForm, ask_and_judge, item_rng
+from ..items import (
+    Ask, Exchange, Item, ItemResult, Prompt, QuestionTest, ReplyForm, ask_and_judge, balanced_slot, item_rng,
+)
 from ..metrics import Proportion, abstention_metrics
 from ..oracle import oracle
 from ..parsing import LetterForm, TaggedForm
 from ..protocols import PROTOCOLS, RELEASE, STRICT
 from .common import (
-    COLOURS, LETTERS, NOTATION, certified_start, draw, metric_words, move_classes, net_image, option_lines,
-    state_text, turn,
+    COLOURS, LETTERS, NOTATION, certified_start, four_options, metric_words, move_classes, net_image,
+    option_lines, state_text, turn,
 )
 
 VARIANTS = ("standard", "abstain-teacher", "abstain-skip")
@@ -57,17 +61,15 @@ prompt (``release``): reasoning in ``<REASONING>`` tags, then the tag on the fin
 IDK_OPTION = "\nE: I don't know (IDK)"
 
 
-def step_prompt(item: Item, state: np.ndarray, progress_move: str, rng: np.random.Generator,
+def step_prompt(item: Item, state: np.ndarray, progress_move: str, rng: np.random.Generator, slot: int,
                 abstain: bool = False, protocol: str = STRICT) -> tuple[Prompt, list[str]] | None:
-    """The question of one closed-loop step: ``progress_move`` and three non-progress moves, shuffled
-    by ``rng``; ``None`` when fewer than three non-progress moves exist (never at distance >= 1).  Under the
-    ``release`` protocol the step asks for reasoning, then the tag (:data:`CLOSE`)."""
+    """The question of one closed-loop step: ``progress_move`` at ``slot`` and three non-progress moves
+    (:func:`.common.four_options`); ``None`` when fewer than three non-progress moves exist (never at
+    distance >= 1).  Under the ``release`` protocol the step asks for reasoning, then the tag (:data:`CLOSE`)."""
     here, after = move_classes(state, item.metric)
-    distractors = draw(rng, [m for m, d in after.items() if d >= here], 3)
-    if distractors is None:
+    options = four_options(rng, progress_move, after, here, slot)
+    if options is None:
         return None
-    options = [progress_move, *distractors]
-    options = [options[i] for i in rng.permutation(4)]
     reasoned = protocol == RELEASE
     close = CLOSE[RELEASE if reasoned else STRICT].format(idk_letter=" (or E if you do not know)" if abstain else "")
     text = USER.format(state=state_text(state), d=here, metric=metric_words(item.metric),
@@ -106,6 +108,11 @@ class ClosedLoop(QuestionTest):
     def step_rng(self, item: Item, step: int) -> np.random.Generator:
         return item_rng(item.seed, f"{self.stream}/step{step}", item.depth, item.index)
 
+    def step_slot(self, item: Item, step: int) -> int:
+        """The teacher move's slot at ``step``: balanced over A-D among the items of each depth and step (a
+        fixed letter scores 0.25 on the teacher's path; seeded shuffles gave "always B" 0.44 at depth 1)."""
+        return balanced_slot(item.seed, f"{self.stream}/step{step}", item.depth, item.index, 4)
+
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
         self.check_variant(variant)
         abstain = variant != "standard"
@@ -114,7 +121,8 @@ class ClosedLoop(QuestionTest):
         counts = {"progress": 0, "answered": 0, "idk": 0, "decisions": 0}
         halt = None
         for step, teacher_move in enumerate(teacher):
-            built = step_prompt(item, state, teacher_move, self.step_rng(item, step), abstain, self.answer_protocol)
+            built = step_prompt(item, state, teacher_move, self.step_rng(item, step), self.step_slot(item, step),
+                                abstain, self.answer_protocol)
             if built is None:
                 halt = "no distractors"
                 break

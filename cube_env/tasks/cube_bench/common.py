@@ -35,9 +35,9 @@ def metric_words(metric: str) -> str:
         "quarter-turn metric: every 90-degree face turn is one move"
 
 
-def certified_start(rng: np.random.Generator, depth: int, metric: str) -> tuple[np.ndarray, str] | None:
-    """A random state at exact distance ``depth`` and the scramble that made it (``None``: this draw's
-    scramble undoes itself to a shorter distance; the caller draws again)."""
+def scramble(rng: np.random.Generator, depth: int, metric: str) -> tuple[np.ndarray, str]:
+    """A random scramble of ``depth`` moves of the metric, no face twice in a row, and the state it makes
+    (its distance may be shorter: :func:`certified_start` checks it)."""
     names = metric_moves(metric)
     seq: list[str] = []
     while len(seq) < depth:
@@ -45,10 +45,16 @@ def certified_start(rng: np.random.Generator, depth: int, metric: str) -> tuple[
         if seq and seq[-1][0] == move[0]:
             continue
         seq.append(move)
-    state = apply_moves(SOLVED, TABLE, np.array([MOVE_INDEX[m] for m in seq], np.int64))
+    return apply_moves(SOLVED, TABLE, np.array([MOVE_INDEX[m] for m in seq], np.int64)), " ".join(seq)
+
+
+def certified_start(rng: np.random.Generator, depth: int, metric: str) -> tuple[np.ndarray, str] | None:
+    """A random state at exact distance ``depth`` and the scramble that made it (``None``: this draw's
+    scramble undoes itself to a shorter distance; the caller draws again)."""
+    state, seq = scramble(rng, depth, metric)
     if oracle(metric).distance(state) != depth:
         return None
-    return state, " ".join(seq)
+    return state, seq
 
 
 def turn(state: np.ndarray, move: str) -> np.ndarray:
@@ -88,6 +94,49 @@ def draw(rng: np.random.Generator, pool: list[str], k: int) -> list[str] | None:
     if len(pool) < k:
         return None
     return [pool[i] for i in rng.permutation(len(pool))[:k]]
+
+
+OPPOSITE = {"U": "D", "D": "U", "R": "L", "L": "R", "F": "B", "B": "F"}
+"""Each face's opposite face."""
+
+
+def paired_options(rng: np.random.Generator, correct: str, after: dict[str, int], here: int,
+                   slot: int) -> list[str] | None:
+    """Four options with ``correct`` at ``slot`` and three moves that make no progress (distance ``here`` or
+    more after them): another turn of the correct move's face, and two turns of the opposite face.
+
+    Why pairs on opposite faces: the correct move's face is the one turned last, and at shallow depths it
+    is conspicuous by its colour counts alone (one colour on all nine stickers at depth 1).  Three
+    distractors drawn from every legal move rarely touch that face, so "pick the move of the most
+    one-coloured face" chose right 0.64 of the time at depth 1.  Its opposite face carries alike counts
+    (a turn of a side face changes a line of both), and two options on each face leave the faces' colour
+    counts no clue to which pair holds the answer (nor the options' form: at depth 1 the correct face's
+    pair has the turn types of a random pair of turns, tests/test_fairness.py).  ``None`` when the correct
+    face has no other non-progress turn or the opposite face fewer than two (the caller falls back to
+    :func:`draw`)."""
+    face = correct[0]
+    stays = [m for m, d in after.items() if d >= here]
+    partners = [m for m in stays if m[0] == face and m != correct]
+    if not partners:
+        return None
+    partner = partners[int(rng.integers(len(partners)))]
+    pair = draw(rng, [m for m in stays if m[0] == OPPOSITE[face]], 2)
+    if pair is None:
+        return None
+    distractors = [partner, *pair]
+    return place(correct, [distractors[i] for i in rng.permutation(3)], slot)
+
+
+def four_options(rng: np.random.Generator, correct: str, after: dict[str, int], here: int,
+                 slot: int) -> list[str] | None:
+    """:func:`paired_options`, or where no such pairs exist (rare: every other turn of the face makes
+    progress) ``correct`` and three non-progress moves from all legal moves; ``None`` if there are not
+    three."""
+    paired = paired_options(rng, correct, after, here, slot)
+    if paired is not None:
+        return paired
+    distractors = draw(rng, [m for m, d in after.items() if d >= here], 3)
+    return None if distractors is None else place(correct, distractors, slot)
 
 
 def option_lines(options: list[str]) -> str:

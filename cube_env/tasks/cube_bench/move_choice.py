@@ -1,9 +1,10 @@
 """Test 3, optimal move prediction: which of four moves brings the cube one move closer to solved?
 
 A state at exact distance d; four candidate moves, exactly one of them optimal (its exact distance
-after the move is d - 1) and three legal moves that are not (distance d or d + 1), the optimal
-one's slot balanced over A-D per depth.  The same item is asked in three modalities: the net image
-with the text state (``image+text``), the image alone (``image``) and the text alone (``text``).
+after the move is d - 1) and three legal moves that are not (distance d or d + 1): another turn of
+the optimal move's face and two turns of the opposite face (:func:`.common.paired_options`, so the
+faces' colour counts do not point at the answer), the optimal one's slot balanced over A-D per depth.
+The same item is asked in three modalities: the net image with the text state (``image+text``), the image alone (``image``) and the text alone (``text``).
 The reply is one line, ``B`` or ``<ANSWER> B </ANSWER>``; scored by accuracy and parse rate.
 """
 
@@ -17,7 +18,7 @@ from ..items import Item, OneQuestionTest, Prompt, balanced_slot
 from ..protocols import PROTOCOLS
 from ..parsing import LetterForm
 from .common import (
-    COLOURS, LETTERS, NOTATION, certified_start, draw, metric_words, move_classes, net_image, option_lines, place,
+    COLOURS, LETTERS, NOTATION, certified_start, four_options, metric_words, move_classes, net_image, option_lines,
     state_text,
 )
 
@@ -50,12 +51,13 @@ class MoveChoice(OneQuestionTest):
         state, scramble = start
         here, after = move_classes(state, metric)
         progress = [m for m, d in after.items() if d == here - 1]
-        distractors = draw(rng, [m for m, d in after.items() if d >= here], 3)
-        if not progress or distractors is None:
+        if not progress:
             return None
         correct = progress[int(rng.integers(len(progress)))]
         slot = balanced_slot(seed, self.stream, depth, index, 4)
-        options = place(correct, distractors, slot)
+        options = four_options(rng, correct, after, here, slot)
+        if options is None:
+            return None
         return Item(self.name, depth, index, metric, seed, to_facelets(state),
                     {"scramble": scramble, "distance": here, "shown": {"options": options},
                      "gold": LETTERS[slot], "after": {m: after[m] for m in options}})

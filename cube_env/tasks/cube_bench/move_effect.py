@@ -2,30 +2,35 @@
 
 A state at exact distance d and four candidate moves; for each, the label is DECREASE, NO_CHANGE
 or INCREASE from the exact distance after the move (in the quarter-turn metric every move changes
-the distance's parity, so NO_CHANGE never occurs there).  The four options are on four different faces: on the face of a
-DECREASE move, that move or (as often) another turn of the same face, and a random turn on each of
-three other faces.  The paper's own construction (B.7: one move of each class, then a doubled one)
-puts the NO_CHANGE moves beside the DECREASE move on one face in almost every item, and a rule that
-never looks at the cube ("one of the two same-face moves DECREASE, the other NO_CHANGE, the rest
-INCREASE") then reached kappa 0.47, Gemini 2.5 Pro's level; on distinct faces nothing in the
-options' form tells the classes apart.  The reply is
-four lines ``<A> DECREASE </A>`` ... ``<D> ... </D>``; every prediction is scored, by micro-accuracy,
-macro-F1 over the classes and Cohen's kappa (parse failures count as wrong).
+the distance's parity, so NO_CHANGE never occurs there).  The four options are on four different
+faces, chosen so that their labels follow the paper's B.7 mix as far as distinct faces allow: one of
+each class and a second of a class that rotates over the three per depth
+(:func:`distinct_face_options`).  At depth 1 only the face turned has moves that are not INCREASE,
+so an item holds one DECREASE or one NO_CHANGE and three INCREASEs, and "always INCREASE" is right
+on 3 of 4 predictions: that is why the headline is Cohen's kappa and macro-F1 (as in the paper's
+§4.4), with micro-accuracy, the class mix and the macro-F1 of uniform guessing beside them.  The
+paper's own construction (B.7) puts the NO_CHANGE moves beside the DECREASE move on one face in almost
+every item, and a rule that never looks at the cube ("one of the two same-face moves DECREASE, the
+other NO_CHANGE, the rest INCREASE") then reached kappa 0.47, Gemini 2.5 Pro's level; on distinct
+faces nothing in the options' form tells the classes apart.  The reply is four lines
+``<A> DECREASE </A>`` ... ``<D> ... </D>``; every prediction is scored (parse failures count as wrong).
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from itertools import combinations, product
 from typing import Any
 
 import numpy as np
 
 from ...engine.state import from_facelets, to_facelets
-from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge
+from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
 from ..metrics import Proportion, cohen_kappa, macro_f1
 from ..protocols import PROTOCOLS
 from ..parsing import LabelsForm
 from .common import (
-    COLOURS, LETTERS, NOTATION, certified_start, metric_words, move_classes, net_image, option_lines, state_text,
+    COLOURS, LETTERS, NOTATION, OPPOSITE, certified_start, metric_words, move_classes, net_image, option_lines, state_text,
 )
 
 LABELS = ("DECREASE", "NO_CHANGE", "INCREASE")
@@ -43,20 +48,35 @@ def label(before: int, after: int) -> str:
     return LABELS[0] if after < before else LABELS[1] if after == before else LABELS[2]
 
 
-def distinct_face_options(rng: np.random.Generator, here: int, after: dict[str, int]) -> list[str] | None:
-    """Four moves on four different faces, in a random order: on the face of a DECREASE move, that move or
-    (as often) another turn of the same face; on three other faces, a random turn each."""
-    decrease = [m for m, d in after.items() if d < here]
-    if not decrease:
+def distinct_face_options(rng: np.random.Generator, here: int, after: dict[str, int], doubled: str) -> list[str] | None:
+    """Four moves on four different faces, in a random order, whose labels follow the paper's B.7 mix as far as
+    distinct faces allow: one move of each class (DECREASE, NO_CHANGE, INCREASE) and a second of ``doubled``.
+
+    Of all ways to put one move on each of four faces, those matching that multiset best are kept (the most
+    classes in common, then the most of ``doubled``, then faces in opposite pairs: a face turned last and its
+    opposite have alike colour counts, so counting colours does not single out the face of a DECREASE), and
+    one is drawn at random.  Shallow states have few faces with a move that is not an INCREASE (one at depth
+    1: the face turned), so there an item holds one DECREASE or one NO_CHANGE and three INCREASEs; deeper
+    states fill the mix a little more.  ``None`` when no move decreases the distance (never at distance >= 1)."""
+    if not any(d < here for d in after.values()):
         return None
-    key = decrease[int(rng.integers(len(decrease)))]
-    siblings = [m for m in after if m[0] == key[0] and m != key]
-    first = key if rng.random() < 0.5 else siblings[int(rng.integers(len(siblings)))]
-    faces = [f for f in "URFDLB" if f != key[0]]
-    options = [first]
-    for face in (faces[i] for i in rng.permutation(len(faces))[:3]):
-        turns = [m for m in after if m[0] == face]
-        options.append(turns[int(rng.integers(len(turns)))])
+    by_face: dict[str, dict[str, list[str]]] = {}
+    for move, d in after.items():
+        by_face.setdefault(move[0], {}).setdefault(label(here, d), []).append(move)
+    want = {c: 1 + (c == doubled) for c in LABELS}
+    best: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+    best_score = (-1, -1, -1)
+    for faces in combinations(sorted(by_face), 4):
+        for classes in product(*(sorted(by_face[f]) for f in faces)):
+            counts = Counter(classes)
+            axes = sum(OPPOSITE[f] in faces for f in faces) // 2
+            score = (sum(min(counts[c], want[c]) for c in LABELS), min(counts[doubled], 2), axes)
+            if score > best_score:
+                best, best_score = [], score
+            if score == best_score:
+                best.append((faces, classes))
+    faces, classes = best[int(rng.integers(len(best)))]
+    options = [by_face[f][c][int(rng.integers(len(by_face[f][c])))] for f, c in zip(faces, classes)]
     return [options[i] for i in rng.permutation(4)]
 
 
@@ -73,7 +93,8 @@ class MoveEffect(QuestionTest):
             return None
         state, scramble = start
         here, after = move_classes(state, metric)
-        options = distinct_face_options(rng, here, after)
+        doubled = LABELS[balanced_slot(seed, f"{self.name}/doubled", depth, index, len(LABELS))]
+        options = distinct_face_options(rng, here, after, doubled)
         if options is None:
             return None
         return Item(self.name, depth, index, metric, seed, to_facelets(state),
@@ -95,6 +116,20 @@ class MoveEffect(QuestionTest):
     def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
         gold = [g for s in scores for g in s["gold"]]
         pred = [p for s in scores for p in s["pred"]]
-        return {"micro acc": Proportion(sum(s["right"] for s in scores), len(gold)),
-                "macro F1": macro_f1(gold, pred, LABELS), "kappa": cohen_kappa(gold, pred, LABELS),
-                "parse": Proportion(sum(s["pred"][0] is not None for s in scores), len(scores))}
+        mix = Counter(gold)
+        return {"kappa": cohen_kappa(gold, pred, LABELS), "macro F1": macro_f1(gold, pred, LABELS),
+                "F1 chance": chance_macro_f1(gold),
+                "micro acc": Proportion(sum(s["right"] for s in scores), len(gold)),
+                "parse": Proportion(sum(s["pred"][0] is not None for s in scores), len(scores)),
+                "D/N/I": "/".join(str(mix[c]) for c in LABELS)}
+
+
+def chance_macro_f1(gold: list[str]) -> float | None:
+    """The macro-F1 that uniform guessing among the three labels tends to on ``gold``'s class mix: class c
+    with share p has F1 = 2 p q / (p + q), q = 1/3, averaged over the classes in gold (and the guessed ones,
+    which score 0 where gold has none).  What a macro-F1 is read against; kappa's chance is 0."""
+    if not gold:
+        return None
+    q = 1 / len(LABELS)
+    shares = [gold.count(c) / len(gold) for c in LABELS]
+    return sum(2 * p * q / (p + q) for p in shares) / len(LABELS)

@@ -4,12 +4,13 @@ The item plays the closed loop of test 6 until the model's first error (a non-pr
 parse failure, which leaves the cube as it was).  From that post-error state the model gets at
 most ``max_attempts`` more decisions (the paper's budget: 4, 5, 6, 7 at depths 1-4; d + 3 beyond),
 each from four options: one move from the exact optimal action set and three that make no
-progress, shuffled; every chosen move is applied, good or bad, and a parse failure costs an
-attempt and changes nothing.  The item is solved when the cube is.  Once the cube is farther from
-solved than the attempts left (``out_of_reach``), no answer can solve it and the item ends unsolved
-at once: every metric is as it would be after the remaining attempts, the model is not asked what
-cannot count, and every distance asked stays within the oracle's exact range without tables (an
-answerer that drifts away, such as the random baseline, never sends the oracle to the optimal solver).  Episodes whose closed loop
+progress (as in the closed loop), the optimal one's slot balanced per depth and attempt; every chosen
+move is applied, good or bad, and a parse failure costs an attempt and changes nothing.  The item is
+solved when the cube is.  Once the cube is farther from solved than the attempts left (``out_of_reach``),
+no answer can solve it and the item ends unsolved at once: every metric is as it would be after the
+remaining attempts, the model is not asked what cannot count, and every distance asked stays within the
+oracle's exact range without tables (an answerer that drifts away, such as the random baseline, never
+sends the oracle to the optimal solver).  Episodes whose closed loop
 has no error have nothing to recover from: they are counted apart and left out of the metrics,
 as in the paper.  Scored by solve rate (Wilson 95 %), P@1 and P@3 (solved within 1 and 3
 attempts, over all recovery episodes), the median attempts of the solved ones and the mean over
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ...engine.state import from_facelets, to_facelets
-from ..items import EXACT_RANGE, Ask, Exchange, Item, ItemResult, ask_and_judge, item_rng
+from ..items import EXACT_RANGE, Ask, Exchange, Item, ItemResult, ask_and_judge, balanced_slot, item_rng
 from ..metrics import recovery_metrics
 from ..oracle import oracle
 from .closed_loop import ClosedLoop, step_prompt, take
@@ -65,7 +66,7 @@ class Recovery(ClosedLoop):
             score = {"recovering": False, "solved_at": None, "max_attempts": item.data["max_attempts"],
                      "error_step": None}
             return ItemResult(loop.exchanges, score, passed=False, error=loop.error, end_state=loop.end_state,
-                              moves=loop.moves)
+                              moves=loop.moves, counted=loop.error is not None)
         state = from_facelets(loop.end_state)
         exchanges, solved_at, error, out_of_reach = list(loop.exchanges), None, None, False
         distance = oracle(item.metric).distance(state)
@@ -92,8 +93,9 @@ class Recovery(ClosedLoop):
 
     def _attempt(self, item: Item, state: np.ndarray, attempt: int, ask: Ask) -> tuple[Exchange, list[str]]:
         rng = item_rng(item.seed, f"{self.name}/attempt{attempt}", item.depth, item.index)
+        slot = balanced_slot(item.seed, f"{self.name}/attempt{attempt}", item.depth, item.index, 4)
         progress = oracle(item.metric).progress_moves(state)
-        built = step_prompt(item, state, progress[int(rng.integers(len(progress)))], rng,
+        built = step_prompt(item, state, progress[int(rng.integers(len(progress)))], rng, slot,
                             protocol=self.answer_protocol)
         if built is None:
             raise RuntimeError(f"{item.key}: no three non-progress moves at attempt {attempt}")

@@ -1,9 +1,12 @@
 """Inf-Bench's 3D tasks: forward (start + operations -> which end state) and inverse (start + end ->
 which operations), four-option multiple choice, the level being the number of operations.
 
-One item serves both directions: a random start, four operation lists of the level's length (see
-:mod:`.common` for how they are drawn) and the gold's slot.  Forward shows the gold list and the
-four lists' end states; inverse shows the gold's end state and the four lists.  The prompts are the
+An item is a random start, four operation lists of the level's length (see :mod:`.common` for how
+they are drawn) and the gold's slot.  Forward shows the gold list and the four lists' end states;
+inverse shows the gold's end state and the four lists.  Each direction draws its own items (its own
+random stream): when both drew the same ones, an endpoint that kept state across requests paired the
+forward and the inverse question of one start (the one shows the gold list, the other the gold end
+state) and climbed every ladder without simulating anything.  The prompts are the
 paper's (Fig. 11) with our notation and encoding spelled out.  Under the ``paper`` protocol the system text is
 the paper's persona ("output the letter ... and why") and the reply ends in ``<ANSWER> B </ANSWER>`` after its
 reasons (:class:`~..parsing.TaggedForm`; a bare ``B`` is read too); under ``strict`` the reply is one line, ``B``
@@ -34,8 +37,6 @@ class Deformation(OneQuestionTest):
 
     variants: tuple[str, ...] = PRESENTATIONS
     chance = 1 / N_OPTIONS
-    stream = "inf-bench"
-    """Both directions draw the same items (the same seed gives the same start, lists and gold slot)."""
 
     def check_depth(self, depth: int, metric: str) -> None:
         if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_LEVEL:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ...engine.facelets import SOLVED_FACELETS
-from ..items import Item, OneQuestionTest, Prompt, balanced_slot, item_rng
+from ..items import Item, OneQuestionTest, Prompt, balanced_slot
 from ..metrics import Proportion, balanced_accuracy, binary_f1, yes_bias
 from ..parsing import YesNoForm
 from ..protocols import stare_ask
@@ -51,8 +51,10 @@ STRICT = "Reply with exactly one line: Answer: Yes or Answer: No"
 
 def pair_net(seed: int, test: str, depth: int, index: int) -> int:
     """The cube net (index into :func:`valid_pool` of ``depth``) shared by items ``2b`` and ``2b + 1``: one
-    shows it, the other a non-folding partner of its stratum."""
-    return int(item_rng(seed, f"{test}/pair", depth, index // 2).integers(len(valid_pool(depth))))
+    shows it, the other a non-folding partner of its stratum.  Balanced like the answer slots: each run of
+    ``len(valid_pool)`` consecutive pairs asks every net once, so no net (the one 2x5 net, whose look-alike
+    alone differs from it by a run of 4) is asked more often than the others by the luck of the draw."""
+    return balanced_slot(seed, f"{test}/pair", depth, index // 2, len(valid_pool(depth)))
 
 
 def net_record(shape: Any, net: ShownNet, folds: bool) -> dict[str, Any]:
