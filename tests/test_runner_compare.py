@@ -159,7 +159,7 @@ def test_cube_bench_smoke_oracle_and_random_stand_beside_the_papers_rows(smoke_r
     assert table2["run 1: oracle"] == ["100.0 (2/2)"] * 6  # the oracle's row first, whatever order the runs came in
     assert all(re.fullmatch(r"\d+\.\d \([0-2]/2\)", v) for v in table2["run 2: random"])
     table4 = rows_of(comparison, "Table 4")
-    assert table4["run 1: oracle"][:3] == ["100.0 (8/8)", "1.000", "1.000"] and table4["run 1: oracle"][3:] == ["-"] * 6
+    assert table4["run 1: oracle"][:3] == ["100.0 (8/8)", "1.000 (2 items)", "1.000 (2 items)"] and table4["run 1: oracle"][3:] == ["-"] * 6
     assert rows_of(comparison, "Table 6")["run 1: oracle"] == ["·"] * 4  # no depth pairs with the paper's slice
     lines = next(lines for t, lines in comparison.tables if ": Table 6 (" in t.title)
     assert any(line.startswith("not in this table: run 1: oracle: closed-loop/abstain-teacher d=2") for line in lines)

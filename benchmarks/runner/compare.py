@@ -79,7 +79,8 @@ def read_run(path: Path, papers: list[Paper]) -> tuple[RunView, Paper]:
             if paper is None:
                 raise CompareError(f"{path} is a run of suite {name!r}, which no paper's published table covers; "
                                    f"compare takes runs of {known}")
-            agent = store.get_meta("config", {}).get("agent", {})
+            config = store.get_meta("config", {})
+            agent = {"protocol": config.get("protocol", suite.get("protocol")), **config.get("agent", {})}
             view = RunView(path, suite, str(agent.get("spec", "?")), _decoding(agent), len(store.rows()),
                            len(store.plan()))
             for cell, records in question_cells(store).items():
@@ -193,7 +194,11 @@ def _run_cell(view: RunView, column: Column) -> tuple[str, str | None]:
     if column.metric not in found:
         return "?", (f"{view.label}: the report computes no {column.metric!r} for {column.test}/{column.variant} "
                      f"d={column.pair_depth} (it has: {', '.join(found) or 'nothing'})")
-    return format_value(found[column.metric], column.unit), None
+    value = found[column.metric]
+    text = format_value(value, column.unit)
+    if not isinstance(value, Proportion) and as_float(value) is not None:  # a rate shows k/n; the rest their items
+        text += f" ({view.items[cell]} items)"
+    return text, None
 
 
 def _groups(columns: tuple[Column, ...]) -> list[tuple[str, int]]:
@@ -224,9 +229,9 @@ def compare_table(table: PublishedTable, paper: Paper, views: list[RunView], abs
         rows.append(["chance (exact, this suite's ladder)", *(f"{views[0].chance[c.test]:.3f}" for c in table.columns)])
     title = f"{paper.key}: {table.number} ({table.section}) against this run"
     note = ("published rows: the paper's numbers as printed; run rows: the report's figures in the same unit, a rate "
-            "followed by its k/n; d=?→3: the paper's depth is not legible in the text we hold, the column is set "
-            "beside this suite's depth 3; '-': the run has no such cell; '·': no depth of this suite stands beside "
-            "the column")
+            "followed by its k/n, any other figure by the items it is computed over; d=?→N: the paper's depth is not "
+            "legible in the text we hold (or the paper has none), the column is set beside this suite's depth N; '-': "
+            "the run has no such cell; '·': no depth of this suite stands beside the column")
     lines = [table.caption] + _legend(table.columns)
     lines += [f"{r.model}: {r.note}" for r in table.rows if r.note]
     lines += list(table.notes) + problems + _unpaired(table, views)
