@@ -317,7 +317,7 @@ def _elsewhere(paper: Paper, views: list[RunView]) -> list[str]:
 
 def compare_runs(paths: list[Path]) -> Comparison:
     """Read the runs, check they play one paper suite, and set them beside the paper's tables."""
-    if len(set(map(str, paths))) != len(paths):
+    if len({p.resolve() for p in paths}) != len(paths):
         raise CompareError("a run is given twice")
     papers = load_papers()
     read = [read_run(p, papers) for p in paths]
