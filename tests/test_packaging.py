@@ -90,12 +90,13 @@ def test_installed_package_finds_its_data_outside_a_checkout(wheel: Path, tmp_pa
     probe = ("from cubebench.runner.suites import load_suite, suites_dir; "
              "from cubebench.generators import shipped_instances; from cubebench.shipped import instances_dir; "
              "print(suites_dir()); print(instances_dir()); "
-             "print(load_suite('smoke').name, len(shipped_instances('half', 8)))")
+             "print(load_suite('smoke').name, len(shipped_instances('half', 8))); "
+             "from cubebench.runner.published import load_papers; print(len(load_papers()))")
     run = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={"PYTHONPATH": str(target)},
                          capture_output=True, text=True, check=True)
-    suites, instances, loaded = run.stdout.splitlines()
+    suites, instances, loaded, papers = run.stdout.splitlines()
     assert Path(suites).is_relative_to(target) and Path(instances).is_relative_to(target)
-    assert loaded == "smoke 100"
+    assert loaded == "smoke 100" and papers == "3"  # the published tables of `cubebench compare` ship in the wheel
 
 
 SDK_PROBE = textwrap.dedent('''

@@ -23,6 +23,7 @@ from cubebench.engine import CubeInputError
 from cubebench.engine.metric import METRICS
 from cubebench.engine.rewards import REWARDS, unalias_reward
 
+from .compare import add_compare
 from .execute import PlaySettings
 from .export import export_csv, export_jsonl
 from .export_tasks import FORMATS, IMAGE_MODES, KINDS, OBS_FORMATS, ExportError, ExportRequest, export_tasks
@@ -541,6 +542,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     _add_reading(sub)
     _add_play(sub)
     _add_export_tasks(sub)
+    add_compare(sub, _guard)  # `cubebench compare RUN...`: a paper's published tables beside its suite's runs
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -31,9 +31,7 @@ Cell = tuple[str, int, str]
 def question_tables(store: RunStore, suite: dict[str, Any]) -> list[Table]:
     """One table per test of ``suite`` with finished items, in the suite's order; a ladder test's rows are
     the levels its ladders reached, and the ladders' scores come first in their own table."""
-    cells: dict[Cell, list[EpisodeRecord]] = defaultdict(list)
-    for key, record in store.records():
-        cells[_cell(store, key, record.config)].append(record)
+    cells = question_cells(store)
     try:
         grids = [(name, grid.get("depths"), list(grid["variants"])) for name, grid in suite["tests"].items()]
     except (KeyError, TypeError, AttributeError) as err:
@@ -45,6 +43,15 @@ def question_tables(store: RunStore, suite: dict[str, Any]) -> list[Table]:
         if keys:
             tables.append(table_of(name, [(k, cells[k]) for k in keys]))
     return tables
+
+
+def question_cells(store: RunStore) -> dict[Cell, list[EpisodeRecord]]:
+    """Every stored item's record, by the (test, depth, variant) cell it names (:class:`StoreDamaged` when one
+    names none)."""
+    cells: dict[Cell, list[EpisodeRecord]] = defaultdict(list)
+    for key, record in store.records():
+        cells[_cell(store, key, record.config)].append(record)
+    return cells
 
 
 def _parsed(store: RunStore, suite: dict[str, Any]) -> QuestionSuite:
@@ -67,7 +74,8 @@ def ladder_table(suite: QuestionSuite, store: RunStore) -> Table:
         for variant in grid.variants:
             runs = [progress[(name, variant, r)] for r in range(grid.runs)]
             ended = [p.ladder.score for p in runs if p.state == "finished"]
-            mean = f"{sum(ended) / len(ended):.2f}" if ended else "-"
+            score = ladder_score(runs)
+            mean = f"{score:.2f}" if score is not None else "-"
             spread = f"{min(ended)}-{max(ended)}" if ended else "-"
             rows.append([name, variant, f"{len(ended)}/{len(runs)}", mean, spread,
                          str(sum(p.ladder.topped for p in runs)), expected,
@@ -84,6 +92,13 @@ def ladder_table(suite: QuestionSuite, store: RunStore) -> Table:
     return Table(title="ladders (Inf-Bench's score: the level reached, mean over runs)",
                  header=["test", "variant", "finished", "score", "range", "topped", "chance", "stalled", "per run"],
                  rows=rows, note="; ".join([note, *problems]))
+
+
+def ladder_score(runs: list[LadderProgress]) -> float | None:
+    """Inf-Bench's score of one test and variant: the mean level its finished ladders ended at (``None``: none
+    finished)."""
+    ended = [p.ladder.score for p in runs if p.state == "finished"]
+    return sum(ended) / len(ended) if ended else None
 
 
 def _run_text(p: LadderProgress) -> str:
@@ -103,8 +118,7 @@ def table_of(name: str, cells: list[tuple[Cell, list[EpisodeRecord]]]) -> Table:
     """The table of one test: a row per cell, the union of the cells' metric columns in first-seen order."""
     figures, problems = [], []
     for _, records in cells:
-        found, problem = summarize(name, [r.config["score"] for r in records
-                                          if r.status != "error" and r.config.get("score") is not None])
+        found, problem = cell_metrics(name, records)
         figures.append(found)
         problems += [problem] if problem else []
     columns = list(dict.fromkeys(col for found in figures for col in found))
@@ -120,6 +134,12 @@ def table_of(name: str, cells: list[tuple[Cell, list[EpisodeRecord]]]) -> Table:
     return Table(title=f"{name} (by depth and variant)", header=["depth", "variant", "items", *columns, "errors",
                                                                  "malformed"],
                  rows=rows, note="; ".join([note, *dict.fromkeys(problems)]))
+
+
+def cell_metrics(name: str, records: list[EpisodeRecord]) -> tuple[dict[str, Any], str | None]:
+    """The test's metrics over one cell's scored items (``error`` items are left out), or nothing and why."""
+    return summarize(name, [r.config["score"] for r in records
+                            if r.status != "error" and r.config.get("score") is not None])
 
 
 def summarize(name: str, scores: list[dict[str, Any]]) -> tuple[dict[str, Any], str | None]:

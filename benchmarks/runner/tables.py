@@ -154,3 +154,21 @@ def render_html(table: Table, css_class: str = "results") -> str:
     if table.note:
         out.append(f'<p class="note">{html.escape(table.note)}</p>')
     return "".join(out)
+
+
+def render_markdown(table: Table) -> str:
+    """A GitHub-flavoured Markdown table under its title in bold, the group labels folded into the header
+    (``group: column``), the note in italics below."""
+    header = list(table.header)
+    if table.groups:
+        i = 0
+        for label, width in table.groups:
+            for j in range(i, i + width):
+                header[j] = f"{label}: {header[j]}" if label else header[j]
+            i += width
+    cells = lambda row: "| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |"  # noqa: E731
+    lines = [f"**{table.title}**", "", cells(header), "|" + "---|" * len(header)]
+    lines += [cells(row) for row in table.rows]
+    if table.note:
+        lines += ["", f"*{table.note}*"]
+    return "\n".join(lines)
