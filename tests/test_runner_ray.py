@@ -290,3 +290,29 @@ def test_a_driver_killed_mid_run_resumes_to_the_inline_run(cluster: Cluster, tmp
         assert store.retired_count() == store.damaged_count() == 0
     assert all(after > before for before, after in zip(played_before, cluster.tasks_played())), \
         (played_before, cluster.tasks_played())  # both nodes played
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_without_an_address_the_driver_starts_a_local_cluster_and_leaves_nothing_running(tmp_path: Path) -> None:
+    """``--backend ray`` without ``--ray-address``: Ray starts a one-machine cluster for the run and stops
+    it when the driver exits (``RAY_ADDRESS=local``: never another cluster found on the machine)."""
+    suite = ["--suite", "smoke", "--tiers", "symbolic", "--depths", "1,3", "--distance-budget", "0"]
+    inline, remote = tmp_path / "inline.sqlite", tmp_path / "ray.sqlite"
+    assert main(["run", *suite, "--agent", "random", "--out", str(inline), "--no-progress", "--quiet"]) == 0
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("RAY_")}, "RAY_ADDRESS": "local",
+           "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0", "OMP_NUM_THREADS": "1"}
+    driver = subprocess.Popen([sys.executable, "-m", "cubebench.runner", "run", *suite, "--agent", "random",
+                               "--backend", "ray", "--concurrency", "2", "--out", str(remote), "--no-progress",
+                               "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              start_new_session=True)
+    try:
+        _, err = driver.communicate(timeout=500)
+        assert driver.returncode == 0, err.decode()[-3000:]
+        deadline = time.monotonic() + 30
+        while _members([driver.pid]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _members([driver.pid]) == set()  # the local cluster is gone with its driver
+    finally:
+        _stop([driver.pid])
+    assert _comparable(remote) == _comparable(inline)
