@@ -18,9 +18,12 @@ nodes are started by Ray's own ``ray start`` command line with that one rewrite 
 checks it otherwise).  Each node is started in its own process group, and the finalizer kills exactly
 those groups: ``ray stop --force`` would kill every Ray process of the user on the machine.
 
-Time (2 shared cores): the cluster starts in ≈ 30 s, each protocol takes 35-55 s (a new Ray job starts
-fresh worker processes, which import cubebench); the episode case runs by default, the question and
-multi-agent cases are ``slow``.
+A last test (``slow``) runs ``--backend ray`` without an address: Ray starts a local cluster for the
+driver, and nothing of it may outlive the driver.
+
+Time (2 shared cores): the cluster starts in ≈ 25-30 s, each protocol takes 30-55 s (each driver is a
+new Ray job, whose tasks start fresh worker processes that import cubebench); the episode case runs by
+default, the question and multi-agent cases and the local cluster are ``slow``.
 
 Each driver holds still after ``HANG_AFTER`` records are stored (its ``add_episode`` waits, with Ray
 tasks in flight) and marks that it does: the kill lands mid-run, never after the run has ended.
