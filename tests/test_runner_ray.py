@@ -34,6 +34,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -101,11 +102,10 @@ class Cluster:
     groups: list[int]
     """The process group of each node (its ``ray start`` and every process it started)."""
     temp_dirs: list[Path]
+    token: str
 
     def driver_env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-        return {**env, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0",
-                "OMP_NUM_THREADS": "1"}
+        return {**_ray_env(self.token), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 
     def pids(self) -> set[int]:
         return _members(self.groups)
@@ -122,10 +122,19 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _ray_start(args: list[str], temp_dir: Path, groups: list[int]) -> None:
-    """Start one node in a new process group (recorded in ``groups`` before anything can fail)."""
+def _ray_env(token: str) -> dict[str, str]:
+    """The environment of every Ray process and driver here: no RAY_ variable of the caller's, no usage stats,
+    and Ray's token authentication with this test's own token (Ray 2.60 turns token authentication on for a
+    ``ray start --head`` once ``~/.ray/auth_token`` exists, e.g. after any local ``ray.init()``, but not for a
+    joining node: the mode is set explicitly, and nothing is read from or written to ``~/.ray``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
-    env.update(RAY_USAGE_STATS_ENABLED="0", OMP_NUM_THREADS="1")
+    return {**env, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token,
+            "OMP_NUM_THREADS": "1"}
+
+
+def _ray_start(args: list[str], temp_dir: Path, groups: list[int], token: str) -> None:
+    """Start one node in a new process group (recorded in ``groups`` before anything can fail)."""
+    env = _ray_env(token)
     proc = subprocess.Popen([sys.executable, "-c", RAY_START, "start", *args, "--node-ip-address=127.0.0.1",
                              "--num-cpus=1", "--disable-usage-stats", f"--temp-dir={temp_dir}",
                              f"--dashboard-agent-listen-port={_free_port()}"],
@@ -165,11 +174,12 @@ def _stop(groups: list[int]) -> None:
 def cluster() -> Iterator[Cluster]:
     root = Path(tempfile.mkdtemp(prefix="cbray-"))  # short: Ray's unix socket paths must fit in 107 bytes
     groups: list[int] = []
+    token = secrets.token_hex(32)
     try:
         port = _free_port()
-        _ray_start(["--head", f"--port={port}", "--include-dashboard=false"], root / "head", groups)
-        _ray_start([f"--address=127.0.0.1:{port}"], root / "node", groups)
-        yield Cluster(f"127.0.0.1:{port}", groups, [root / "head", root / "node"])
+        _ray_start(["--head", f"--port={port}", "--include-dashboard=false"], root / "head", groups, token)
+        _ray_start([f"--address=127.0.0.1:{port}"], root / "node", groups, token)
+        yield Cluster(f"127.0.0.1:{port}", groups, [root / "head", root / "node"], token)
     finally:
         _stop(groups)
         shutil.rmtree(root, ignore_errors=True)
@@ -303,8 +313,9 @@ def test_without_an_address_the_driver_starts_a_local_cluster_and_leaves_nothing
     suite = ["--suite", "smoke", "--tiers", "symbolic", "--depths", "1,3", "--distance-budget", "0"]
     inline, remote = tmp_path / "inline.sqlite", tmp_path / "ray.sqlite"
     assert main(["run", *suite, "--agent", "random", "--out", str(inline), "--no-progress", "--quiet"]) == 0
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("RAY_")}, "RAY_ADDRESS": "local",
-           "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0", "OMP_NUM_THREADS": "1"}
+    ray_tmp = Path(tempfile.mkdtemp(prefix="cbray-"))  # Ray's files, not /tmp/ray (short: unix socket paths)
+    env = {**_ray_env(secrets.token_hex(32)), "RAY_ADDRESS": "local", "RAY_TMPDIR": str(ray_tmp),
+           "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
     driver = subprocess.Popen([sys.executable, "-m", "cubebench.runner", "run", *suite, "--agent", "random",
                                "--backend", "ray", "--concurrency", "2", "--out", str(remote), "--no-progress",
                                "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -318,4 +329,5 @@ def test_without_an_address_the_driver_starts_a_local_cluster_and_leaves_nothing
         assert _members([driver.pid]) == set()  # the local cluster is gone with its driver
     finally:
         _stop([driver.pid])
+        shutil.rmtree(ray_tmp, ignore_errors=True)
     assert _comparable(remote) == _comparable(inline)
