@@ -625,7 +625,10 @@ class _RunLock:
     def acquire(cls, path: Path) -> "_RunLock | None":
         """The lock, or ``None`` when another live process holds it."""
         for _ in range(100):
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as err:  # a read-only folder, say: the run could not be written either
+                raise StoreError(f"cannot lock the run: cannot create {path}: {err.strerror or err}") from None
             if not _try_lock(fd):
                 os.close(fd)
                 return None
