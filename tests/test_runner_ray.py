@@ -10,18 +10,18 @@ same records but for wall-clock times), each stored once.  The test also checks 
 played tasks and that every process of the cluster and the driver listens and connects on loopback only.
 
 Loopback, measured with Ray 2.60 (docs/runner.md, "Running on a cluster"): Ray binds its servers to
-all interfaces unless the node's address is 127.0.0.1 (or ``localhost``), and ``ray start`` turns a
+all interfaces unless the node's address is 127.0.0.1 (measured: 127.0.0.2 binds ``*``), and ``ray start`` turns a
 given 127.0.0.1 into the machine's interface address (``resolve_ip_for_localhost``) unless
 ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, which in turn makes a second node refuse to join.  So the
 nodes are started by Ray's own ``ray start`` command line with that one rewrite turned off
-(``RAY_START``), and the drivers run with ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (a driver never
-checks it otherwise).  Each node is started in its own process group, and the finalizer kills exactly
+(``RAY_START``), and the drivers run with ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (in a driver it only
+keeps the address 127.0.0.1 as given).  Each node is started in its own process group, and the finalizer kills exactly
 those groups: ``ray stop --force`` would kill every Ray process of the user on the machine.
 
 A last test (``slow``) runs ``--backend ray`` without an address: Ray starts a local cluster for the
 driver, and nothing of it may outlive the driver.
 
-Time (2 shared cores): the cluster starts in ≈ 25-30 s, each protocol takes 30-55 s (each driver is a
+Time (2 shared cores): the cluster starts in ≈ 20-30 s, each protocol takes 20-55 s (each driver is a
 new Ray job, whose tasks start fresh worker processes that import cubebench); the episode case runs by
 default, the question and multi-agent cases and the local cluster are ``slow``.
 
