@@ -8,6 +8,9 @@ the picklable :class:`~.specs.AgentSpec` and play with
 the cost cap, Ctrl-C) stops handing out work; episodes still running are
 abandoned and stay unfinished in the store, to be played again on resume.
 
+The ``ray`` backend connects once per process and stays connected (a ladder's waves reuse the Ray job
+and its warm worker processes); Ray disconnects, and stops a local cluster it started, at exit.
+
 The ``process`` backend's workers never outlive the driver: closed early, the
 pool's workers are terminated; and each worker dies with the driver process
 however it ends (``kill -9`` included): on Linux the kernel kills it
@@ -208,18 +211,38 @@ def import_ray() -> Any:
     return ray
 
 
+_RAY_CONNECTED: dict[str, str | None] = {}
+"""The address this process connected Ray to (``address``: ``None`` for a local cluster), if it did."""
+
+
+def _ray_connect(ray: Any, address: str | None) -> None:
+    """Connect to the cluster at ``address`` once per process, and stay connected.
+
+    A ladder's rounds are played in waves (one backend call each); a new connection per wave would be a
+    new Ray job, whose tasks need fresh worker processes (each importing cubebench) on every node.  Ray
+    disconnects when the process exits.  A connection this process did not make (the caller's
+    ``ray.init``) is used as it is; one it made to another address is replaced.
+    """
+    if ray.is_initialized():
+        if "address" not in _RAY_CONNECTED or _RAY_CONNECTED["address"] == address:
+            return
+        ray.shutdown()
+        _RAY_CONNECTED.clear()
+    ray.init(address=address, include_dashboard=False,
+             runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(_pythonpath())}})
+    _RAY_CONNECTED["address"] = address
+
+
 def _ray(episodes: list[Spec], agent_spec: AgentSpec, settings: PlaySettings, n: int,
          address: str | None) -> Iterator[Result]:
     """Ray tasks (one CPU each) on the cluster at ``address`` (a local one when ``None``).
 
     At most ``n`` tasks are in flight (``n <= 0``: the cluster's CPU count);
-    the driver collects them with ``ray.wait`` and writes each to the store.
+    the driver collects them with ``ray.wait`` and writes each to the store.  Closed early, the tasks
+    still in flight are cancelled (their episodes stay unplayed in the store, for a resume).
     """
     ray = import_ray()
-    started_here = not ray.is_initialized()
-    if started_here:
-        ray.init(address=address, ignore_reinit_error=True, include_dashboard=False,
-                 runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(_pythonpath())}})
+    _ray_connect(ray, address)
     remote = ray.remote(num_cpus=1, max_retries=0)(play_in_worker)
     window = n if n > 0 else max(1, int(ray.cluster_resources().get("CPU", 1)))
     queue_ = list(reversed(episodes))
@@ -236,8 +259,6 @@ def _ray(episodes: list[Spec], agent_spec: AgentSpec, settings: PlaySettings, n:
     finally:
         for ref in pending:
             ray.cancel(ref, force=True)
-        if started_here:
-            ray.shutdown()
 
 
 def _pythonpath() -> list[str]:

@@ -7,7 +7,8 @@ and stored as it finishes, like an episode.  A ladder's later rounds are planned
 
 A run is one SQLite file (:mod:`.store`).  ``start_run`` creates it, atomically, with the
 suite, the configuration, the library versions and the plan; ``resume_run``
-reopens it and plays only the planned episodes that have no record yet (damaged
+reopens it (refused while another live driver plays it: :meth:`~.store.RunStore.claim`) and plays
+only the planned episodes that have no record yet (damaged
 records included: they are moved aside and played again; with ``retry_errors``,
 also those that ended in ``error``).  Either way the loop is
 :func:`execute`: episodes come back from the backend and each is committed
@@ -175,6 +176,11 @@ def start_run(suite: Suite | QuestionSuite | MultiSuite, config: RunConfig, path
         factory.close()
         raise
     with store:
+        try:
+            store.claim()  # created a moment ago: a resume started in between would hold it
+        except BaseException:
+            factory.close()
+            raise
         return execute(store, config, factory, limit=limit, progress=progress, argv=argv)
 
 
@@ -223,6 +229,7 @@ def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = No
                argv: list[str] | None = None) -> RunOutcome:
     """Play the unfinished episodes of an existing run (and its ``error`` ones with ``retry_errors``)."""
     with open_run(path, check_records=False) as store:
+        store.claim()  # before anything is retired or played: a driver still playing this run refuses us
         try:
             config = RunConfig.from_dict(store.get_meta("config"))
         except (KeyError, TypeError, ValueError) as err:

@@ -8,6 +8,14 @@ a finished episode can never be stored twice; a run killed at any moment
 nothing half-written (``synchronous=FULL``: a commit is on disk when it
 returns).  Resuming plays exactly the planned keys that have no row yet.
 
+One driver plays a run at a time: :meth:`RunStore.claim` (called by ``cubebench run`` before it plays
+anything, and by a resume before it retires or plans anything) takes an exclusive lock that the
+kernel releases however the process ends (``kill -9`` included), so a resume of a run whose driver is
+still alive (a ``kill`` that hit a wrapper such as ``timeout`` or a shell, a second terminal, a Ray job
+whose client was stopped but not the driver) is refused in one line instead of playing the same
+episodes twice.  The lock is ``.<name>.lock`` beside the run (``flock``; ``msvcrt.locking`` on Windows),
+removed when the driver closes the run; a killed driver leaves it, unlocked, for the next one.
+
 A run is created atomically (:meth:`RunStore.create`): its file is written,
 suite, configuration and plan included, under a temporary name beside it and
 linked into place only when complete, so the run's path never names a run
@@ -46,6 +54,7 @@ import json
 import os
 import re
 import sqlite3
+import sys
 import time
 import zlib
 from dataclasses import dataclass
@@ -102,6 +111,8 @@ class StoreDamaged(StoreError):
 SQLITE_HEADER = b"SQLite format 3\x00"
 DAMAGED = "damaged"
 """The status in ``retired`` of a damaged episode row moved aside by :meth:`RunStore.retire_damaged`."""
+LOCK_SUFFIX = ".lock"
+"""A driver playing a run holds an exclusive lock on ``.<name>.lock`` beside it (:meth:`RunStore.claim`)."""
 CREATING = ".creating-"
 """A run being created is written to ``.<name>.creating-<pid>`` beside its path, then linked into place."""
 
@@ -253,6 +264,7 @@ class RunStore:
     def __init__(self, path: str | Path, *, create: bool = False, check_records: bool = True) -> None:
         self.path = Path(path)
         self.session: int | None = None
+        self._lock: _RunLock | None = None
         self._plan: list[Spec] | None = None
         if not create:
             if not self.path.is_file():
@@ -324,6 +336,36 @@ class RunStore:
 
     def close(self) -> None:
         self.db.close()
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def claim(self) -> None:
+        """Hold the run for this process until :meth:`close`: the one driver that may play it.
+
+        Raises :class:`StoreError` when another live process holds it (it names that driver's
+        session); a lock left by a driver that died is free again (the kernel drops it).
+        """
+        if self._lock is not None:
+            return
+        lock = _RunLock.acquire(self.path.with_name(f".{self.path.name}{LOCK_SUFFIX}"))
+        if lock is None:
+            raise StoreError(f"{self.path} is being played by another cubebench process{self._open_session()}: "
+                             "wait for it to end (or stop it), then resume")
+        self._lock = lock
+
+    def _open_session(self) -> str:
+        """`` (session N, started ... : argv)`` of the latest session without an end, or ``""``."""
+        row = self.db.execute("SELECT id, started_at, argv FROM sessions WHERE ended_at IS NULL "
+                              "ORDER BY id DESC LIMIT 1").fetchone()
+        if row is None:
+            return ""
+        try:
+            argv = " ".join(str(a) for a in json.loads(row[2]))
+        except (TypeError, ValueError, RecursionError):
+            argv = "?"
+        started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(row[1]))
+        return f" (session {row[0]}, started {started}: {safe_text(argv)[:160]})"
 
     def _pragmas(self) -> None:
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -567,6 +609,61 @@ class _Tx:
 
     def __exit__(self, exc_type: Any, *rest: Any) -> None:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+class _RunLock:
+    """An exclusive, non-blocking lock on a file beside the run, released by the kernel when the holder dies.
+
+    The file is removed on release; :meth:`acquire` checks that the file it locked is still the one at
+    the path (a releaser may have removed it meanwhile), so two processes never both hold the lock.
+    """
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path, self.fd = path, fd
+
+    @classmethod
+    def acquire(cls, path: Path) -> "_RunLock | None":
+        """The lock, or ``None`` when another live process holds it."""
+        for _ in range(100):
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as err:  # a read-only folder, say: the run could not be written either
+                raise StoreError(f"cannot lock the run: cannot create {path}: {err.strerror or err}") from None
+            if not _try_lock(fd):
+                os.close(fd)
+                return None
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                return cls(path, fd)
+            os.close(fd)  # removed (or replaced) by its last holder between our open and our lock: again
+        raise StoreError(f"cannot lock {path}: it keeps being removed")
+
+    def release(self) -> None:
+        try:
+            os.unlink(self.path)  # while still locked: a waiter that opened it sees it gone and opens anew
+        except OSError:
+            pass
+        os.close(self.fd)
+
+
+def _try_lock(fd: int) -> bool:
+    """Lock ``fd`` exclusively without waiting (``flock``, or ``msvcrt.locking`` on Windows)."""
+    if sys.platform == "win32":
+        import msvcrt
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 def _fsync(path: Path) -> None:
