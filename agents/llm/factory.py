@@ -7,6 +7,7 @@ from typing import Any
 
 from .anthropic_client import AnthropicClient
 from .client import ModelClient
+from .hf import HFModelClient, parse_hf_spec
 from .local import LocalModelClient
 from .openai_client import OpenAIChatClient
 
@@ -42,8 +43,6 @@ def make_client(spec: str, **settings: Any) -> ModelClient:
     if kind == "local":
         return LocalModelClient(rest or None, **settings)
     if kind == "hf" and rest:
-        from .hf import HFModelClient, parse_hf_spec  # transformers is imported only when an hf model is asked for
-
         path, adapter = parse_hf_spec(rest)
         return HFModelClient(path, adapter=adapter, **settings)
     raise ValueError(f"unknown model spec {spec!r}: use openai:<model>, anthropic:<model>, "
