@@ -35,7 +35,8 @@ EXTRA_OF = {
     "pyrender": "render3d", "trimesh": "render3d",
     "pettingzoo": "multi", "ray": "ray", "llama_cpp": "local-llm", "inspect_ai": "inspect",
     "pyarrow": "export", "datasets": "export",
-    "verifiers": "verifiers", "transformers": "verifiers", "tokenizers": "verifiers",
+    "verifiers": "verifiers", "transformers": "hf", "tokenizers": "hf", "peft": "hf", "gguf": "hf",
+    "accelerate": "hf", "trl": "train",
 }
 """The extra of pyproject.toml that installs each optional dependency a test may need."""
 

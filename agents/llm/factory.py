@@ -7,10 +7,14 @@ from typing import Any
 
 from .anthropic_client import AnthropicClient
 from .client import ModelClient
+from .hf import HFModelClient, parse_hf_spec
 from .local import LocalModelClient
 from .openai_client import OpenAIChatClient
 
-__all__ = ["make_client"]
+__all__ = ["PROVIDERS", "make_client"]
+
+PROVIDERS = ("openai", "anthropic", "openai-compatible", "local", "hf")
+"""The heads of every model spec (``<head>:...``, or ``local`` alone): what :func:`make_client` builds."""
 
 _COMPATIBLE = re.compile(r"^(https?://[^/:]+(?::\d+)?(?:/[^:]*)?):(.+)$")
 
@@ -20,7 +24,9 @@ def make_client(spec: str, **settings: Any) -> ModelClient:
 
     ``openai:<model>``, ``anthropic:<model>``, ``openai-compatible:<base_url>:<model>``
     (e.g. ``openai-compatible:http://localhost:11434/v1:llama3:8b``), ``local`` or
-    ``local:<path/to/model.gguf>`` (the embedded model; needs the ``local-llm`` extra).
+    ``local:<path/to/model.gguf>`` (the embedded model; needs the ``local-llm`` extra), or
+    ``hf:<model folder | .gguf | adapter folder>[::<adapter folder>]`` (a Hugging Face model run in-process
+    through transformers; needs the ``hf`` extra; :mod:`.hf`).
     """
     kind, _, rest = spec.partition(":")
     if kind == "openai" and rest:
@@ -36,5 +42,8 @@ def make_client(spec: str, **settings: Any) -> ModelClient:
         return OpenAIChatClient(match.group(2), base_url=match.group(1), **settings)
     if kind == "local":
         return LocalModelClient(rest or None, **settings)
+    if kind == "hf" and rest:
+        path, adapter = parse_hf_spec(rest)
+        return HFModelClient(path, adapter=adapter, **settings)
     raise ValueError(f"unknown model spec {spec!r}: use openai:<model>, anthropic:<model>, "
-                     "openai-compatible:<base_url>:<model> or local")
+                     "openai-compatible:<base_url>:<model>, local or hf:<path>")

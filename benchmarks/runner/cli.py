@@ -466,7 +466,7 @@ def _cmd_export_tasks(args: argparse.Namespace) -> int:
         kind=args.kind, out=Path(args.out), format=args.format, suite=args.suite, tier=args.tier,
         obs_format=args.obs_format, depths=tuple(args.depths) if args.depths else None, instances=args.instances,
         tests=tuple(args.tests) if args.tests else None, items=args.items, train_fraction=args.split,
-        seed=args.seed, images=args.images, force=args.force)
+        seed=args.seed, images=args.images, force=args.force, starts=args.starts)
     try:
         summary = export_tasks(request)
     except (ExportError, SplitError) as err:
@@ -496,6 +496,9 @@ def _add_export_tasks(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--depths", type=_csv(int), default=None, metavar="D1,D2",
                    help="only these depths (items: the depths or ladder levels of every chosen test)")
     p.add_argument("--instances", type=int, default=None, help="episodes, sft: instances per depth (default the suite's)")
+    p.add_argument("--starts", choices=("certified", "training"), default="certified",
+                   help="episodes, sft: certified (the suite's evaluation starts) or training (fresh positions apart "
+                        "from every evaluation start and its rotations, --instances per depth, drawn with --seed)")
     p.add_argument("--tests", type=_csv(str), default=None, metavar="T1,T2", help="items: only these tests")
     p.add_argument("--items", type=int, default=None, help="items: items per test and depth (default the suite's)")
     p.add_argument("--split", type=float, default=0.9, metavar="FRACTION",

@@ -29,7 +29,7 @@ import json
 import os
 import pickle
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any, Iterator, Sequence, cast
@@ -42,17 +42,19 @@ from cubebench.wrappers.tiers import PARTIAL_TIERS
 
 from .execute import PlaySettings
 from .instances import resolve_source
-from .plan import EpisodeSpec, ItemSpec, iter_fixed_items, plan_episodes
+from .plan import EpisodeSpec, ItemSpec, episode_key, iter_fixed_items, plan_episodes
 from .question_suites import QuestionSuite, configured_test, question_suite_from_dict
 from .sft_traces import ScriptedReplies, TraceError, optimal_solution, play_trace, replay_trace, trace_replies
 from .splits import SPLITS, Sides, check_fraction, group_of, split_of
 from .suite_fields import SuiteError
 from .suites import TIERS, Suite, load_suite, restrict, suite_from_dict
+from .training_starts import SOURCE, TrainingStartError, check_apart, training_instances
 from .verifier_refs import asked_prompts, episode_ref, question_ref
 
 KINDS = ("episodes", "sft", "items")
 FORMATS = ("jsonl", "parquet")
 IMAGE_MODES = ("bytes", "files", "none")
+STARTS = ("certified", "training")
 OBS_FORMATS = ("text", "image")
 DEFAULT_SUITE = {"episodes": "exp1", "sft": "exp1", "items": "cube-bench"}
 LADDER_ITEMS = 5
@@ -83,6 +85,9 @@ class ExportRequest:
     images: str = "bytes"
     force: bool = False
     """Replace the files of an earlier export in ``out`` (without it, an export never overwrites one)."""
+    starts: str = "certified"
+    """``certified``: the suite's certified instances (the evaluation sets); ``training``: fresh positions apart
+    from every evaluation start seen from any side (:mod:`.training_starts`), ``instances`` per depth."""
 
 
 @dataclass
@@ -116,7 +121,8 @@ def export_tasks(request: ExportRequest) -> ExportSummary:
                 "suite": request.suite or DEFAULT_SUITE[request.kind], "tier": request.tier,
                 "obs_format": request.obs_format, "depths": request.depths, "instances": request.instances,
                 "tests": request.tests, "items": request.items, "images": request.images,
-                "train_fraction": request.train_fraction, "seed": request.seed, "counts": summary.counts,
+                "train_fraction": request.train_fraction, "seed": request.seed, "starts": request.starts,
+                "counts": summary.counts,
                 "files": {s: {"name": p.name, "sha256": _sha256(p)} for s, p in summary.files.items()},
                 "notes": summary.notes}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -155,7 +161,7 @@ def _sha256(path: Path) -> str:
 def _check(request: ExportRequest) -> None:
     """:class:`ExportError` for an argument out of range or one that does not apply to the kind."""
     for name, value, allowed in (("kind", request.kind, KINDS), ("format", request.format, FORMATS),
-                                 ("images", request.images, IMAGE_MODES)):
+                                 ("images", request.images, IMAGE_MODES), ("starts", request.starts, STARTS)):
         if value not in allowed:
             raise ExportError(f"--{name} must be one of {', '.join(allowed)}, got {value!r}")
     check_fraction(request.train_fraction)
@@ -163,7 +169,8 @@ def _check(request: ExportRequest) -> None:
         raise ExportError(f"--items must be at least 1, got {request.items}")
     if request.kind == "items":
         given = [f for f, v in (("tier", request.tier), ("obs-format", request.obs_format),
-                                ("instances", request.instances)) if v is not None]
+                                ("instances", request.instances),
+                                ("starts", None if request.starts == "certified" else request.starts)) if v is not None]
         if given:
             raise ExportError(f"--{given[0]} is for episodes and sft; question items are chosen with --tests, "
                               "--depths and --items")
@@ -196,7 +203,7 @@ def episode_specs(request: ExportRequest) -> list[EpisodeSpec]:
             raise ExportError(f"suite {name!r} is not an episode suite: export a question suite with --kind items "
                               "(multi-agent suites have no task export)")
         suite = restrict(suite, [request.tier or "symbolic"], list(request.depths) if request.depths else None)
-        if request.instances is not None:
+        if request.instances is not None and request.starts == "certified":
             suite = suite_from_dict({**suite.to_dict(), "instances": request.instances}, source=f"{name} (export)")
         source = resolve_source(suite, warn=False)
     except SuiteError as err:
@@ -226,11 +233,31 @@ def certified_instance(spec: EpisodeSpec) -> Instance:
     return instance
 
 
+def episode_starts(request: ExportRequest) -> list[tuple[EpisodeSpec, Instance]]:
+    """Each planned episode with the instance it starts from: the suite's certified ones, or (``--starts
+    training``) as many training starts per depth as ``--instances`` asks, played in the suite's cells."""
+    specs = episode_specs(request)
+    if request.starts == "certified":
+        return [(spec, certified_instance(spec)) for spec in specs]
+    templates = {spec.depth: spec for spec in specs if spec.instance == 0}
+    count = request.instances or 100
+    pairs = []
+    try:
+        for depth, template in sorted(templates.items()):
+            for instance in training_instances(template.metric, depth, count, seed=request.seed):
+                key = f"train/{episode_key(template.tier, depth, instance.index, template.reward, template.setting)}"
+                pairs.append((replace(template, key=key, instance=instance.index, source=SOURCE,
+                                      reset_options={"state": instance.state}, certified_distance=depth), instance))
+    except TrainingStartError as err:
+        raise ExportError(str(err)) from None
+    check_apart(instance.state for _, instance in pairs)
+    return pairs
+
+
 def _episode_rows(request: ExportRequest, images: "_ImageSink") -> Iterator[dict[str, Any]]:
     settings = PlaySettings(obs_format=request.obs_format or "text", store_images=False)
     text_only = (request.tier or "symbolic") == "symbolic" or settings.obs_format == "text"
-    for spec in episode_specs(request):
-        instance = certified_instance(spec)
+    for spec, instance in episode_starts(request):
         solution = optimal_solution(instance)
         replies = trace_replies(spec.tier, instance.state, solution, spec.metric, spec.max_steps)
         messages, record = play_trace(spec, settings, replies)

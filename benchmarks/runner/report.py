@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cubebench.agents.llm import PROVIDERS
+
 from .aggregate import cell_of
 from .answering import decoding_text, protocol_text
 from .attribution import attribute
@@ -57,10 +59,10 @@ class Report:
         agent = self.config["agent"]
         if self.multi:
             given = ", ".join(f"{seat}: {team}" for seat, team in (agent.get("seats") or {}).items())
-            model = agent["spec"].partition(":")[0] in ("openai", "anthropic", "openai-compatible", "local")
+            model = agent["spec"].partition(":")[0] in PROVIDERS
             return agent["spec"] + (" (a ReAct-style model seat per seat)" if model else "") + (
                 f"; seats given to a team's player: {given}" if given else "")
-        if agent["spec"].partition(":")[0] not in ("openai", "anthropic", "openai-compatible", "local"):
+        if agent["spec"].partition(":")[0] not in PROVIDERS:
             return agent["spec"]
         if self.questions:
             return agent["spec"] + ("" if agent.get("send_images", True) else " (text only: no images sent)")

@@ -3,7 +3,8 @@
 Built-in agents: ``random``, ``prober``, ``greedy``, ``solver`` (the scripted baselines of
 :mod:`cubebench.agents.scripted`), ``mlp`` or ``mlp:<checkpoint>`` (the RL policy of
 ``cubebench.agents.rl``, imported only when asked for), ``local`` or ``local:<gguf>``
-(the embedded SmolLM2 model behind a ReAct/CodeAct agent).  Model endpoints:
+(the embedded SmolLM2 model behind a ReAct/CodeAct agent), ``hf:<path>`` (a Hugging Face model
+run in-process through transformers).  Model endpoints:
 ``openai:<model>``, ``anthropic:<model>``, ``openai-compatible:<url>:<model>``,
 played by a ReAct (default) or CodeAct agent (``style``).
 
@@ -31,7 +32,7 @@ from typing import Any
 from cubebench.agents.answerers import Answerer, ModelAnswerer, OracleAnswerer, RandomAnswerer
 from cubebench.agents.base import Agent
 from cubebench.agents.codeact import CodeActAgent
-from cubebench.agents.llm import Budget, ModelError, RetryPolicy, make_client
+from cubebench.agents.llm import PROVIDERS, Budget, ModelError, RetryPolicy, make_client
 from cubebench.agents.react import ReActAgent
 from cubebench.agents.scripted import SCRIPTED_AGENTS
 from cubebench.agents.seats import ModelSeat
@@ -47,7 +48,8 @@ TEAMS = ("perfect", "silent", "random")
 """The calibration teams that play multi-agent suites (model specs play them too)."""
 SEAT_NAMES = tuple(seat for seats in SEATS.values() for seat in seats)
 """Every seat of the multi-agent envs (``--seat`` names one)."""
-MODEL_PROVIDERS = ("openai", "anthropic", "openai-compatible")
+IN_PROCESS = ("local", "hf")
+"""Model specs whose model runs on this machine: text only, one copy of the weights per worker."""
 RL_FACTORY = "make_policy_agent"
 """The function ``cubebench.agents.rl`` must expose for the ``mlp`` spec: ``make_policy_agent(checkpoint=None, *, seed=None) -> Agent``."""
 
@@ -93,11 +95,12 @@ class AgentSpec:
             return "scripted"
         if head == "mlp":
             return "rl"
-        if head in MODEL_PROVIDERS or head == "local":
+        if head in PROVIDERS:
             return "model"
         raise AgentSpecError(
             f"unknown agent spec {self.spec!r}: use one of {', '.join(BUILTIN)} (or mlp:<checkpoint>, "
-            "local:<model.gguf>), openai:<model>, anthropic:<model> or openai-compatible:<url>:<model>")
+            "local:<model.gguf>), openai:<model>, anthropic:<model>, openai-compatible:<url>:<model> or "
+            "hf:<model folder, .gguf or adapter>")
 
     def check_protocol(self, protocol: str) -> None:
         """Refuse, before anything is built, an agent that cannot play ``protocol`` (``episodes``,
@@ -148,8 +151,8 @@ class AgentSpec:
 
     @property
     def default_obs_format(self) -> str:
-        """``text`` for the embedded model (it reads no images), ``image`` otherwise."""
-        return "text" if self.is_local_model else "image"
+        """``text`` for a model run on this machine (it reads no images), ``image`` otherwise."""
+        return "text" if self.spec.partition(":")[0] in IN_PROCESS else "image"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

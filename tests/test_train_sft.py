@@ -1,0 +1,59 @@
+"""``benchmarks/train_sft.py``: a few LoRA steps on training traces lower the loss, resume, and the adapter plays.
+
+Slow (a minute or two on two cores): it exports training traces, fine-tunes a tiny random-weight chat
+model built here (no download) with TRL, resumes the run, and plays one episode with the adapter.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import needs
+
+pytestmark = [pytest.mark.slow, needs("trl", "peft", "transformers", "datasets")]
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "train_sft.py"
+
+
+def train(out: Path, base: Path, steps: int) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), "--base", str(base), "--depths", "4",
+                           "--per-depth", "4", "--steps", str(steps), "--batch-size", "2", "--grad-accum", "1",
+                           "--lr", "5e-3", "--max-length", "4096", "--save-steps", "4"],
+                          capture_output=True, text=True, timeout=900, check=False)
+
+
+def test_a_few_sft_steps_lower_the_loss_resume_and_the_adapter_plays(tmp_path: Path) -> None:
+    from cubebench.agents.llm.tiny_model import build_tiny_chat_model
+    from cubebench.runner.cli import main
+    from cubebench.runner.store import open_run
+
+    base = build_tiny_chat_model(tmp_path / "base", context=8192)
+    out = tmp_path / "adapter"
+    first = train(out, base, 8)
+    assert first.returncode == 0, first.stderr[-3000:]
+    loss = [h["loss"] for h in json.loads((out / "training.json").read_text())["loss"]]
+    assert len(loss) == 8 and sum(loss[-3:]) / 3 < sum(loss[:3]) / 3 - 0.02
+    assert json.loads((out / "adapter_config.json").read_text())["base_model_name_or_path"] == str(base.resolve())
+    again = train(out, base, 10)  # resumes from the step-8 checkpoint: two more steps
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert [h["step"] for h in json.loads((out / "training.json").read_text())["loss"]][-2:] == [9, 10]
+    run = tmp_path / "play.sqlite"
+    assert main(["run", "--suite", "exp1", "--tiers", "symbolic", "--depths", "1", "--limit", "1", "--agent",
+                 f"hf:{out}", "--episode-max-tokens", "3000", "--out", str(run), "--no-progress", "--quiet"]) == 0
+    with open_run(run) as store:
+        record = next(store.records())[1]
+    assert record.output_tokens > 0 and record.steps[0].model_log[0]["provider"] == "hf"
+
+
+def test_certified_starts_are_refused_as_training_data(tmp_path: Path) -> None:
+    from cubebench.runner.export_tasks import ExportRequest, export_tasks
+
+    export_tasks(ExportRequest(kind="sft", out=tmp_path / "eval", depths=(2,), instances=2))
+    out = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path / "a"), "--data", str(tmp_path / "eval")],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 2 and "evaluation sets" in out.stderr.strip().splitlines()[-1]
