@@ -196,7 +196,7 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
                        description="Evaluate an agent on a suite; every finished episode is stored at once "
                                    "in the run's SQLite file, so an interrupted run resumes with --resume.")
     p.add_argument("--suite", help=f"a named suite ({', '.join(available_suites())}) or a suite JSON file")
-    p.add_argument("--agent", help="random, prober, greedy, solver, mlp[:CKPT], local[:GGUF], openai:MODEL, "
+    p.add_argument("--agent", help="random, blind, prober, greedy, solver, mlp[:CKPT], local[:GGUF], openai:MODEL, "
                                    "anthropic:MODEL or openai-compatible:URL:MODEL; question suites: oracle, "
                                    "random or a model")
     p.add_argument("--tiers", type=_csv(str), default=None, metavar="T1,T2",

@@ -55,7 +55,7 @@ class EpisodeSpec:
     certified_distance: int | None = None
     """The instance's certified optimal distance (certified sources), else ``None``."""
     max_moves: int | None = None
-    """The episode's move budget (the suite's); ``None`` in plans stored before budgets: the default applies."""
+    """The episode's move budget (the suite's at this depth); ``None`` in plans stored before budgets: the default applies."""
     max_rotations: int | None = None
     """The episode's view-rotation budget on the partial tiers (the suite's)."""
 
@@ -89,7 +89,7 @@ def plan_episodes(suite: Suite, source: str) -> list[EpisodeSpec]:
                             env_seed=ref.seed, agent_seed=agent_seed(suite.seed, key), source=source,
                             reset_options=ref.reset_options,
                             certified_distance=ref.start.distance if ref.start else (depth if source == "certified" else None),
-                            max_moves=suite.max_moves, max_rotations=suite.max_rotations,
+                            max_moves=suite.move_budget(depth), max_rotations=suite.max_rotations,
                         ))
     return plan
 
