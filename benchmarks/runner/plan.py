@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from cubebench.tasks.items import Item, ItemGenerationError
+from cubebench.tasks.ladder import LEVEL_CAP, LadderRules, max_rounds
 
 from .instances import instance_refs, shipped_starts
 from .multi_suites import AGENT_SEATS, MultiSuite, require_pettingzoo
@@ -221,8 +222,9 @@ def _plan_fixed(suite: QuestionSuite) -> list[ItemSpec]:
 
 LADDER_BLOCK = 8
 """Item indices reserved per ladder round (a multiple of 4: a round's first four items use every option slot)."""
-MAX_ROUNDS = 1000
-"""Rounds one ladder may play before its run's indices would meet the next run's (far above any ladder)."""
+MAX_ROUNDS = max_rounds(LadderRules(max_level=LEVEL_CAP))
+"""Rounds one ladder may play before its run's indices would meet the next run's: the most a ladder to the
+hard cap (level 1000) can play, 5,005."""
 
 
 def ladder_round(suite: QuestionSuite, name: str, variant: str, run: int, round_: int, level: int) -> list[ItemSpec]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...engine.state import from_facelets, to_facelets
+from ..ladder import LEVEL_CAP
 from ..items import Item, OneQuestionTest, Prompt, QuestionTest, balanced_slot
 from ..parsing import LetterForm
 from .common import (
@@ -22,8 +23,8 @@ from .common import (
     random_start, run, sheet,
 )
 
-MAX_LEVEL = 100
-"""The longest operation list an item may have (the paper's ladder has no top; ours stops at its suite's)."""
+MAX_LEVEL = LEVEL_CAP
+"""The longest operation list an item may have: the ladder's hard cap (the paper's ladder has no top)."""
 
 
 class Deformation(OneQuestionTest):
