@@ -33,7 +33,7 @@ DEFAULT_MAX_STEPS = 20
 DEFAULT_MAX_MOVES: dict[str, int] = dict(LONG_BUDGET)
 """The episode move budget (face turns, in the env's metric) at depths the blind bound does not tighten, and
 for an episode whose depth is unknown (a given state or scramble); :func:`ensure_budget` gives an env that has
-none :func:`~cubebench.budgets.move_budget` of its depth (11 quarter turns at depths 1-2, 40 from depth 3).
+none :func:`~cubebench.budgets.move_budget` of its depth (5 quarter turns at depths 1-2, 34 at 3, 40 from 4).
 
 Room for any optimal plan (God's number is 26 quarter turns, 20 face turns)
 plus exploration, and for the two-phase solver's plan of every shipped

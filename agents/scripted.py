@@ -73,7 +73,7 @@ class BlindAgent:
 
     From the task's move budget and metric it takes the shallowest depth >= 2 that the budget is given at
     (:func:`~cubebench.budgets.blind_target`) and plays, in one ``move`` call, a seeded walk of the whole
-    budget that lands on a new position of that depth every other quarter turn
+    budget that passes through as many of the generator's likeliest positions of that depth as it can
     (:func:`~cubebench.budgets.blind_walk`); the env stops it when the cube is solved.  What it solves it
     solved by luck: :func:`~cubebench.budgets.move_budget` holds that to at most 5 % at every depth >= 2.
     """
