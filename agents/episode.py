@@ -19,6 +19,7 @@ from typing import Any, Callable, cast
 import gymnasium as gym
 import numpy as np
 
+from cubebench.budgets import LONG_BUDGET, move_budget
 from cubebench.envs.cube_env import CubeEnv
 from cubebench.wrappers.description import describe_env
 from cubebench.wrappers.observations import SymbolicObservation, colour_text, symbolic_colours
@@ -29,8 +30,10 @@ from .tools import Toolbox, tools_for
 
 DEFAULT_MAX_STEPS = 20
 """CubeBench's budget of interaction steps per episode."""
-DEFAULT_MAX_MOVES: dict[str, int] = {"quarter": 40, "half": 30}
-"""The episode move budget (face turns, in the env's metric) :func:`run_episode` gives an env that has none.
+DEFAULT_MAX_MOVES: dict[str, int] = dict(LONG_BUDGET)
+"""The episode move budget (face turns, in the env's metric) at depths the blind bound does not tighten, and
+for an episode whose depth is unknown (a given state or scramble); :func:`ensure_budget` gives an env that has
+none :func:`~cubebench.budgets.move_budget` of its depth (5 quarter turns at depths 1-2, 34 at 3, 40 from 4).
 
 Room for any optimal plan (God's number is 26 quarter turns, 20 face turns)
 plus exploration, and for the two-phase solver's plan of every shipped
@@ -78,14 +81,23 @@ def _budget_text(max_moves: int | None, max_rotations: int | None, metric: str) 
     return text
 
 
-def ensure_budget(env: gym.Env) -> None:
-    """Give ``env`` the default move budget (and rotation budget, on a partial tier) if it has none.
+def ensure_budget(env: gym.Env, reset_options: dict[str, Any] | None = None) -> None:
+    """Give ``env`` a move budget (and rotation budget, on a partial tier) if it has none.
 
     No episode the evaluation loop plays is unbounded: a face-turn budget
     makes blind enumeration and reward probing fail (docs/environments.md).
+    The move budget is :func:`~cubebench.budgets.move_budget` of the depth the
+    reset will draw (``reset_options["depth"]``, else the env's ``depth``), or
+    :data:`DEFAULT_MAX_MOVES` when the start is given as a state or scramble.
     """
     core = cast(CubeEnv, env.unwrapped)
-    max_moves = core.max_moves if core.max_moves is not None else DEFAULT_MAX_MOVES[core.metric]
+    max_moves = core.max_moves
+    if max_moves is None:
+        options = reset_options or {}
+        known = not ({"state", "scramble"} & set(options))
+        depth = options.get("depth", core.depth)
+        max_moves = move_budget(depth, core.metric) if known and isinstance(depth, int) and depth >= 0 \
+            else DEFAULT_MAX_MOVES[core.metric]
     max_rotations = core.max_rotations
     if max_rotations is None and core.view_actions:
         max_rotations = DEFAULT_MAX_ROTATIONS
@@ -163,11 +175,11 @@ def run_episode(
     env's own wrapper stack (:func:`~cubebench.wrappers.description.describe_env`),
     so the tools and the record follow what the agent really faces; an env
     that cannot say its tier raises.  ``tier``, if given, must agree with it.
-    An env without a move budget gets the default one (:func:`ensure_budget`).
+    An env without a move budget gets its depth's (:func:`ensure_budget`).
     ``distance_budget_s`` bounds the optimal-solver time spent on the
     distance at each step's end (``None`` skips it).
     """
-    ensure_budget(env)
+    ensure_budget(env, reset_options)
     described = describe_env(env)
     if tier is not None and tier != described.tier:
         raise ValueError(f"run_episode(tier={tier!r}) but the env is the {described.tier!r} tier")

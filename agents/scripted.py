@@ -1,6 +1,8 @@
-"""Scripted baselines: random, reward prober, greedy one-step lookahead, and the solver agent.
+"""Scripted baselines: random, blind walk, reward prober, greedy one-step lookahead, and the solver agent.
 
 They act through the same :class:`~cubebench.agents.tools.Toolbox` as every agent.
+``BlindAgent`` sees nothing at all (only that the episode ended): it is the
+floor the per-depth move budget holds to 5 % at every depth >= 2.
 ``ProberAgent`` reads nothing but the rewards the tools report: it is what a
 dense reward is worth to an agent that cannot see the cube (Exp 2).  The
 greedy and solver agents are *privileged calibration baselines*: they read
@@ -24,6 +26,7 @@ from typing import Callable
 
 import numpy as np
 
+from cubebench.budgets import LONG_BUDGET, blind_target, blind_walk
 from cubebench.engine import ORIENTATION_NAMES, ORIENTATIONS, TABLE, kernels
 from cubebench.engine.facelets import CENTRES
 from cubebench.engine.moves import MOVE_INDEX
@@ -63,6 +66,34 @@ class RandomAgent:
         tool = "rotate" if action[0] in "xyz" else "move"
         tools.call(tool, [action])
         return Turn(action=f'{tool}("{action}")')
+
+
+class BlindAgent:
+    """The strongest blind strategy we know: it never reads an observation or a reward, only its budget.
+
+    From the task's move budget and metric it takes the shallowest depth >= 2 that the budget is given at
+    (:func:`~cubebench.budgets.blind_target`) and plays, in one ``move`` call, a seeded walk of the whole
+    budget that passes through as many of the generator's likeliest positions of that depth as it can
+    (:func:`~cubebench.budgets.blind_walk`); the env stops it when the cube is solved.  What it solves it
+    solved by luck: :func:`~cubebench.budgets.move_budget` holds that to at most 5 % at every depth >= 2.
+    """
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.name = "blind"
+        self.rng = np.random.default_rng(seed)
+        self.walk: list[str] = []
+
+    def reset(self, task: Task) -> None:
+        budget = task.max_moves if task.max_moves is not None else LONG_BUDGET[task.metric]
+        self.walk = blind_walk(task.metric, blind_target(budget, task.metric), budget, self.rng)  # type: ignore[arg-type]
+
+    def act(self, observation, tools: Toolbox) -> Turn:
+        if not self.walk:
+            tools.call("done")
+            return Turn(action="done()")
+        seq, self.walk = " ".join(self.walk), []
+        tools.call("move", [seq])
+        return Turn(action=f'move("{seq}")')
 
 
 class ProberAgent:
@@ -164,4 +195,4 @@ class SolverAgent:
 
 
 SCRIPTED_AGENTS: dict[str, Callable[..., Agent]] = {
-    "random": RandomAgent, "prober": ProberAgent, "greedy": GreedyAgent, "solver": SolverAgent}
+    "random": RandomAgent, "blind": BlindAgent, "prober": ProberAgent, "greedy": GreedyAgent, "solver": SolverAgent}

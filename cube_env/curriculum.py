@@ -84,12 +84,22 @@ def random_scramble(rng: np.random.Generator, length: int, metric: Metric) -> li
     allowed = _MOVES[check_metric(metric)]
     while len(moves) < length:
         m = int(rng.choice(allowed))
-        if moves and m // 3 == moves[-1] // 3:
-            continue
-        if len(moves) >= 2 and m // 3 % 3 == moves[-1] // 3 % 3 == moves[-2] // 3 % 3:
-            continue
-        moves.append(m)
+        if may_follow(moves, m):
+            moves.append(m)
     return moves
+
+
+def scramble_moves(metric: Metric) -> tuple[int, ...]:
+    """The moves (``TABLE`` rows) a scramble of ``metric`` draws from."""
+    return _MOVES[check_metric(metric)]
+
+
+def may_follow(moves: list[int], m: int) -> bool:
+    """Whether :func:`random_scramble` lets move ``m`` follow ``moves``: not on the last move's face, and
+    not a third in a row on one axis.  It draws uniformly among the moves that may follow."""
+    if moves and m // 3 == moves[-1] // 3:
+        return False
+    return not (len(moves) >= 2 and m // 3 % 3 == moves[-1] // 3 % 3 == moves[-2] // 3 % 3)
 
 
 def _state_key(state: np.ndarray) -> bytes:

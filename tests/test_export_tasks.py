@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from cubebench.agents.actions import parse_action
+from cubebench.budgets import move_budget
 from cubebench.engine import TABLE
 from cubebench.engine.metric import metric_length
 from cubebench.engine.notation import parse_array
@@ -57,7 +58,7 @@ def test_episode_rows_hold_prompt_certified_depth_optimal_solution_and_verifier(
         assert metric_length(row["solution"], "quarter") == row["depth"]
         ref = json.loads(row["verifier"])
         assert ref == {"kind": "cube-episode", "tier": "symbolic", "state": row["state"], "metric": "quarter",
-                       "max_moves": 40, "max_rotations": None}
+                       "max_moves": move_budget(row["depth"]), "max_rotations": None}
         assert verify(ref, row["solution"]).ok
         short = " ".join(row["solution"].split()[:-1])  # one move short of an optimal solution: never solved
         assert not verify(row["verifier"], short).ok

@@ -18,7 +18,9 @@ from cubebench.tasks.inf_bench.common import (
     COLOUR_CODE, ENCODED_ORDER, OPERATIONS, ends_distinct, encoded, has_merging_pair, run,
 )
 from cubebench.tasks.items import Prompt, Reply
-from cubebench.tasks.ladder import Ladder, LadderRules, chance_score, round_pass_probability
+from cubebench.tasks.ladder import (
+    CHANCE_TOLERANCE, LEVEL_CAP, Ladder, LadderRules, chance_score, max_rounds, round_pass_probability,
+)
 
 FORWARD, INVERSE = Forward(), Inverse()
 
@@ -97,11 +99,48 @@ def test_the_chance_level_is_exact(top: int, p: Fraction) -> None:
 
 def test_chance_level_facts() -> None:
     rules = LadderRules()
+    assert rules.max_level == LEVEL_CAP == 1000  # the paper's ladder is unbounded; ours only has a hard cap
     assert round_pass_probability(Fraction(1, 4), rules) == Fraction(106, 1024)  # (90 + 15 + 1) / 4^5
     assert chance_score(Fraction(1), rules) == rules.max_level and chance_score(Fraction(0), rules) == 0
     assert 0.0134 < float(chance_score(Fraction(1, 4), rules)) < 0.0135
-    scores = [chance_score(Fraction(k, 10), rules) for k in range(11)]
+    top20 = LadderRules(max_level=20)
+    scores = [chance_score(Fraction(k, 10), top20) for k in range(11)]
     assert scores == sorted(scores)
+
+
+@pytest.mark.parametrize("p", [Fraction(1, 4), Fraction(1, 3), Fraction(1, 2)])
+def test_the_chance_level_of_a_high_cap_is_within_its_tolerance(p: Fraction) -> None:
+    """Above a top of 30 the ladder is cut where climbing further is too unlikely to matter: the cap-100 and
+    cap-1000 values agree with the full recursion at a top of 64 (exact for that top: the cut is the top), and
+    for chance-like p with the exact top-30 Fraction; a cut far too early (a top of 3) would not."""
+    full64 = float(chance_score(p, LadderRules(max_level=64)))
+    for top in (100, LEVEL_CAP):
+        assert abs(float(chance_score(p, LadderRules(max_level=top))) - full64) <= CHANCE_TOLERANCE
+    if p < Fraction(1, 2):
+        assert abs(float(chance_score(p, LadderRules(max_level=30))) - full64) <= CHANCE_TOLERANCE
+    assert abs(float(chance_score(p, LadderRules(max_level=3))) - full64) > 1e-4
+
+
+def test_a_chance_level_too_high_to_bound_is_refused_not_guessed() -> None:
+    with pytest.raises(ValueError, match="cannot be bounded"):
+        chance_score(0.9)
+    assert chance_score(Fraction(9, 10), LadderRules(max_level=20)) > 15  # exact at a low top
+
+
+def test_the_cap_is_enforced_and_bounds_the_rounds_a_ladder_can_play() -> None:
+    with pytest.raises(ValueError, match="at most 1000"):
+        LadderRules(max_level=LEVEL_CAP + 1)
+    for top in range(1, 6):  # every pass/fail history: the longest ladder stays within max_rounds
+        rules, longest, stack = LadderRules(max_level=top), 0, [[]]
+        while stack:
+            history = stack.pop()
+            ladder = Ladder.replay(rules, history)
+            longest = max(longest, len(history))
+            if not ladder.finished:
+                stack += [history + [5], history + [0]]
+        assert longest <= max_rounds(rules)
+    climb = Ladder.replay(LadderRules(), [5] * LEVEL_CAP)
+    assert climb.finished and climb.topped and climb.score == LEVEL_CAP
 
 
 def test_a_simulated_coin_flipper_lands_on_the_exact_chance_level() -> None:
@@ -142,6 +181,19 @@ def test_items_are_deterministic_valid_and_never_shared_by_the_two_directions(le
         assert ends_distinct(from_facelets(item.state), lists)
     for block in range(3):
         assert sorted(i.data["gold"] for i in items[4 * block: 4 * block + 4]) == list("ABCD")
+
+
+@pytest.mark.parametrize("level", [250, LEVEL_CAP])
+def test_items_exist_up_to_the_cap_and_are_valid(level: int) -> None:
+    """A ladder may climb to the cap, so its items must be made there too: before, no list of 500 operations
+    came out without two of one kind in a row (2,000 draws), so the ladder stopped at level 100."""
+    assert MAX_LEVEL == LEVEL_CAP
+    for item in FORWARD.items(level, 4, seed=2, first=40_000):
+        lists = item.data["lists"]
+        assert all(len(ops) == level for ops in lists) and len({tuple(ops) for ops in lists}) == 4
+        assert not any(has_merging_pair(ops) for ops in lists)
+        assert ends_distinct(from_facelets(item.state), lists)
+        assert f"{level} operations" in INVERSE.prompt(item, "encoded").text
 
 
 def test_lists_that_give_the_same_cube_are_detected() -> None:

@@ -227,7 +227,8 @@ def test_episode_parameters_select_the_papers_grids() -> None:
     assert (exp3.tiers, exp3.depths, exp3.tool_settings, exp3.instances) == (("face",), (8, 12, 16, 20),
                                                                               ("basic", "standard", "ideal"), 2)
     half = episode_suite("exp1", metric="half", depths=[1, 2])
-    assert half.metric == "half" and half.max_moves == 30  # the half-turn metric's own default budget
+    assert half.metric == "half" and half.max_moves is None  # each depth's own budget, in the half-turn metric
+    assert (half.move_budget(2), half.move_budget(8)) == (5, 30)
     with pytest.raises(ValueError, match="agent"):
         episode(agent="human")
 

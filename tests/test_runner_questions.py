@@ -597,6 +597,34 @@ def test_an_error_item_holds_its_ladder_until_retry_errors_asks_it_again(tmp_pat
     assert len(rows) == 30 and all(status == "solved" for status, _ in rows.values())
 
 
+def inf_ladder_suite(tmp_path: Path, top: int) -> Path:
+    return suite_file(tmp_path, {"inf-forward": {"ladder": {"runs": 1, "max_level": top}, "variants": ["encoded"]},
+                                 "inf-inverse": {"ladder": {"runs": 1, "max_level": top}, "variants": ["encoded"]}})
+
+
+def test_an_oracle_climbs_inf_bench_past_level_20_and_resumes_mid_climb_up_there(tmp_path: Path, capsys) -> None:
+    """The paper's fine-tuned rows reach 71.9-273.2, so a ladder must not stop at 20: with a cap of 26 the
+    oracle climbs every rung, items made round by round; a run cut at level 23 (and again at 25) resumes
+    there and ends with exactly the records of an uninterrupted run."""
+    suite = inf_ladder_suite(tmp_path, 26)
+    whole, cut = tmp_path / "whole.sqlite", tmp_path / "cut.sqlite"
+    assert run_cli(suite, "oracle", whole, "--no-images") == 0
+    rows = ladder_rows(whole)
+    assert len(rows) == 2 * 26 * 5 and all(status == "solved" for status, _ in rows.values())
+    assert "inf-forward/encoded/run00/t25/d26/i4" in rows
+    assert run_cli(suite, "oracle", cut, "--no-images", "--limit", str(2 * 22 * 5 + 3)) == 0
+    with open_run(cut) as store:
+        planned = {s.depth for s in store.plan() if isinstance(s, ItemSpec)}
+    assert max(planned) == 23  # stopped mid-round at level 23: the next rounds are not planned yet
+    assert cubebench("run", "--resume", str(cut), "--limit", "21", "--no-progress", "--quiet") == 0
+    assert cubebench("run", "--resume", str(cut), "--no-progress", "--quiet") == 0
+    assert ladder_rows(cut) == ladder_rows(whole)
+    capsys.readouterr()
+    assert cubebench("report", str(cut)) == 0
+    out = capsys.readouterr().out
+    assert "26.00" in out and "0.013" in out  # topped at 26; the chance level of the capped ladder
+
+
 @pytest.mark.parametrize("entry, message", [
     ({"ladder": {"runs": 2}}, "exactly"),
     ({"ladder": {"runs": 0, "max_level": 3}}, "runs must be"),

@@ -79,7 +79,12 @@ def test_the_report_states_the_move_budget_each_episode_ran_under(run: Path) -> 
     with open_run(run) as store:
         report = build_report(store)
         configs = [record.config["env"] for _, record in store.records()]
-    assert dict(report.summary().rows)["budget"] == "40 quarter turns per episode; 40 view rotations on Face and Vertex"
+    assert dict(report.summary().rows)["budget"] == ("quarter turns per episode by depth (blind solves at most 5 %): "
+                                                     "5 at depth 1, 40 at depth 8; 40 view rotations on Face and Vertex")
     assert len(configs) == 16
     for env in configs:
-        assert env["max_moves"] == 40 and env["max_rotations"] == (40 if env["tier"] == "vertex" else None)
+        assert env["max_moves"] in (5, 40) and env["max_rotations"] == (40 if env["tier"] == "vertex" else None)
+    with open_run(run) as store:
+        depth = {spec.key: spec.depth for spec in store.plan()}
+        budgets = {(depth[key], record.config["env"]["max_moves"]) for key, record in store.records()}
+    assert budgets == {(1, 5), (8, 40)}

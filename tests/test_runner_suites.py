@@ -21,11 +21,12 @@ def test_the_named_suites_ship_and_describe_the_cubebench_grid() -> None:
     full = load_suite("full")
     assert list(full.tiers) == GRID["tiers"] and list(full.depths) == GRID["depths"]
     assert full.instances == 20 and full.max_steps == 20 and full.metric == "quarter"
-    for name in available_suites():  # every shipped episode suite states its budgets (docs/environments.md)
+    for name in available_suites():  # every shipped episode suite: moves per depth, 40 rotations (docs/environments.md)
         data = json.loads((suites_dir() / f"{name}.json").read_text())
         if data["schema"] in ("cubebench-questions/1", "cubebench-multi/1"):  # their own tests
             continue
-        assert (data["max_moves"], data["max_rotations"]) == (40, 40)
+        assert ("max_moves" not in data, data["max_rotations"]) == (True, 40)
+        assert [load_suite(name).move_budget(d) for d in (1, 2, 3, 8, 20)] == [5, 5, 34, 40, 40]
     assert set(full.rewards) == {"none", "sticker", "face", "heuristic"}
     assert set(full.tool_settings) == {"basic", "standard", "ideal"}
     assert full.size == 4 * 8 * 20 * 4 * 3
@@ -43,9 +44,14 @@ def test_a_user_suite_file_loads_and_round_trips(tmp_path: Path) -> None:
     path.write_text(json.dumps(data))
     suite = load_suite(str(path))
     assert suite.metric == "half" and suite.size == 3
-    assert (suite.max_moves, suite.max_rotations) == (30, 40)  # the half-turn metric's default budget
-    assert suite_from_dict(suite.to_dict()) == suite
-    assert suite_from_dict({**data, "max_moves": 12}).max_moves == 12
+    assert (suite.max_moves, suite.max_rotations) == (None, 40)  # moves: each depth's own budget
+    assert (suite.move_budget(2), suite.move_budget(3)) == (5, 30)  # the half-turn metric's
+    assert suite_from_dict(suite.to_dict()) == suite and suite.to_dict()["max_moves"] is None
+    assert suite_from_dict({**data, "max_moves": None}) == suite  # null, as a stored suite writes it: per depth
+    fixed = suite_from_dict({**data, "max_moves": 12})
+    assert (fixed.max_moves, fixed.move_budget(2), fixed.move_budget(20)) == (12, 12, 12)
+    assert [spec.max_moves for spec in plan_episodes(load_suite("exp1"), "certified")[::80]] == \
+        [5] * 2 + [34] + [40] * 5  # planned depth-major: 48 at depth 1, 80 at each other depth
 
 
 def test_the_plan_carries_the_suite_budgets_into_every_episode() -> None:
@@ -76,7 +82,7 @@ def test_suites_refuse_the_oracle_reward() -> None:
     ({"tool_settings": ["oracle"]}, "tool_settings"),
     ({"metric": "slice"}, "metric"),
     ({"max_moves": 0}, "max_moves must be an integer >= 1"),
-    ({"max_moves": None}, "max_moves"),
+    ({"max_moves": "per depth"}, "max_moves"),
     ({"max_rotations": 2.5}, "max_rotations"),
     ({"colour": "red"}, "unknown field"),
     ({"schema": "other/2"}, "schema"),

@@ -16,6 +16,7 @@ import pytest
 import cubebench
 from cubebench.agents.codeact import CodeActAgent
 from cubebench.agents.episode import DEFAULT_MAX_MOVES, DEFAULT_MAX_ROTATIONS, run_episode
+from cubebench.budgets import move_budget
 from cubebench.agents.llm import OpenAIChatClient, RetryPolicy
 from cubebench.agents.llm.testing import ScriptedServer
 from cubebench.agents.sandbox import SandboxLimits
@@ -110,8 +111,7 @@ def test_blind_enumeration_solves_nothing(tier: str, depth: int, form: str) -> N
     for instance in range(3):
         record = play_program(tier, depth, instance, program)
         assert not record.solved, f"{form} enumeration solved {tier} d{depth} instance {instance} blind"
-        assert record.n_moves <= DEFAULT_MAX_MOVES["quarter"]
-        assert record.config["env"]["max_moves"] == DEFAULT_MAX_MOVES["quarter"]
+        assert record.n_moves <= move_budget(depth) == record.config["env"]["max_moves"]  # the depth's own (34, 40)
 
 
 @OPENAI
@@ -269,6 +269,6 @@ def test_an_enumeration_that_fits_one_call_is_stopped_by_the_budget() -> None:
     program = ENUMERATIONS["one call"].format(n=2)
     for k in range(5):
         record = play_program("symbolic", 2, k, program)
-        assert not record.solved and record.n_moves == DEFAULT_MAX_MOVES["quarter"]
+        assert not record.solved and record.n_moves == move_budget(2) == 5  # depth 2's own budget
     control = [play_program("symbolic", 2, k, program, max_moves=10**6).solved for k in range(5)]
     assert all(control)

@@ -301,9 +301,9 @@ Every finished episode, item or game is stored at once in the run's SQLite file;
 and --resume continues it. The summary tables are printed at the end (cubebench report RUN prints
 them again; --quiet skips them). docs/runner.md has the details."""
 
-AGENT_HELP = ("episodes: random, prober, greedy, solver, mlp[:CKPT]; question suites: oracle, random; multi-agent "
+AGENT_HELP = ("episodes: random, blind, prober, greedy, solver, mlp[:CKPT]; question suites: oracle, random; multi-agent "
               "suites: the calibration teams perfect, silent, random; and on every protocol a model: local[:GGUF], "
-              "openai:MODEL, anthropic:MODEL or openai-compatible:URL:MODEL")
+              "openai:MODEL, anthropic:MODEL, openai-compatible:URL:MODEL or hf:PATH (a Hugging Face model in-process)")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, cast
 
 from cubebench.tasks.items import Item, ItemGenerationError
+from cubebench.tasks.ladder import LEVEL_CAP, LadderRules, max_rounds
 
 from .instances import instance_refs, shipped_starts
 from .multi_suites import AGENT_SEATS, MultiSuite, require_pettingzoo
@@ -55,7 +56,7 @@ class EpisodeSpec:
     certified_distance: int | None = None
     """The instance's certified optimal distance (certified sources), else ``None``."""
     max_moves: int | None = None
-    """The episode's move budget (the suite's); ``None`` in plans stored before budgets: the default applies."""
+    """The episode's move budget (the suite's at this depth); ``None`` in plans stored before budgets: the default applies."""
     max_rotations: int | None = None
     """The episode's view-rotation budget on the partial tiers (the suite's)."""
 
@@ -89,7 +90,7 @@ def plan_episodes(suite: Suite, source: str) -> list[EpisodeSpec]:
                             env_seed=ref.seed, agent_seed=agent_seed(suite.seed, key), source=source,
                             reset_options=ref.reset_options,
                             certified_distance=ref.start.distance if ref.start else (depth if source == "certified" else None),
-                            max_moves=suite.max_moves, max_rotations=suite.max_rotations,
+                            max_moves=suite.move_budget(depth), max_rotations=suite.max_rotations,
                         ))
     return plan
 
@@ -247,8 +248,9 @@ def _plain(item: Any) -> dict[str, Any]:
 
 LADDER_BLOCK = 8
 """Item indices reserved per ladder round (a multiple of 4: a round's first four items use every option slot)."""
-MAX_ROUNDS = 1000
-"""Rounds one ladder may play before its run's indices would meet the next run's (far above any ladder)."""
+MAX_ROUNDS = max_rounds(LadderRules(max_level=LEVEL_CAP))
+"""Rounds one ladder may play before its run's indices would meet the next run's: the most a ladder to the
+hard cap (level 1000) can play, 5,005."""
 
 
 def ladder_round(suite: QuestionSuite, name: str, variant: str, run: int, round_: int, level: int) -> list[ItemSpec]:

@@ -14,7 +14,7 @@ from collections import defaultdict
 from typing import Any
 
 from cubebench.agents.records import EpisodeRecord
-from cubebench.tasks.ladder import chance_score
+from cubebench.tasks.ladder import CHANCE_TOLERANCE, EXACT_TOP, chance_score
 from cubebench.tasks.metrics import Proportion
 from cubebench.tasks.registry import TESTS
 
@@ -86,7 +86,8 @@ def ladder_table(suite: QuestionSuite, store: RunStore) -> Table:
                                 "the replayed ladder stands (a damaged record was played again with another answer); "
                                 "those ladders are not continued or scored")
     note = ("score: the mean level the finished ladders ended at (Inf-Bench's R); topped: ladders that passed the "
-            "top level; chance: the exact mean score of uniform random answers; stalled: ladders held by an item "
+            "top level (the suite's cap); chance: the mean score of uniform random answers (exact for a top up to "
+            f"{EXACT_TOP}, within {CHANCE_TOLERANCE:g} above: the chance of climbing further shrinks geometrically); stalled: ladders held by an item "
             "that ended in error (`--retry-errors` asks it again); per run: final level, where it stands (+), or ! "
             "(inconsistent)")
     return Table(title="ladders (Inf-Bench's score: the level reached, mean over runs)",

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cubebench.agents.llm import PROVIDERS
+from cubebench.budgets import move_budget
 
 from .aggregate import cell_of
 from .answering import decoding_text, protocol_text
@@ -71,12 +72,21 @@ class Report:
     @property
     def budget(self) -> str:
         """The episodes' move and rotation budgets, as the suite set them."""
-        moves = self.suite.get("max_moves")
-        if moves is None:
+        if "max_moves" not in self.suite:
             return ("not in the suite (a run from before move budgets); each episode's record holds the budget "
                     "it ran under (config['env'])")
-        unit = "quarter turns" if self.suite.get("metric") == "quarter" else "face turns"
-        return f"{moves} {unit} per episode; {self.suite.get('max_rotations')} view rotations on Face and Vertex"
+        metric = self.suite.get("metric", "quarter")
+        unit = "quarter turns" if metric == "quarter" else "face turns"
+        rotations = f"{self.suite.get('max_rotations')} view rotations on Face and Vertex"
+        moves = self.suite["max_moves"]
+        if moves is not None:
+            return f"{moves} {unit} per episode; {rotations}"
+        by_budget: dict[int, list[int]] = {}
+        for depth in self.suite.get("depths", []):
+            by_budget.setdefault(move_budget(int(depth), metric), []).append(int(depth))
+        per_depth = ", ".join(f"{b} at depth{'s' if len(ds) > 1 else ''} {','.join(map(str, ds))}"
+                              for b, ds in by_budget.items())
+        return f"{unit} per episode by depth (blind solves at most 5 %): {per_depth}; {rotations}"
 
     def setup(self) -> list[tuple[str, str]]:
         """What ran: the suite, the agent and (episodes) the budgets and instances."""

@@ -140,7 +140,7 @@ def replay_trace(spec: EpisodeSpec, settings: PlaySettings, messages: Sequence[M
     Returns ``""`` when the last reply solves the cube, else what went wrong (a reply that does not parse,
     a refused tool call, a reply after the episode ended, an unsolved cube)."""
     env = make_env(spec, settings)
-    ensure_budget(env)
+    ensure_budget(env, spec.reset_options)
     try:
         obs, info = env.reset(seed=spec.env_seed, options=spec.reset_options)
         tools = Toolbox(env, spec.tier, spec.setting, obs, info)

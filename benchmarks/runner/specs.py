@@ -1,6 +1,6 @@
 """Agent specs: one string names the agent a run evaluates.
 
-Built-in agents: ``random``, ``prober``, ``greedy``, ``solver`` (the scripted baselines of
+Built-in agents: ``random``, ``blind``, ``prober``, ``greedy``, ``solver`` (the scripted baselines of
 :mod:`cubebench.agents.scripted`), ``mlp`` or ``mlp:<checkpoint>`` (the RL policy of
 ``cubebench.agents.rl``, imported only when asked for), ``local`` or ``local:<gguf>``
 (the embedded SmolLM2 model behind a ReAct/CodeAct agent), ``hf:<path>`` (a Hugging Face model
@@ -41,7 +41,7 @@ from cubebench.agents.teams import Seat, perfect_team, random_team, silent_team
 from .multi_suites import AGENT_SEATS, SEATS
 
 STYLES = ("react", "codeact")
-BUILTIN = ("random", "prober", "greedy", "solver", "mlp", "local", "oracle", "perfect", "silent")
+BUILTIN = ("random", "blind", "prober", "greedy", "solver", "mlp", "local", "oracle", "perfect", "silent")
 ANSWERERS = ("oracle", "random")
 """The non-model specs that answer question items (model specs answer them too)."""
 TEAMS = ("perfect", "silent", "random")

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from cubebench.agents.base import TOOL_SETTINGS
-from cubebench.agents.episode import DEFAULT_MAX_MOVES, DEFAULT_MAX_ROTATIONS
+from cubebench.agents.episode import DEFAULT_MAX_ROTATIONS
+from cubebench.budgets import move_budget
 from cubebench.engine.metric import Metric
 from cubebench.engine.rewards import ORACLE_REWARDS, REWARDS, unalias_reward
 from cubebench.wrappers.tiers import TIERS as TIER_IDS
@@ -51,7 +52,8 @@ class Suite:
     metric: Metric = "quarter"
     max_steps: int = 20
     max_moves: int | None = None
-    """The episode's move budget (face turns in ``metric``); ``None`` (a suite without one): the metric's default."""
+    """The episode's move budget (face turns in ``metric``) at every depth; ``None`` (the shipped suites): each
+    depth's own, :func:`cubebench.budgets.move_budget` (5 quarter turns at depths 1-2, 34 at 3, 40 from 4)."""
     max_rotations: int = DEFAULT_MAX_ROTATIONS
     """The episode's view-rotation budget on the Face and Vertex tiers."""
     seed: int = 0
@@ -59,9 +61,9 @@ class Suite:
     horizons: dict[str, list[int]] = field(default_factory=lambda: dict(DEFAULT_HORIZONS))
     description: str = ""
 
-    def __post_init__(self) -> None:
-        if self.max_moves is None:
-            object.__setattr__(self, "max_moves", DEFAULT_MAX_MOVES[self.metric])
+    def move_budget(self, depth: int) -> int:
+        """The move budget of an episode at ``depth``: the suite's ``max_moves``, else the depth's own."""
+        return self.max_moves if self.max_moves is not None else move_budget(depth, self.metric)
 
     def horizon(self, depth: int) -> str:
         """The horizon (``short``/``long`` or a user-named group) a depth belongs to."""
@@ -147,9 +149,9 @@ def suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Suite:
         instances=check_int(data, "instances", source, minimum=1),
         rewards=_rewards(data, source),
         tool_settings=_choices(data, "tool_settings", TOOL_SETTINGS, source),
-        metric=(metric := check_metric(data.get("metric", "quarter"), source)),
+        metric=check_metric(data.get("metric", "quarter"), source),
         max_steps=check_int(data, "max_steps", source, minimum=1, default=20),
-        max_moves=check_int(data, "max_moves", source, minimum=1, default=DEFAULT_MAX_MOVES[metric]),
+        max_moves=None if data.get("max_moves") is None else check_int(data, "max_moves", source, minimum=1),
         max_rotations=check_int(data, "max_rotations", source, minimum=0, default=DEFAULT_MAX_ROTATIONS),
         seed=check_int(data, "seed", source, minimum=0, default=0),
         instance_source=check_one_of(data.get("instance_source", "certified"), INSTANCE_SOURCES,

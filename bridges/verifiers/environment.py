@@ -168,8 +168,8 @@ def load_environment(tier: str = "symbolic", depths: Sequence[int] = (1, 2, 3, 4
     - ``reward``: the env's reward, ``none`` (sparse) or a dense one (``sticker``, ``face``, ``heuristic``);
       ``shaping_weight`` weighs the dense return in the rubric (default 1 under a dense reward, 0 otherwise);
     - ``tool_setting``: ``basic``, ``standard`` or ``ideal`` (which solvers the agent may call);
-    - ``max_steps`` (model turns), ``max_moves`` (face turns in ``metric``; default the suite's: 40 quarter,
-      30 half), ``max_rotations`` (partial tiers): the episode's budgets, enforced by the env;
+    - ``max_steps`` (model turns), ``max_moves`` (face turns in ``metric``; default each depth's own,
+      :func:`cubebench.budgets.move_budget`), ``max_rotations`` (partial tiers): the episode's budgets, enforced by the env;
     - ``seed``: the suite seed (env and agent seeds of every episode); ``max_tokens``: per model call.
 
     Other keyword arguments go to :class:`CubeBenchEnv` / ``vf.MultiTurnEnv``.

@@ -98,8 +98,18 @@ def replace_some(rng: np.random.Generator, base: list[str]) -> list[str]:
     k = 1 + int(rng.integers(-(-n // 4)))
     out = list(base)
     for pos in rng.choice(n, size=k, replace=False):
-        choices = [op for op in centre_twins()[base[int(pos)]] if op != base[int(pos)]]
-        out[int(pos)] = choices[int(rng.integers(len(choices)))]
+        p = int(pos)
+        choices = [op for op in centre_twins()[base[p]] if op != base[p]]
+        pick = int(rng.integers(len(choices)))
+        # never two operations of one kind in a row: a pick that would merge with a neighbour as it stands
+        # now gives way to the next choice that does not (one always exists: two neighbours bar two kinds,
+        # and a twin group spans at least three).  A pick with no such neighbour is the uniform draw it
+        # always was, so every item that never met one is the same; long lists would otherwise almost never
+        # come out clean (no list of 500 operations in 2,000 draws)
+        kinds = {out[j][0] for j in (p - 1, p + 1) if 0 <= j < n}
+        while choices[pick][0] in kinds:
+            pick = (pick + 1) % len(choices)
+        out[p] = choices[pick]
     return out
 
 

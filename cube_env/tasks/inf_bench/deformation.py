@@ -21,6 +21,7 @@ import numpy as np
 
 from ...engine.state import from_facelets, to_facelets
 from ..items import Item, OneQuestionTest, Prompt, QuestionTest, ReplyForm, balanced_slot
+from ..ladder import LEVEL_CAP
 from ..parsing import LetterForm, TaggedForm
 from ..protocols import STRICT
 from .common import (
@@ -28,8 +29,8 @@ from .common import (
     SYSTEM, encoded, option_lists, random_start, run, sheet,
 )
 
-MAX_LEVEL = 100
-"""The longest operation list an item may have (the paper's ladder has no top; ours stops at its suite's)."""
+MAX_LEVEL = LEVEL_CAP
+"""The longest operation list an item may have: the ladder's hard cap (the paper's ladder has no top)."""
 
 
 class Deformation(OneQuestionTest):

@@ -1,0 +1,237 @@
+"""The episode move budget per depth: room for every optimal plan, too little for a blind walk.
+
+A *blind* agent sees nothing but whether the cube is solved (the episode ends when it is).  Whatever
+it does, its face turns trace one walk from the start, and it solves an instance ``s`` exactly when
+the walk passes through ``s``'s inverse, a position at the same depth ``d``.  A walk of ``B`` turns
+passes through at most :func:`blind_reach` positions at depth ``d``: it cannot be at depth ``d``
+before turn ``d``, and in the quarter-turn metric every turn changes the depth by one, so only every
+other turn can land there.
+
+How likely each of those positions is depends on how instances are drawn, and a blind agent may
+know that (the generator is open source): the certified sets are random scrambles of ``d`` moves
+(:func:`cubebench.curriculum.random_scramble`) kept when their distance is exactly ``d``, so a
+position two scrambles reach (``F B`` = ``B F``) is twice as likely as one only one reaches.
+:func:`largest_odds` is the largest probability the generator gives one depth-``d`` position,
+computed exactly by enumerating every scramble; no blind strategy, fixed, randomised or told the
+depth, solves a drawn instance with probability above ``blind_reach(B, d) * largest_odds(d)``.
+
+:func:`move_budget` is the largest budget that keeps that bound at or under :data:`DESIGN_SHARE`
+(two thirds of :data:`BLIND_SHARE`, 5 %: headroom for the sampling of a 20-instance set), capped at
+:data:`LONG_BUDGET` (40 quarter turns, 30 face turns: the budget measured against reward probing at
+depth 8, docs/environments.md).  Depth 2 gets 5 in both metrics (2 of the favoured quarter-turn
+positions, each drawn with probability 1/60, or 4 half-turn ones at 1/135), quarter-turn depth 3
+gets 34 (16 positions at 1/480); from there on the cap binds.  Depth 1 cannot be held to 5 % by any
+budget (one guess is 1 in 12): it gets depth 2's budget, so the budget never tells depth 1 from
+depth 2.  Odds are enumerated to :data:`EXACT_DEPTH`; deeper, depth 4's (:data:`DEEP_ODDS`) stand in
+(they fall with depth: 1/60, 1/480, 1/2400 at quarter-turn depths 2, 3, 4).
+:func:`blind_walk` is the strongest blind strategy we have: greedy on those odds over the exact
+distance ball.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+
+from .curriculum import may_follow, scramble_moves
+from .engine.facelets import SOLVED
+from .engine.metric import TURN_ACTIONS, Metric, check_metric
+from .engine.moves import MOVE_INDEX, TABLE
+
+__all__ = ["BLIND_SHARE", "DESIGN_SHARE", "DEEP_ODDS", "LONG_BUDGET", "EXACT_DEPTH", "move_budget", "blind_reach", "largest_odds", "odds",
+           "blind_target", "blind_walk", "Ball", "ball"]
+
+BLIND_SHARE = 0.05
+"""The most a blind agent may solve at any depth >= 2."""
+DESIGN_SHARE = BLIND_SHARE * 2 / 3
+"""What the budget holds the blind bound to: two thirds of :data:`BLIND_SHARE`, the rest headroom for a
+20-instance set (what the suites play; it resolves 5 % to one instance) that happens to hold half again its
+share of the likeliest positions (the shipped quarter-turn depth-3 set holds 1.6 times its share)."""
+DEEP_ODDS: dict[str, float] = {"quarter": 1 / 2400, "half": 1 / 6075}
+"""The largest odds at depth 4 (enumerated over the radius-4 ball by tests/test_budgets.py, slow: 6-15 s),
+which stand in for every deeper depth (the odds fall with depth: 1/60, 1/480, 1/2400 in quarter turns)."""
+LONG_BUDGET: dict[str, int] = {"quarter": 40, "half": 30}
+"""The cap: the budget of every depth the blind bound does not tighten (docs/environments.md, "Move budget")."""
+EXACT_DEPTH = 3
+"""Depths whose odds are enumerated exactly; deeper ones use depth 3's (a bound: the odds fall with depth)."""
+RULE_DEPTHS = range(0, 21)
+"""The depths the rule is stated for (the shipped certified sets' 1-20)."""
+
+
+@dataclass(frozen=True)
+class Ball:
+    """Every position within ``radius`` turns of solved, as a graph: ``states[i]`` (sticker arrays),
+    ``depth[i]`` (exact, by breadth-first search), ``next[i, k]`` (the position after the metric's
+    ``k``-th turn action, ``-1`` outside the ball) and ``index`` (a state's bytes -> its row)."""
+
+    metric: str
+    radius: int
+    turns: tuple[str, ...]
+    states: np.ndarray
+    depth: np.ndarray
+    next: np.ndarray
+    index: dict[bytes, int]
+
+    def layer(self, d: int) -> int:
+        """The number of positions at exactly depth ``d`` (``d <= radius``)."""
+        return int(np.count_nonzero(self.depth == d))
+
+
+@lru_cache(maxsize=None)
+def ball(metric: Metric, radius: int = EXACT_DEPTH) -> Ball:
+    """The ball of ``radius`` around solved in ``metric`` (1,195 quarter-turn positions for radius 3)."""
+    check_metric(metric)
+    if not 0 <= radius <= 4:
+        raise ValueError(f"ball radius must be 0..4 (radius 4 is 11,206 quarter-turn positions), got {radius}")
+    turns = TURN_ACTIONS[metric]
+    rows = TABLE[[MOVE_INDEX[t] for t in turns]]
+    index = {SOLVED.tobytes(): 0}
+    layers = [SOLVED[None, :]]
+    depth = [0]
+    for d in range(1, radius + 1):
+        found = []
+        for state in layers[-1]:
+            for row in rows:
+                nxt = state[row]
+                key = nxt.tobytes()
+                if key not in index:
+                    index[key] = len(depth)
+                    depth.append(d)
+                    found.append(nxt)
+        layers.append(np.array(found, np.uint8))
+    states = np.concatenate(layers)
+    nxt_index = np.array([[index.get(s[row].tobytes(), -1) for row in rows] for s in states], np.int64)
+    return Ball(metric, radius, turns, states, np.array(depth, np.int64), nxt_index, index)
+
+
+@lru_cache(maxsize=None)
+def odds(metric: Metric, depth: int, radius: int = EXACT_DEPTH) -> np.ndarray:
+    """The probability that the certified generator draws each position of :func:`ball` (0 off ``depth``):
+    every scramble of ``depth`` moves enumerated with its probability (a uniform draw among the moves that may
+    follow), those whose distance is exactly ``depth`` kept, and the kept mass renormalised."""
+    if not 1 <= depth <= radius:
+        raise ValueError(f"odds are enumerated for depths 1..{radius} (the ball's radius), got {depth!r}")
+    g = ball(metric, radius)
+    mass = [Fraction(0)] * len(g.depth)
+    allowed = scramble_moves(metric)
+
+    def walk(moves: list[int], p: Fraction, state: np.ndarray) -> None:
+        if len(moves) == depth:
+            i = g.index.get(state.tobytes(), -1)
+            if i >= 0 and g.depth[i] == depth:
+                mass[i] += p
+            return
+        fits = [m for m in allowed if may_follow(moves, m)]
+        for m in fits:
+            walk(moves + [m], p / len(fits), state[TABLE[m]])
+
+    walk([], Fraction(1), SOLVED)
+    total = sum(mass)
+    return np.array([float(m / total) for m in mass])
+
+
+def largest_odds(depth: int, metric: Metric) -> float:
+    """The largest probability the generator gives one position at ``depth`` (:data:`DEEP_ODDS` beyond
+    :data:`EXACT_DEPTH`)."""
+    if depth > EXACT_DEPTH:
+        return DEEP_ODDS[check_metric(metric)]
+    return float(odds(metric, max(depth, 1)).max())
+
+
+def blind_reach(budget: int, depth: int, metric: Metric) -> int:
+    """The most positions at ``depth`` that any walk of ``budget`` turns from the start can pass through."""
+    if budget < depth:
+        return 0
+    return (budget - depth) // 2 + 1 if check_metric(metric) == "quarter" else budget - depth + 1
+
+
+@lru_cache(maxsize=None)
+def move_budget(depth: int, metric: Metric = "quarter") -> int:
+    """The episode move budget at certified ``depth``: the largest budget whose blind bound
+    ``blind_reach * largest_odds`` stays at or under :data:`DESIGN_SHARE`, capped at :data:`LONG_BUDGET`;
+    depths 0 and 1 get depth 2's (see the module docstring)."""
+    check_metric(metric)
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+        raise ValueError(f"depth must be an integer >= 0, got {depth!r}")
+    d = max(depth, 2)
+    cap = LONG_BUDGET[metric]
+    worst = largest_odds(d, metric)
+    budget = d
+    while budget < cap and blind_reach(budget + 1, d, metric) * worst <= DESIGN_SHARE + 1e-12:
+        budget += 1
+    return budget
+
+
+def blind_target(budget: int, metric: Metric) -> int:
+    """The depth a blind walk of ``budget`` turns should aim at: the shallowest depth >= 2 (of the depths the
+    rule is stated for) whose :func:`move_budget` is ``budget``, else 2 (a budget the rule never gives)."""
+    matches = [d for d in RULE_DEPTHS if d >= 2 and move_budget(d, metric) == budget]
+    return min(matches, default=2)
+
+
+def blind_walk(metric: Metric, depth: int, budget: int, rng: np.random.Generator | None = None) -> list[str]:
+    """A walk of at most ``budget`` turns that passes through as much of the generator's mass at ``depth`` as
+    it can: greedy on the odds of the positions one and two turns ahead, else the shortest way to the
+    nearest position not yet passed.
+
+    Seen from the start it is blind: one fixed sequence of turns for a given ``rng``.  It targets
+    ``depth`` (clamped to 1..:data:`EXACT_DEPTH`) and moves on to the next depth when that one is used up.
+    """
+    rng = rng if rng is not None else np.random.default_rng(0)
+    target = min(max(depth, 1), EXACT_DEPTH)
+    g = ball(metric)
+    weight = odds(metric, target)
+    cur, walk = 0, []
+    while len(walk) < budget:
+        if not weight.any():
+            if target == EXACT_DEPTH:
+                break
+            target += 1
+            weight = odds(metric, target).copy()
+            continue
+        k = _step(g, cur, weight, rng)
+        cur = int(g.next[cur, k])
+        walk.append(g.turns[k])
+        weight = weight.copy()
+        weight[cur] = 0.0  # passed: solving it is already accounted for
+    return walk
+
+
+def _step(g: Ball, cur: int, weight: np.ndarray, rng: np.random.Generator) -> int:
+    """The turn to take from ``cur``: onto the likeliest unpassed position a turn away (ties: the one beside
+    more unpassed mass), else to the neighbour beside the most unpassed mass, else toward the nearest."""
+    order = rng.permutation(len(g.turns))
+    best, best_score = -1, (0.0, 0.0)
+    for k in order:
+        nxt = int(g.next[cur, k])
+        if nxt < 0:
+            continue
+        around = float(sum(weight[m] for m in g.next[nxt] if m >= 0 and m != nxt))
+        score = (float(weight[nxt]), around)
+        if score > best_score:
+            best, best_score = int(k), score
+    if best >= 0:
+        return best
+    return _toward_nearest(g, cur, weight, order)
+
+
+def _toward_nearest(g: Ball, cur: int, weight: np.ndarray, order: np.ndarray) -> int:
+    """The first turn of a shortest path (inside the ball) from ``cur`` to an unpassed position of the target."""
+    first = {cur: -1}
+    frontier = [cur]
+    while frontier:
+        later = []
+        for node in frontier:
+            for k in order:
+                nxt = int(g.next[node, k])
+                if nxt < 0 or nxt in first:
+                    continue
+                first[nxt] = int(k) if node == cur else first[node]
+                if weight[nxt] > 0:
+                    return first[nxt]
+                later.append(nxt)
+        frontier = later
+    raise ValueError("no unpassed position is reachable inside the ball")
