@@ -12,6 +12,7 @@ import json
 import re
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -124,8 +125,14 @@ def _play_v1(env: Any, server: ScriptedServer, rollouts: int, select: list[int] 
                                                                        api_key_var="CUBEBENCH_TEST_NO_KEY"))
 
     async def run() -> list[Any]:
+        limit = asyncio.Semaphore(4)  # as 0.3's max_concurrent=4: the scripted server is a small threaded one
+
+        async def one(task: Any) -> Any:
+            async with limit:
+                return await env.run_episode(task, ctx)
+
         async with env.serving():
-            return await asyncio.gather(*(env.run_episode(t, ctx) for t in tasks for _ in range(rollouts)))
+            return await asyncio.gather(*(one(t) for t in tasks for _ in range(rollouts)))
 
     out = []
     for episode in asyncio.run(run()):
@@ -219,8 +226,9 @@ def test_a_rollout_batch_scores_solves_budgets_and_malformed_replies_as_our_runn
 @pytest.mark.parametrize("instance", [1, 2])
 def test_the_model_sees_what_our_runner_shows_the_react_agent_and_the_records_agree(instance: int) -> None:
     """The same scripted replies through verifiers and through ``play_episode`` (our runner, the ReAct
-    agent over our own OpenAI client): the same requests and the same episode record."""
-    replies = ["Thought: a\nAction: move(\"U\")", MALFORMED, "Thought: c\nAction: move(\"R R'\")"]
+    agent over our own OpenAI client): the same requests and the same episode record, replies kept whole
+    (white space around them included)."""
+    replies = ["Thought: a\nAction: move(\"U\")\n\n", MALFORMED, "  Thought: c\nAction: move(\"R R'\")"]
     env = make_env("eval", depths=[2], instances=0, eval_instances=instance + 1, max_steps=3, seed=7)
     spec = rows(env, "eval")[instance].spec
     with ScriptedServer(list(replies)) as server:
@@ -239,6 +247,8 @@ def test_the_model_sees_what_our_runner_shows_the_react_agent_and_the_records_ag
         assert getattr(ours, field) == getattr(theirs, field), field
     assert [s.action for s in ours.steps] == [s.action for s in theirs.steps]
     assert [s.observation_text for s in ours.steps] == [s.observation_text for s in theirs.steps]
+    assert [s.reply for s in ours.steps] == [s.reply for s in theirs.steps]
+    assert [m["content"] for m in out.messages if m["role"] == "assistant"] == replies
 
 
 @pytest.mark.parametrize("reward", ["sticker", "face", "heuristic"])
@@ -367,6 +377,31 @@ def test_the_split_argument_belongs_to_the_installed_api() -> None:
     else:
         with pytest.raises(ValueError, match="split is for verifiers 0.4"):
             bridge.load_environment(depths=[2], split="eval")
+
+
+def docs_example(api: str) -> str:
+    """The Python example of docs/ecosystem.md for verifiers ``api`` (its first line: ``# verifiers 0.4``)."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "ecosystem.md").read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if b.startswith(f"# verifiers {api}\n")]
+    assert len(blocks) == 1, f"docs/ecosystem.md has {len(blocks)} examples for verifiers {api}"
+    return blocks[0]
+
+
+def test_the_docs_example_for_the_installed_verifiers_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """The example of docs/ecosystem.md for the installed API, with only its server address pointed at the
+    scripted server, whose model undoes each scramble in one reply: every rollout it prints solved, reward
+    1 + the dense return, one move or two."""
+    solutions = dict(shipped(1) + shipped(2))
+    code = docs_example("0.4" if V1 else "0.3")
+    assert code.count("http://127.0.0.1:8000/v1") == 1
+    with ScriptedServer(lambda r: Step.reply(f'Thought: undo\nAction: move("{solutions[start_state(r)]}")')) as server:
+        exec(compile(code.replace("http://127.0.0.1:8000/v1", server.base_url), "docs/ecosystem.md", "exec"), {})
+        calls = len(server.requests)
+    printed = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert calls == 32 and len(printed) == 4  # 8 eval rows x 4 rollouts, one call each; the first 4 printed
+    for reward, solved, moves, stop in printed:
+        assert float(reward) > 1.0 and float(solved) == 1.0 and float(moves) in (1.0, 2.0)
+        assert stop == ("episode_over" if V1 else "has_final_env_response")
 
 
 # --------------------------------------------------------------------------- rows asked for and rows given

@@ -110,9 +110,10 @@ def options(tier: str = "symbolic", depths: Sequence[int] = (1, 2, 3, 4), instan
     if shaping_weight and reward not in DENSE_REWARDS:
         raise ValueError(f"shaping_weight={shaping_weight!r} needs a dense reward ({', '.join(DENSE_REWARDS)}); "
                          f"reward={reward!r} is sparse")
+    grid_depths: Any = depths  # anything but a list reaches episode_grid as given, which names it
     if isinstance(depths, Sequence) and not isinstance(depths, (str, bytes)):
-        depths = tuple(depths)  # anything else reaches episode_grid as given, which names it
-    chosen = Options(tier=tier, depths=depths, instances=instances, eval_instances=eval_instances, reward=reward,
+        grid_depths = tuple(depths)
+    chosen = Options(tier=tier, depths=grid_depths, instances=instances, eval_instances=eval_instances, reward=reward,
                      shaping_weight=float(shaping_weight), tool_setting=tool_setting, metric=metric,
                      max_steps=max_steps, max_moves=max_moves, max_rotations=max_rotations, seed=seed,
                      instance_source=instance_source, max_tokens=max_tokens)

@@ -178,7 +178,7 @@ class CubeBenchV1Env(vf.Env[CubeBenchEnvConfig]):
             async with player.interaction(type(task)(data, task.config)) as interaction:
                 segment = await interaction.turn()
                 while not segment.terminated:
-                    after = await turns.reply(segment.last_reply, *_usage(interaction.trace))
+                    after = await turns.reply(_reply_text(segment), *_usage(interaction.trace))
                     if after is None:
                         interaction.trace.stop(STOP_CONDITION)
                         break
@@ -192,6 +192,14 @@ class CubeBenchV1Env(vf.Env[CubeBenchEnvConfig]):
         if record is not None:
             trace.info[game.RECORD_KEY] = record.to_dict()
             trace.info[OUTCOME_KEY] = turns.final_message()
+
+
+def _reply_text(segment: Any) -> str:
+    """The model's reply as it sent it (``Segment.last_reply`` strips it; the conversation keeps it whole)."""
+    for message in reversed(segment.messages):
+        if getattr(message, "role", None) == "assistant":
+            return game.text_of(message.content)
+    return str(segment.last_reply)
 
 
 def _usage(trace: Any) -> tuple[int, int]:
