@@ -360,7 +360,7 @@ def test_verifiers_v1_finds_the_taskset_env_and_harness_by_id() -> None:
     config = vf.resolve_env_config({"taskset": {"id": "cubebench", "depths": [2, 3], "instances": 2,
                                                 "eval_instances": 1, "seed": 3, "split": "eval"}})
     env = vf.load_environment(config)
-    assert isinstance(env, bridge.CubeBenchEnv) and isinstance(env.taskset, bridge.CubeBenchTaskset)
+    assert isinstance(env, bridge.CubeBenchEnv) and isinstance(env.taskset, bridge.ADAPTER.CubeBenchTaskset)
     assert config.agent_harnesses()["player"].id == "cubebench"
     assert [r.spec for r in rows(env)] == [r.spec for r in rows(make_env("eval", depths=[2, 3], instances=2,
                                                                           eval_instances=1, seed=3))]

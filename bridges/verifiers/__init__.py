@@ -17,21 +17,17 @@ except ModuleNotFoundError as err:  # the message names the extra; the name lets
                               name=err.name) from err
 
 from .dataset import RowShortfallWarning, episode_grid, episode_rows, split_plan
-from .environment import API, load_environment
+from .environment import ADAPTER, API, load_environment
 from .game import DENSE_REWARDS, RECORD_KEY, EpisodeTurns, Options, options, record_of
 from .relay import Ask, EpisodeRelay, RelayClient, RelayClosed, first_prompt
 
-if API == "v1":
-    from .taskset import PLUGIN_ID as PLUGIN_ID, CubeBenchHarness as CubeBenchHarness
-    from .taskset import CubeBenchTask as CubeBenchTask, CubeBenchTaskset as CubeBenchTaskset
-    from .taskset import CubeBenchV1Env as CubeBenchEnv
-    _ADAPTER = ["CubeBenchHarness", "CubeBenchTask", "CubeBenchTaskset", "PLUGIN_ID"]
-else:
-    from .multiturn import RELAY_KEY as RELAY_KEY, CubeBenchEnv, CubeBenchRubric as CubeBenchRubric
-    _ADAPTER = ["CubeBenchRubric", "RELAY_KEY"]
+CubeBenchEnv = ADAPTER.CubeBenchEnv
+"""The environment class of the installed API (0.4: a ``verifiers.v1`` ``Env``; 0.3: a ``vf.MultiTurnEnv``).
+The rest of each API's classes live in its adapter: :mod:`.taskset` (``CubeBenchTaskset``, ``CubeBenchTask``,
+``CubeBenchHarness``) and :mod:`.multiturn` (``CubeBenchRubric``)."""
 
 __all__ = [
-    "API", "Ask", "CubeBenchEnv", "DENSE_REWARDS", "EpisodeRelay", "EpisodeTurns", "Options", "RECORD_KEY",
-    "RelayClient", "RelayClosed", "RowShortfallWarning", "episode_grid", "episode_rows", "first_prompt",
-    "load_environment", "options", "record_of", "split_plan", *_ADAPTER,
+    "ADAPTER", "API", "Ask", "CubeBenchEnv", "DENSE_REWARDS", "EpisodeRelay", "EpisodeTurns", "Options",
+    "RECORD_KEY", "RelayClient", "RelayClosed", "RowShortfallWarning", "episode_grid", "episode_rows",
+    "first_prompt", "load_environment", "options", "record_of", "split_plan",
 ]

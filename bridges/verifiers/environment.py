@@ -1,7 +1,7 @@
 """``load_environment``: CubeBench episodes as a verifiers environment, under the installed verifiers' API.
 
 verifiers 0.2-0.3 (``vf.MultiTurnEnv``) get :class:`~.multiturn.CubeBenchEnv`, with both splits as
-``dataset`` and ``eval_dataset``; verifiers 0.4 (``verifiers.v1``) gets :class:`~.taskset.CubeBenchV1Env`
+``dataset`` and ``eval_dataset``; verifiers 0.4 (``verifiers.v1``) gets :class:`~.taskset.CubeBenchEnv`
 over one split (``split="train"`` or ``"eval"``).  The arguments, the episodes, the rows and the scores are
 the same (:mod:`.game`, :mod:`.dataset`); only the adapter differs.
 """
@@ -17,10 +17,14 @@ from cubebench.agents.episode import DEFAULT_MAX_STEPS
 
 from .game import options
 
-__all__ = ["API", "load_environment"]
+__all__ = ["ADAPTER", "API", "load_environment"]
 
 API = "multiturn" if hasattr(verifiers, "MultiTurnEnv") else "v1"
 """Which verifiers API is installed: ``"multiturn"`` (0.2-0.3) or ``"v1"`` (0.4, ``verifiers.v1``)."""
+
+ADAPTER = importlib.import_module(f".{'taskset' if API == 'v1' else 'multiturn'}", __package__)
+"""The adapter of the installed API, :mod:`.taskset` (0.4) or :mod:`.multiturn` (0.3): the other one does not
+import there.  Each has ``CubeBenchEnv`` and ``build(options, ...)``."""
 
 
 def load_environment(tier: str = "symbolic", depths: Sequence[int] = (1, 2, 3, 4), instances: int = 20,
@@ -54,8 +58,8 @@ def load_environment(tier: str = "symbolic", depths: Sequence[int] = (1, 2, 3, 4
     if API == "v1":
         if split not in (None, "train", "eval"):
             raise ValueError(f"split must be 'train' or 'eval', got {split!r}")
-        return importlib.import_module(f"{__package__}.taskset").build(opts, split or "train", **kwargs)
+        return ADAPTER.build(opts, split or "train", **kwargs)
     if split is not None:
         raise ValueError("split is for verifiers 0.4; under verifiers 0.3 the environment holds both splits "
                          "(dataset and eval_dataset)")
-    return importlib.import_module(f"{__package__}.multiturn").build(opts, **kwargs)
+    return ADAPTER.build(opts, **kwargs)

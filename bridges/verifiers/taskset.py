@@ -3,7 +3,7 @@
 - :class:`CubeBenchTaskset` yields one :class:`CubeBenchTask` per planned episode of one split (``train``:
   the first ``instances`` of each depth, ``eval``: the next ``eval_instances``), its prompt the episode's
   first model call and its ``info`` the episode spec;
-- :class:`CubeBenchV1Env` plays a task as a game (like verifiers' own game tasksets): ``run`` starts the
+- :class:`CubeBenchEnv` plays a task as a game (like verifiers' own game tasksets): ``run`` starts the
   episode (:class:`~.game.EpisodeTurns`), opens an interaction with the ``player`` agent on the first
   prompt, hands each reply to the episode and sends back its next observation until the episode is over
   (or the agent's run ends first: the episode is then abandoned and scores 0), and records the rewards and
@@ -35,7 +35,7 @@ from .dataset import split_plan
 from .relay import first_prompt
 
 __all__ = ["CubeBenchData", "CubeBenchEnvConfig", "CubeBenchHarness", "CubeBenchTask", "CubeBenchTaskset",
-           "CubeBenchTasksetConfig", "CubeBenchV1Env", "PLUGIN_ID", "build"]
+           "CubeBenchTasksetConfig", "CubeBenchEnv", "PLUGIN_ID", "build"]
 
 PLUGIN_ID = "cubebench"
 """The id of the taskset, its environment and its harness in verifiers 0.4 (``--env.taskset.id cubebench``)."""
@@ -58,7 +58,7 @@ class CubeBenchData(vf.TaskData):
 
 
 class CubeBenchTask(vf.Task[CubeBenchData, vf.State, vf.TaskConfig]):
-    """One CubeBench episode; :class:`CubeBenchV1Env` plays and scores it."""
+    """One CubeBench episode; :class:`CubeBenchEnv` plays and scores it."""
 
     @property
     def key(self) -> str:
@@ -162,7 +162,7 @@ class CubeBenchEnvConfig(vf.EnvConfig):
     player: vf.AgentConfig = vf.AgentConfig(runtime=SubprocessConfig())
 
 
-class CubeBenchV1Env(vf.Env[CubeBenchEnvConfig]):
+class CubeBenchEnv(vf.Env[CubeBenchEnvConfig]):
     """Plays each task as a CubeBench episode (see the module docstring)."""
 
     async def run(self, task: Any, agents: Any) -> None:
@@ -211,7 +211,7 @@ def _usage(trace: Any) -> tuple[int, int]:
         return 0, 0
 
 
-def build(opts: game.Options, split: str = "train", episode_timeout_s: float = 600.0, **kwargs: Any) -> CubeBenchV1Env:
+def build(opts: game.Options, split: str = "train", episode_timeout_s: float = 600.0, **kwargs: Any) -> CubeBenchEnv:
     """The verifiers 0.4 environment of ``opts`` on ``split``; ``kwargs`` are further ``CubeBenchEnvConfig``
     fields (``player``, ``timeout``, ...)."""
     taskset = {"id": PLUGIN_ID, "split": split, "episode_timeout_s": episode_timeout_s,
@@ -221,7 +221,7 @@ def build(opts: game.Options, split: str = "train", episode_timeout_s: float = 6
     player.setdefault("max_turns", opts.max_steps + 1)  # a backstop only: our loop ends the episode at max_steps
     config = vf.resolve_env_config({"taskset": taskset, "player": player, **kwargs})
     env = vf.load_environment(config)
-    assert isinstance(env, CubeBenchV1Env), type(env)
+    assert isinstance(env, CubeBenchEnv), type(env)
     return env
 
 
