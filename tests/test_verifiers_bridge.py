@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import warnings
 from dataclasses import dataclass
@@ -366,6 +367,20 @@ def test_verifiers_v1_finds_the_taskset_env_and_harness_by_id() -> None:
                                                                           eval_instances=1, seed=3))]
     with pytest.raises(ValueError, match="tier must be one of"):
         vf.load_environment(vf.resolve_env_config({"taskset": {"id": "cubebench", "tier": "hologram"}}))
+
+
+@pytest.mark.skipif(not V1, reason="verifiers 0.4's rollout close-out")
+def test_verifiers_v1_sees_the_reward_when_the_rollout_closes(caplog: pytest.LogCaptureFixture) -> None:
+    """The trace is scored before the interaction closes, so verifiers' own close-out (its log, its live
+    views) reports the episode's reward and why it stopped, not a 0 before scoring."""
+    (state, solution), = shipped(1)[:1]
+    env = make_env(depths=[1], instances=1, eval_instances=0)
+    caplog.set_level(logging.INFO, logger="verifiers.v1.rollout")
+    with ScriptedServer([f"Thought: undo\nAction: move(\"{solution}\")"]) as server:
+        (out,) = play(env, server)
+    done = [r.getMessage() for r in caplog.records if r.getMessage().startswith("rollout done")]
+    assert out.reward == 1.0 and len(done) == 1
+    assert "reward=1.000" in done[0] and "stop=episode_over" in done[0]
 
 
 def test_the_split_argument_belongs_to_the_installed_api() -> None:

@@ -173,6 +173,16 @@ class EpisodeTurns:
         self.record: EpisodeRecord | None = None
         self._relay = EpisodeRelay(spec, SETTINGS, model=model, max_tokens=max_tokens, timeout_s=timeout_s)
         self._started = False
+        self._failed = False
+
+    async def _next(self) -> Ask | EpisodeRecord:
+        """The episode's next event; if waiting for it fails (the episode crashed or timed out), nothing more
+        will come, which :meth:`abandon` must know."""
+        try:
+            return await self._relay.next_event()
+        except BaseException:
+            self._failed = True
+            raise
 
     def _turn(self, ask: Ask, messages: list[dict[str, Any]]) -> Turn:
         return Turn(_plain(messages), list(ask.stop) if ask.stop else None, ask.max_tokens or self.max_tokens)
@@ -183,7 +193,7 @@ class EpisodeTurns:
             raise RuntimeError(f"episode {self.spec.key} was already started")
         self._started = True
         self._relay.start()
-        event = await self._relay.next_event()
+        event = await self._next()
         if not isinstance(event, Ask):
             self.record = event
             raise RuntimeError(f"episode {self.spec.key} ended before its first model call ({event.status})")
@@ -192,19 +202,20 @@ class EpisodeTurns:
     async def reply(self, text: str, input_tokens: int = 0, output_tokens: int = 0) -> Turn | None:
         """Hand the model's reply to the episode: the environment's answer, or ``None`` once it is over."""
         self._relay.answer(text, input_tokens, output_tokens)
-        event = await self._relay.next_event()
+        event = await self._next()
         if isinstance(event, Ask):
             return self._turn(event, _since_last_reply(event))
         self.record = event
         return None
 
     async def abandon(self) -> EpisodeRecord | None:
-        """End an episode the rollout gave up on and wait for its record (``None`` if it never started)."""
-        if not self._started:
-            return None
+        """End an episode the rollout gave up on and wait for its record (``None`` if it never started or
+        failed); nothing to do once the episode is over."""
+        if not self._started or self._failed or self.record is not None:
+            return self.record
         self._relay.close()
         while self.record is None:
-            event = await self._relay.next_event()
+            event = await self._next()
             if isinstance(event, EpisodeRecord):
                 self.record = event
         return self.record

@@ -183,16 +183,21 @@ class CubeBenchEnv(vf.Env[CubeBenchEnvConfig]):
                         interaction.trace.stop(STOP_CONDITION)
                         break
                     segment = await interaction.turn(after.messages)
+                # scored before the interaction closes, so verifiers' own close-out sees the reward
+                _score(interaction.trace, turns.record or await turns.abandon(), opts.shaping_weight,
+                       turns.final_message())
         finally:
-            record = turns.record or await turns.abandon()
-        trace = interaction.trace
-        for name, (value, weight) in game.rewards(record, opts.shaping_weight).items():
-            trace.record_reward(name, value, weight)
-        trace.record_metrics(game.metrics(record, opts.shaping_weight))
-        if record is not None:
-            trace.info[game.RECORD_KEY] = record.to_dict()
-            trace.info[OUTCOME_KEY] = turns.final_message()
+            await turns.abandon()  # a no-op once the episode is over
 
+
+def _score(trace: Any, record: Any, shaping_weight: float, final_message: str) -> None:
+    """The rewards and metrics of :mod:`.game` on the trace, and the record in its ``info``."""
+    for name, (value, weight) in game.rewards(record, shaping_weight).items():
+        trace.record_reward(name, value, weight)
+    trace.record_metrics(game.metrics(record, shaping_weight))
+    if record is not None:
+        trace.info[game.RECORD_KEY] = record.to_dict()
+        trace.info[OUTCOME_KEY] = final_message
 
 def _reply_text(segment: Any) -> str:
     """The model's reply as it sent it (``Segment.last_reply`` strips it; the conversation keeps it whole)."""
