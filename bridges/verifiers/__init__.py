@@ -1,10 +1,12 @@
-"""CubeBench as a verifiers environment: ``vf.load_environment("cubebench.bridges.verifiers", ...)``.
+"""CubeBench as a verifiers environment: ``load_environment(...)`` under verifiers 0.4 (``verifiers.v1``) and
+0.2-0.3 (``vf.MultiTurnEnv``; also ``vf.load_environment("cubebench.bridges.verifiers", ...)``).
 
 Needs the ``verifiers`` extra (``pip install "cubebench[verifiers]"``, Python >= 3.11); see docs/ecosystem.md.
 Nothing here re-implements the benchmark: rollouts are the runner's episodes (``play_episode``) played by
 our ReAct agent (its prompt, ``Action:`` parser, tools and budgets) over the rollout's model
 (:mod:`.relay`), on the certified instances the runner plans (:mod:`.dataset`), scored from the episode
-record with the env's own sparse and dense rewards (:mod:`.rubric`).
+record with the env's own sparse and dense rewards (:mod:`.game`).  :mod:`.multiturn` (0.3) and
+:mod:`.taskset` (0.4) adapt these to each verifiers API.
 """
 
 try:
@@ -14,12 +16,18 @@ except ModuleNotFoundError as err:  # the message names the extra; the name lets
     raise ModuleNotFoundError("cubebench.bridges.verifiers needs verifiers: pip install 'cubebench[verifiers]'",
                               name=err.name) from err
 
-from .dataset import episode_grid, episode_rows, split_plan
-from .environment import DENSE_REWARDS, RELAY_KEY, CubeBenchEnv, load_environment
+from .dataset import RowShortfallWarning, episode_grid, episode_rows, split_plan
+from .environment import ADAPTER, API, load_environment
+from .game import DENSE_REWARDS, RECORD_KEY, EpisodeTurns, Options, options, record_of
 from .relay import Ask, EpisodeRelay, RelayClient, RelayClosed, first_prompt
-from .rubric import RECORD_KEY, CubeBenchRubric, record_of
+
+CubeBenchEnv = ADAPTER.CubeBenchEnv
+"""The environment class of the installed API (0.4: a ``verifiers.v1`` ``Env``; 0.3: a ``vf.MultiTurnEnv``).
+The rest of each API's classes live in its adapter: :mod:`.taskset` (``CubeBenchTaskset``, ``CubeBenchTask``,
+``CubeBenchHarness``) and :mod:`.multiturn` (``CubeBenchRubric``)."""
 
 __all__ = [
-    "Ask", "CubeBenchEnv", "CubeBenchRubric", "DENSE_REWARDS", "EpisodeRelay", "RECORD_KEY", "RELAY_KEY", "RelayClient",
-    "RelayClosed", "episode_grid", "episode_rows", "first_prompt", "load_environment", "record_of", "split_plan",
+    "ADAPTER", "API", "Ask", "CubeBenchEnv", "DENSE_REWARDS", "EpisodeRelay", "EpisodeTurns", "Options",
+    "RECORD_KEY", "RelayClient", "RelayClosed", "RowShortfallWarning", "episode_grid", "episode_rows",
+    "first_prompt", "load_environment", "options", "record_of", "split_plan",
 ]
