@@ -27,8 +27,9 @@ from cubebench.runner.question_suites import QuestionSuite
 from cubebench.tasks.registry import get_test
 
 from .client import in_worker_thread
+from .errors import raise_if_error, task_parameters
 from .factory import stored_record, InspectAgentFactory
-from .params import question_suite
+from .params import check_flag, question_suite
 
 __all__ = ["questions", "question_dataset", "answer_cube_questions", "question_outcome", "question_table",
            "ITEM_RECORD_KEY"]
@@ -46,18 +47,24 @@ def question_dataset(suite: QuestionSuite) -> MemoryDataset:
 
 @solver
 def answer_cube_questions(send_images: bool = True) -> Solver:
-    """Ask the sample's item through its test's ``play``; each question is one call of the eval's model."""
+    """Ask the sample's item through its test's ``play``; each question is one call of the eval's model.
+
+    An item that ended as an error (a model call that failed after Inspect's retries, a broken test) is the
+    sample's error in Inspect's terms (:mod:`.errors`), its record kept in the store."""
+    check_flag(send_images, "send_images")
     settings = PlaySettings(store_images=False)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
         factory = InspectAgentFactory(model, send_images=send_images)
-        record = await in_worker_thread(play_item, ItemSpec(**state.metadata), factory.for_runner(), settings)
+        spec = ItemSpec(**state.metadata)
+        record = await in_worker_thread(play_item, spec, factory.for_runner(), settings)
         state.store.set(ITEM_RECORD_KEY, record.to_dict())
         state.messages = _transcript(record)
         last = record.steps[-1].reply if record.steps else ""
         state.output = ModelOutput.from_content(model=str(model), content=last)
         state.completed = True
+        raise_if_error(record, f"item {spec.key}", factory.failed.error)
         return state
 
     return solve
@@ -117,7 +124,8 @@ def questions(suite: str | None = None, tests: Any = None, depths: Any = None, i
     """Question-style tests: a shipped question suite (``cube-bench``, ``cube-bench-smoke``) or, without one,
     the registered ``tests`` named (all by default), narrowed and overridden by the other parameters
     (docs/ecosystem.md)."""
-    grid = question_suite(suite, tests=tests, depths=depths, items=items, variants=variants, metric=metric,
-                          seed=seed)
-    return Task(dataset=question_dataset(grid), solver=answer_cube_questions(send_images),
-                scorer=question_outcome(), metadata={"suite": grid.to_dict()})
+    with task_parameters("cubebench/questions"):
+        grid = question_suite(suite, tests=tests, depths=depths, items=items, variants=variants, metric=metric,
+                              seed=seed)
+        ask = answer_cube_questions(send_images)
+    return Task(dataset=question_dataset(grid), solver=ask, scorer=question_outcome(), metadata={"suite": grid.to_dict()})
