@@ -185,9 +185,12 @@ def test_a_working_endpoint_still_scores(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["cubebench/episode", "-T", "tier=cube"], "each of tiers must be one of"),
-    (["cubebench/episode", "-T", "agent=human"], "agent must be one of"),
-    (["cubebench/episode", "-T", "send_images=maybe"], "send_images must be true or false"),
-    (["cubebench/questions", "-T", "tests=[move-choice,nope]"], "unknown test ['nope']"),
+    (["cubebench/episode", "-T", "tiers=face"], "unknown parameter tiers; the parameters are suite, tier, depths"),
+    *[pytest.param(args, message, marks=pytest.mark.slow) for args, message in [  # the same path, other checks
+        (["cubebench/episode", "-T", "agent=human"], "agent must be one of"),
+        (["cubebench/episode", "-T", "send_images=maybe"], "send_images must be true or false"),
+        (["cubebench/questions", "-T", "tests=[move-choice,nope]"], "unknown test ['nope']"),
+    ]],
 ])
 def test_a_bad_task_parameter_is_one_line_on_the_command_line(tmp_path: Path, args: list[str], message: str) -> None:
     env = {**os.environ, "COLUMNS": "250"}  # rich wraps the line at the terminal's width (80 without one)
@@ -207,3 +210,7 @@ def test_a_task_parameter_error_is_a_suite_error_and_inspects_prerequisite_error
     assert str(caught.value).startswith("cubebench/episode: inspect task parameters: each of tiers")
     with pytest.raises(SuiteError, match="send_images"):
         questions(send_images="no")  # type: ignore[arg-type]
+    with pytest.raises(TaskParameterError, match="agent must be one of"):
+        episode(agent="human")
+    with pytest.raises(TaskParameterError, match=r"unknown parameter tiers, variant; the parameters are suite, tests"):
+        questions(tiers="face", variant="text")

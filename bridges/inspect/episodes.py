@@ -27,7 +27,7 @@ from cubebench.runner.suite_fields import SuiteError
 from cubebench.runner.suites import Suite
 
 from .client import in_worker_thread
-from .errors import raise_if_error, task_parameters
+from .errors import raise_if_error, refuse_unknown, task_parameters
 from .factory import stored_record, AGENTS, InspectAgentFactory
 from .params import SOURCE, check_flag, episode_suite
 
@@ -118,10 +118,12 @@ def attribution_inputs(spec: dict[str, Any], record: EpisodeRecord) -> dict[str,
 def episode(suite: str = "exp1", tier: Any = None, depths: Any = None, horizon: Any = None,
             instances: int | None = None, reward: Any = None, tool_setting: Any = None, metric: str | None = None,
             steps: int | None = None, max_moves: int | None = None, max_rotations: int | None = None,
-            seed: int | None = None, agent: str = "tools", obs_format: str = "image", send_images: bool = True) -> Task:
+            seed: int | None = None, agent: str = "tools", obs_format: str = "image", send_images: bool = True,
+            **unknown: Any) -> Task:
     """CubeBench episodes: a shipped suite's grid (``exp1`` basic tools, ``exp2`` dense rewards, ``exp3`` the
     three tool settings, ``smoke``, ``full``) narrowed by ``tier``, ``depths``/``horizon`` and overridden by the
     other parameters; ``agent`` says how the model acts.  Every parameter is described in docs/ecosystem.md."""
+    refuse_unknown("cubebench/episode", unknown, episode)
     with task_parameters("cubebench/episode"):
         grid = episode_suite(suite, tier=tier, depths=depths, horizon=horizon, instances=instances, reward=reward,
                              tool_setting=tool_setting, metric=metric, max_steps=steps, max_moves=max_moves,

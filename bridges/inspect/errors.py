@@ -14,8 +14,9 @@
 
 from __future__ import annotations
 
+import inspect
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from rich.markup import escape
 
@@ -32,7 +33,7 @@ except ImportError:  # pragma: no cover - a later Inspect that moved it: a plain
 
 from inspect_ai.util import LimitExceededError
 
-__all__ = ["SampleError", "TaskParameterError", "task_parameters", "raise_if_error"]
+__all__ = ["SampleError", "TaskParameterError", "task_parameters", "refuse_unknown", "raise_if_error"]
 
 
 class SampleError(RuntimeError):
@@ -64,6 +65,15 @@ def task_parameters(task_name: str) -> Iterator[None]:
         raise
     except SuiteError as err:
         raise TaskParameterError(f"{task_name}: {err}") from err
+
+
+def refuse_unknown(task_name: str, unknown: dict[str, Any], task: Callable[..., Any]) -> None:
+    """Refuse parameters the task does not have (``-T tiers=face``): Inspect itself would only warn and run the
+    task's whole default grid.  The task takes ``**unknown`` so that Inspect hands them over."""
+    if unknown:
+        known = [n for n, p in inspect.signature(task).parameters.items() if p.kind is not p.VAR_KEYWORD]
+        raise TaskParameterError(f"{task_name}: inspect task parameters: unknown parameter "
+                                 f"{', '.join(sorted(unknown))}; the parameters are {', '.join(known)}")
 
 
 def raise_if_error(record: EpisodeRecord, what: str, failure: BaseException | None) -> None:

@@ -27,7 +27,7 @@ from cubebench.runner.question_suites import QuestionSuite
 from cubebench.tasks.registry import get_test
 
 from .client import in_worker_thread
-from .errors import raise_if_error, task_parameters
+from .errors import raise_if_error, refuse_unknown, task_parameters
 from .factory import stored_record, InspectAgentFactory
 from .params import check_flag, question_suite
 
@@ -120,10 +120,11 @@ def _score_metadata(log: EvalLog) -> list[dict[str, Any]]:
 @task
 def questions(suite: str | None = None, tests: Any = None, depths: Any = None, items: int | None = None,
               variants: Any = None, metric: str | None = None, seed: int | None = None,
-              send_images: bool = True) -> Task:
+              send_images: bool = True, **unknown: Any) -> Task:
     """Question-style tests: a shipped question suite (``cube-bench``, ``cube-bench-smoke``) or, without one,
     the registered ``tests`` named (all by default), narrowed and overridden by the other parameters
     (docs/ecosystem.md)."""
+    refuse_unknown("cubebench/questions", unknown, questions)
     with task_parameters("cubebench/questions"):
         grid = question_suite(suite, tests=tests, depths=depths, items=items, variants=variants, metric=metric,
                               seed=seed)
