@@ -8,8 +8,10 @@ runs its full step budget and the model costs nothing: what is measured is each 
 
 - ours: the runner's ``play_episode`` with the ``openai-compatible`` client, one episode after another;
 - inspect: ``inspect_ai.eval(cubebench/episode, agent=react)`` with Inspect's ``openai-api`` provider,
-  ``max_samples=1`` (one episode at a time, as ours) and again with Inspect's default concurrency; the
-  eval's own start-up (task, log file) is inside its time.
+  ``max_samples=1`` (one episode at a time, as ours), again with Inspect's default concurrency, and once
+  more one at a time without Inspect's realtime sample log (``log_realtime=False``, ``--no-log-realtime``:
+  the live view's per-event buffer, Inspect's own cost); the eval's own start-up (task, log file) is
+  inside its time.
 
 Prints wall seconds per episode (median of ``--repeat``, the two sides alternated in the same process:
 the machine is shared) and the ratio inspect / ours.  Needs the ``inspect`` and ``llm`` extras.
@@ -51,13 +53,14 @@ def ours(episodes: int, steps: int) -> float:
         return time.perf_counter() - t0
 
 
-def inspect(episodes: int, steps: int, max_samples: int | None) -> float:
+def inspect(episodes: int, steps: int, max_samples: int | None, realtime: bool = True) -> float:
     """Seconds for one Inspect eval of the same episodes."""
     with ScriptedServer([], default=REPLY) as server, tempfile.TemporaryDirectory() as logs:
         model = get_model("openai-api/scripted/scripted", base_url=server.base_url, api_key="none")
         task = episode(tier="symbolic", depths=1, instances=episodes, steps=steps, agent="react")
         t0 = time.perf_counter()
-        (log,) = inspect_eval(task, model=model, log_dir=logs, display="none", max_samples=max_samples)
+        (log,) = inspect_eval(task, model=model, log_dir=logs, display="none", max_samples=max_samples,
+                              log_realtime=realtime)
         elapsed = time.perf_counter() - t0
         assert log.status == "success" and log.samples and len(log.samples) == episodes, log.error
         return elapsed
@@ -73,6 +76,7 @@ def main() -> None:
         "ours (cubebench runner)": lambda: ours(args.episodes, args.steps),
         "inspect, max_samples=1": lambda: inspect(args.episodes, args.steps, 1),
         "inspect, default concurrency": lambda: inspect(args.episodes, args.steps, None),
+        "inspect, max_samples=1, no realtime log": lambda: inspect(args.episodes, args.steps, 1, realtime=False),
     }
     for run in sides.values():  # warm up: imports, numba kernels, the first eval's set-up
         run()
@@ -86,7 +90,7 @@ def main() -> None:
     base = statistics.median(times["ours (cubebench runner)"]) / args.episodes
     for name, seconds in times.items():
         per = statistics.median(seconds) / args.episodes
-        print(f"{name:<30} {per * 1000:8.1f} ms/episode  {per / args.steps * 1000:6.2f} ms/step  "
+        print(f"{name:<40} {per * 1000:8.1f} ms/episode  {per / args.steps * 1000:6.2f} ms/step  "
               f"ratio {per / base:5.2f}")
 
 

@@ -13,13 +13,15 @@ except ModuleNotFoundError as err:  # the message names the extra; the name lets
                               name="inspect_ai") from err
 
 from .client import InspectModelClient, in_worker_thread, to_inspect_messages
+from .errors import SampleError, TaskParameterError
 from .episodes import RECORD_KEY, episode, episode_dataset, episode_outcome, play_cube_episode
 from .factory import AGENTS, InspectAgentFactory
 from .questions import answer_cube_questions, question_dataset, question_outcome, question_table, questions
 from .tool_agent import InspectToolAgent
 
 __all__ = [
-    "AGENTS", "RECORD_KEY", "InspectAgentFactory", "InspectModelClient", "InspectToolAgent", "answer_cube_questions",
+    "AGENTS", "RECORD_KEY", "InspectAgentFactory", "InspectModelClient", "InspectToolAgent", "SampleError",
+    "TaskParameterError", "answer_cube_questions",
     "episode", "episode_dataset", "episode_outcome", "in_worker_thread", "play_cube_episode", "question_dataset",
     "question_outcome", "question_table", "questions", "to_inspect_messages",
 ]

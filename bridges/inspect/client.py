@@ -10,7 +10,9 @@ The episode loop is synchronous, Inspect is asynchronous: the loop runs in a wor
 with :func:`in_worker_thread` and each call hops back onto Inspect's event loop
 (``anyio.from_thread.run``), so the model call lands in the sample's transcript like any other.
 Inspect retries failed calls itself; a call that still fails is a :class:`~cubebench.agents.llm.ModelError`
-here (not retried again), which the agents record as the step's error.
+here (not retried again), which the agents record as the step's error.  It is also kept in the sample's
+:class:`FailedCall`: the sample's later calls are not made (each fails at once), and the solver ends the
+sample as an error in Inspect's terms (:mod:`.errors`), as Inspect's own ``generate`` would.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from cubebench.agents.llm import Budget, ModelClient, ModelError, RetryPolicy, p
 from cubebench.agents.llm.client import _Result
 from cubebench.agents.llm.messages import Message, safe_text
 
-__all__ = ["InspectModelClient", "to_inspect_messages", "output_usage", "in_worker_thread"]
+__all__ = ["InspectModelClient", "FailedCall", "describe_failure", "to_inspect_messages", "output_usage", "in_worker_thread"]
 
 T = TypeVar("T")
 
@@ -83,6 +85,51 @@ async def in_worker_thread(fn: Callable[..., T], *args: Any) -> T:
     return await anyio.to_thread.run_sync(lambda: context.run(fn, *args))
 
 
+def describe_failure(err: BaseException) -> str:
+    """``Type: message`` of a failed call, through Inspect's retry wrapper (tenacity's ``RetryError``) to the
+    last attempt's exception, with that exception's own cause (``APIConnectionError: Connection error.
+    (ConnectError: All connection attempts failed)``)."""
+    last = getattr(err, "last_attempt", None)
+    inner = last.exception() if last is not None and hasattr(last, "exception") else None
+    if isinstance(inner, BaseException):
+        err = inner
+    text = f"{type(err).__name__}: {safe_text(str(err))}"
+    cause = err.__cause__
+    if cause is not None and str(cause) and str(cause) not in text:
+        text += f" ({type(cause).__name__}: {safe_text(str(cause))})"
+    return text
+
+
+class FailedCall:
+    """The first call of one sample's Inspect model that failed after Inspect's own retries, if any.
+
+    Shared by the sample's agents and clients: once a call has failed, :meth:`check` fails every later
+    call at once, so a dead endpoint costs one call's retries, not one per step."""
+
+    def __init__(self) -> None:
+        self.error: BaseException | None = None
+
+    def check(self) -> None:
+        """Raise :class:`~cubebench.agents.llm.ModelError` if an earlier call of the sample failed."""
+        if self.error is not None:
+            raise ModelError(f"not called: an earlier call failed after Inspect's retries "
+                             f"({describe_failure(self.error)})", kind="error")
+
+    def keep(self, err: BaseException) -> None:
+        """Remember ``err`` when it is the sample's first failed call."""
+        if self.error is None:
+            self.error = err
+
+    async def generate(self, model: Model, *args: Any, **kwargs: Any) -> ModelOutput:
+        """``model.generate(*args, **kwargs)``, refused after a failure and remembering its own."""
+        self.check()
+        try:
+            return await model.generate(*args, **kwargs)
+        except Exception as err:
+            self.keep(err)
+            raise
+
+
 class InspectModelClient(ModelClient):
     """A :class:`~cubebench.agents.llm.ModelClient` whose one attempt is one Inspect ``generate`` call.
 
@@ -94,10 +141,13 @@ class InspectModelClient(ModelClient):
 
     provider = "inspect"
 
-    def __init__(self, model: Model, *, max_tokens: int = 1024, budget: Budget | None = None) -> None:
+    def __init__(self, model: Model, *, max_tokens: int = 1024, budget: Budget | None = None,
+                 failed: FailedCall | None = None) -> None:
         super().__init__(str(model), max_tokens=max_tokens, budget=budget, price=price_for(model.name),
                          retry=RetryPolicy(max_attempts=1))
         self.inspect_model = model
+        self.failed = failed if failed is not None else FailedCall()
+        self._sent: list[tuple[Message, Any, ChatMessage]] = []
 
     def _build_request(self, messages: Sequence[Message], *, stop: list[str] | None, max_tokens: int,
                        temperature: float | None, seed: int | None, extra: dict[str, Any]) -> dict[str, Any]:
@@ -106,7 +156,10 @@ class InspectModelClient(ModelClient):
         return {"messages": list(messages), "config": config}
 
     def _loggable(self, request: dict[str, Any]) -> dict[str, Any]:
-        return {"model": self.model, "messages": request["messages"],
+        """The model, the call's settings and how many messages it sent: the messages themselves are in the
+        call's Inspect model event, in the same log (keeping them in every step's record too would store the
+        conversation once per step, quadratic in the episode's length)."""
+        return {"model": self.model, "n_messages": len(request["messages"]),
                 "config": request["config"].model_dump(exclude_none=True)}
 
     def _endpoint(self) -> str:
@@ -114,15 +167,17 @@ class InspectModelClient(ModelClient):
 
     def _attempt(self, request: dict[str, Any]) -> _Result:
         try:
-            output: ModelOutput = anyio.from_thread.run(self._generate, to_inspect_messages(request["messages"]),
+            output: ModelOutput = anyio.from_thread.run(self._generate, self.inspect_messages(request["messages"]),
                                                         request["config"])
+        except ModelError:  # an earlier call of the sample failed: this one was not made
+            raise
         except RuntimeError as err:
             if "worker thread" in str(err):  # anyio: not called from in_worker_thread
                 raise RuntimeError("InspectModelClient must be called from a thread started by "
                                    "in_worker_thread() inside an Inspect solver") from err
-            raise ModelError(f"{self.model}: {type(err).__name__}: {err}", kind="error") from err
+            raise ModelError(f"{self.model}: {describe_failure(err)}", kind="error") from err
         except Exception as err:  # noqa: BLE001 - Inspect already retried; any failure is the call's
-            raise ModelError(f"{self.model}: {type(err).__name__}: {err}", kind="error") from err
+            raise ModelError(f"{self.model}: {describe_failure(err)}", kind="error") from err
         if output.error:
             raise ModelError(f"{self.model}: {output.error}", kind="error")
         n_in, n_out = output_usage(output)
@@ -131,8 +186,23 @@ class InspectModelClient(ModelClient):
                        input_tokens=n_in, output_tokens=n_out, status=200,
                        body={"model": output.model, "completion": output.completion, "stop_reason": finish})
 
+    def inspect_messages(self, messages: Sequence[Message]) -> list[ChatMessage]:
+        """``messages`` as Inspect messages, the conversation's earlier ones as the same objects as last call.
+
+        A chat agent's history grows by appending: reusing the Inspect message of every unchanged one (the same
+        dict with the same content) keeps its id, so Inspect's transcript recognises it instead of serialising
+        and hashing the whole history again at every call (quadratic in the episode's length)."""
+        kept = 0
+        for sent, msg in zip(self._sent, messages):
+            if sent[0] is not msg or sent[1] is not msg["content"]:
+                break
+            kept += 1
+        fresh = list(messages[kept:])
+        self._sent = self._sent[:kept] + [(m, m["content"], c) for m, c in zip(fresh, to_inspect_messages(fresh))]
+        return [c for _, _, c in self._sent]
+
     async def _generate(self, messages: list[ChatMessage], config: GenerateConfig) -> ModelOutput:
-        return await self.inspect_model.generate(messages, config=config)
+        return await self.failed.generate(self.inspect_model, messages, config=config)
 
     def close(self) -> None:
         """Nothing to release: the model belongs to the eval."""

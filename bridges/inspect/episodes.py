@@ -23,11 +23,13 @@ from cubebench.agents.records import EpisodeRecord
 from cubebench.runner.execute import PlaySettings, play_episode
 from cubebench.runner.instances import resolve_source
 from cubebench.runner.plan import EpisodeSpec, plan_episodes
+from cubebench.runner.suite_fields import SuiteError
 from cubebench.runner.suites import Suite
 
 from .client import in_worker_thread
+from .errors import raise_if_error, refuse_unknown, task_parameters
 from .factory import stored_record, AGENTS, InspectAgentFactory
-from .params import episode_suite
+from .params import SOURCE, check_flag, episode_suite
 
 __all__ = ["episode", "episode_dataset", "play_cube_episode", "episode_outcome", "attribution_inputs", "RECORD_KEY", "OBS_FORMATS",
            "SOLVER_TOOLS"]
@@ -55,11 +57,15 @@ def _describe(ep: EpisodeSpec) -> str:
 @solver
 def play_cube_episode(agent: str = "tools", obs_format: str = "image", send_images: bool = True,
                       distance_budget_s: float | None = None) -> Solver:
-    """Play the sample's episode with ``agent`` (``tools``, ``react`` or ``codeact``) over the eval's model."""
+    """Play the sample's episode with ``agent`` (``tools``, ``react`` or ``codeact``) over the eval's model.
+
+    An episode that ended as an error (a model call that failed after Inspect's retries, an agent that could
+    not start) is the sample's error in Inspect's terms (:mod:`.errors`), its record kept in the store."""
     if agent not in AGENTS:
-        raise ValueError(f"agent must be one of {', '.join(AGENTS)}, got {agent!r}")
+        raise SuiteError(f"{SOURCE}: agent must be one of {', '.join(AGENTS)}, got {agent!r}")
     if obs_format not in OBS_FORMATS:
-        raise ValueError(f"obs_format must be one of {', '.join(OBS_FORMATS)}, got {obs_format!r}")
+        raise SuiteError(f"{SOURCE}: obs_format must be one of {', '.join(OBS_FORMATS)}, got {obs_format!r}")
+    check_flag(send_images, "send_images")
     settings = PlaySettings(obs_format=obs_format, store_images=False, distance_budget_s=distance_budget_s)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -71,6 +77,7 @@ def play_cube_episode(agent: str = "tools", obs_format: str = "image", send_imag
         state.messages = factory.transcript(record)
         state.output = ModelOutput.from_content(model=str(model), content=_summary(record))
         state.completed = True
+        raise_if_error(record, f"episode {spec.key}", factory.failed.error)
         return state
 
     return solve
@@ -111,12 +118,15 @@ def attribution_inputs(spec: dict[str, Any], record: EpisodeRecord) -> dict[str,
 def episode(suite: str = "exp1", tier: Any = None, depths: Any = None, horizon: Any = None,
             instances: int | None = None, reward: Any = None, tool_setting: Any = None, metric: str | None = None,
             steps: int | None = None, max_moves: int | None = None, max_rotations: int | None = None,
-            seed: int | None = None, agent: str = "tools", obs_format: str = "image", send_images: bool = True) -> Task:
+            seed: int | None = None, agent: str = "tools", obs_format: str = "image", send_images: bool = True,
+            **unknown: Any) -> Task:
     """CubeBench episodes: a shipped suite's grid (``exp1`` basic tools, ``exp2`` dense rewards, ``exp3`` the
     three tool settings, ``smoke``, ``full``) narrowed by ``tier``, ``depths``/``horizon`` and overridden by the
     other parameters; ``agent`` says how the model acts.  Every parameter is described in docs/ecosystem.md."""
-    grid = episode_suite(suite, tier=tier, depths=depths, horizon=horizon, instances=instances, reward=reward,
-                         tool_setting=tool_setting, metric=metric, max_steps=steps, max_moves=max_moves,
-                         max_rotations=max_rotations, seed=seed)
-    return Task(dataset=episode_dataset(grid), solver=play_cube_episode(agent, obs_format, send_images),
-                scorer=episode_outcome(), metadata={"suite": grid.to_dict()})
+    refuse_unknown("cubebench/episode", unknown, episode)
+    with task_parameters("cubebench/episode"):
+        grid = episode_suite(suite, tier=tier, depths=depths, horizon=horizon, instances=instances, reward=reward,
+                             tool_setting=tool_setting, metric=metric, max_steps=steps, max_moves=max_moves,
+                             max_rotations=max_rotations, seed=seed)
+        play = play_cube_episode(agent, obs_format, send_images)
+    return Task(dataset=episode_dataset(grid), solver=play, scorer=episode_outcome(), metadata={"suite": grid.to_dict()})

@@ -26,7 +26,7 @@ from cubebench.agents.react import ReActAgent
 from cubebench.agents.records import EpisodeRecord
 from cubebench.runner.specs import AgentFactory, AgentSpec
 
-from .client import InspectModelClient, to_inspect_messages
+from .client import FailedCall, InspectModelClient, to_inspect_messages
 from .tool_agent import InspectToolAgent
 
 __all__ = ["AGENTS", "InspectAgentFactory", "stored_record"]
@@ -41,7 +41,8 @@ class InspectAgentFactory:
     It offers what :func:`~cubebench.runner.execute.play_episode` and
     :func:`~cubebench.runner.execute.play_item` use of the runner's
     :class:`~cubebench.runner.specs.AgentFactory`: ``new``, ``new_answerer``, ``symbolic_obs_format`` and
-    ``spec.send_images``.  It keeps the agents it made, for the sample's transcript (:meth:`transcript`).
+    ``spec.send_images``.  It keeps the agents it made, for the sample's transcript (:meth:`transcript`), and
+    the sample's first model call that failed after Inspect's retries (:attr:`failed`): make one factory per sample.
     """
 
     symbolic_obs_format = "text"
@@ -55,24 +56,28 @@ class InspectAgentFactory:
         self.spec = AgentSpec(spec=f"inspect:{model}", style="react" if agent == "tools" else agent,
                               send_images=send_images)
         self.made: list[Any] = []
+        self.failed = FailedCall()
 
     def new(self, seed: int | None = None) -> Agent:
         """A fresh agent for one episode (the seed is the runner's; sampling is the eval's ``--seed``)."""
         agent: Agent
         if self.agent == "tools":
-            agent = InspectToolAgent(self.model, send_images=self.spec.send_images)
+            agent = InspectToolAgent(self.model, send_images=self.spec.send_images, failed=self.failed)
         elif self.agent == "codeact":
-            agent = CodeActAgent(InspectModelClient(self.model), send_images=self.spec.send_images)
+            agent = CodeActAgent(self._client(), send_images=self.spec.send_images)
         else:
-            agent = ReActAgent(InspectModelClient(self.model), send_images=self.spec.send_images)
+            agent = ReActAgent(self._client(), send_images=self.spec.send_images)
         self.made.append(agent)
         return agent
 
     def new_answerer(self, seed: int | None = None) -> ModelAnswerer:
         """A fresh answerer for one question item: each question one fresh conversation, as in ``cubebench run``."""
-        answerer = ModelAnswerer(InspectModelClient(self.model), send_images=self.spec.send_images)
+        answerer = ModelAnswerer(self._client(), send_images=self.spec.send_images)
         self.made.append(answerer)
         return answerer
+
+    def _client(self) -> InspectModelClient:
+        return InspectModelClient(self.model, failed=self.failed)
 
     def for_runner(self) -> AgentFactory:
         """This factory where the runner's play functions name their factory type: it has every member they use."""
@@ -92,6 +97,8 @@ class InspectAgentFactory:
                 agent.close_pending("\n".join(c.result for c in last.tool_calls) or "(no result)")
             return list(agent.messages)
         if isinstance(agent, ChatAgent):
+            if isinstance(agent.client, InspectModelClient):  # the messages its calls sent, as the same objects
+                return agent.client.inspect_messages(agent.messages)
             return to_inspect_messages(agent.messages)
         return []
 

@@ -18,7 +18,7 @@ from cubebench.runner.suite_fields import SuiteError
 from cubebench.runner.suites import Suite, load_suite, suite_from_dict
 from cubebench.tasks.registry import TESTS
 
-__all__ = ["listed", "episode_suite", "question_suite", "SOURCE"]
+__all__ = ["listed", "check_flag", "episode_suite", "question_suite", "SOURCE"]
 
 SOURCE = "inspect task parameters"
 """How errors name where a bad value came from."""
@@ -39,6 +39,12 @@ def listed(value: Any, name: str, kind: type = str) -> list[Any] | None:
                                for v in items):
         raise SuiteError(f"{SOURCE}: {name} must be integers, got {value!r}")
     return [kind(v) for v in items]
+
+
+def check_flag(value: Any, name: str) -> None:
+    """A yes/no parameter must be one (``-T send_images=false``): a stray word must not read as true."""
+    if not isinstance(value, bool):
+        raise SuiteError(f"{SOURCE}: {name} must be true or false, got {value!r}")
 
 
 def episode_suite(suite: str = "exp1", *, tier: Any = None, depths: Any = None, horizon: Any = None,

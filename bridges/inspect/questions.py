@@ -28,8 +28,9 @@ from cubebench.runner.question_suites import QuestionSuite
 from cubebench.tasks.registry import get_test
 
 from .client import in_worker_thread
+from .errors import raise_if_error, refuse_unknown, task_parameters
 from .factory import stored_record, InspectAgentFactory
-from .params import question_suite
+from .params import check_flag, question_suite
 
 __all__ = ["questions", "question_dataset", "answer_cube_questions", "question_outcome", "question_table",
            "ITEM_RECORD_KEY"]
@@ -48,18 +49,24 @@ def question_dataset(suite: QuestionSuite) -> MemoryDataset:
 @solver
 def answer_cube_questions(send_images: bool = True, protocol: str | None = None) -> Solver:
     """Ask the sample's item through its test's ``play``, under answer ``protocol`` (``None``: the strict forms);
-    each question is one call of the eval's model."""
+    each question is one call of the eval's model.
+
+    An item that ended as an error (a model call that failed after Inspect's retries, a broken test) is the
+    sample's error in Inspect's terms (:mod:`.errors`), its record kept in the store."""
+    check_flag(send_images, "send_images")
     settings = PlaySettings(store_images=False, answer_protocol=protocol)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
         factory = InspectAgentFactory(model, send_images=send_images)
-        record = await in_worker_thread(play_item, ItemSpec(**state.metadata), factory.for_runner(), settings)
+        spec = ItemSpec(**state.metadata)
+        record = await in_worker_thread(play_item, spec, factory.for_runner(), settings)
         state.store.set(ITEM_RECORD_KEY, record.to_dict())
         state.messages = _transcript(record)
         last = record.steps[-1].reply if record.steps else ""
         state.output = ModelOutput.from_content(model=str(model), content=last)
         state.completed = True
+        raise_if_error(record, f"item {spec.key}", factory.failed.error)
         return state
 
     return solve
@@ -115,13 +122,16 @@ def _score_metadata(log: EvalLog) -> list[dict[str, Any]]:
 @task
 def questions(suite: str | None = None, tests: Any = None, depths: Any = None, items: int | None = None,
               variants: Any = None, metric: str | None = None, seed: int | None = None,
-              send_images: bool = True, protocol: str | None = None) -> Task:
+              send_images: bool = True, protocol: str | None = None, **unknown: Any) -> Task:
     """Question-style tests: a shipped question suite (``cube-bench``, ``cube-bench-smoke``) or, without one,
     the registered ``tests`` named (all by default), narrowed and overridden by the other parameters
     (docs/ecosystem.md); ``protocol`` is the answer protocol (default: the grid's, ``paper``)."""
-    grid = question_suite(suite, tests=tests, depths=depths, items=items, variants=variants, metric=metric,
-                          seed=seed)
-    chosen = protocol or grid.answer_protocols[0]
-    check_protocol(grid, chosen)
-    return Task(dataset=question_dataset(grid), solver=answer_cube_questions(send_images, chosen),
-                scorer=question_outcome(), metadata={"suite": grid.to_dict(), "protocol": chosen})
+    refuse_unknown("cubebench/questions", unknown, questions)
+    with task_parameters("cubebench/questions"):
+        grid = question_suite(suite, tests=tests, depths=depths, items=items, variants=variants, metric=metric,
+                              seed=seed)
+        chosen = protocol or grid.answer_protocols[0]
+        check_protocol(grid, chosen)
+        ask = answer_cube_questions(send_images, chosen)
+    return Task(dataset=question_dataset(grid), solver=ask, scorer=question_outcome(),
+                metadata={"suite": grid.to_dict(), "protocol": chosen})

@@ -37,7 +37,7 @@ from cubebench.agents.records import png_bytes
 from cubebench.agents.tool_registry import REGISTRY
 from cubebench.agents.tools import ToolCallError, Toolbox, ToolError
 
-from .client import output_usage, to_inspect_messages
+from .client import FailedCall, describe_failure, output_usage, to_inspect_messages
 
 __all__ = ["InspectToolAgent", "tool_info", "SYSTEM_PROMPT", "NO_TOOL_CALL", "NOT_RUN"]
 
@@ -70,8 +70,10 @@ class InspectToolAgent:
     the episode's tools as native tool calls; call it from a thread started by
     :func:`~.client.in_worker_thread` (the episode loop's)."""
 
-    def __init__(self, model: Model, *, max_tokens: int = 256, send_images: bool = True) -> None:
+    def __init__(self, model: Model, *, max_tokens: int = 256, send_images: bool = True,
+                 failed: FailedCall | None = None) -> None:
         self.model = model
+        self.failed = failed if failed is not None else FailedCall()
         self.name = f"inspect-tools:{model}"
         self.max_tokens = max_tokens
         self.send_images = send_images
@@ -91,7 +93,7 @@ class InspectToolAgent:
         try:
             output = anyio.from_thread.run(self._generate)
         except Exception as err:  # noqa: BLE001 - Inspect already retried; a failed call is the step's error
-            return Turn(error=f"model error: {type(err).__name__}: {safe_text(str(err))}")
+            return Turn(error=f"model error: {describe_failure(err)}")
         if output.error:
             return Turn(error=f"model error: {safe_text(output.error)}")
         message = output.message
@@ -126,8 +128,8 @@ class InspectToolAgent:
         """Nothing to release: the model belongs to the eval."""
 
     async def _generate(self) -> ModelOutput:
-        return await self.model.generate(self.messages, tools=self._tools,
-                                         config=GenerateConfig(max_tokens=self.max_tokens, parallel_tool_calls=False))
+        return await self.failed.generate(self.model, self.messages, tools=self._tools,
+                                          config=GenerateConfig(max_tokens=self.max_tokens, parallel_tool_calls=False))
 
     def _show(self, observation: Observation) -> None:
         text = f"Observation: {safe_text(observation.text)}\n({observation.steps_left} steps left)"
