@@ -118,6 +118,7 @@ def test_an_html_report_that_cannot_be_written_fails_before_the_report(run_path,
     ("--episode-max-cost", "-0.5", "number >= 0"),
     ("--episode-max-tokens", "0", "whole number >= 1"),
     ("--model-attempts", "0", "whole number >= 1"),
+    ("--reply-max-tokens", "0", "whole number >= 1"),
     ("--temperature", "-1", "number >= 0"),
     ("--distance-budget", "-1", "seconds per step"),
     ("--distance-budget", "soon", "seconds per step"),
@@ -251,7 +252,8 @@ def test_run_help_is_grouped_with_the_teams_and_examples(capsys) -> None:
     for heading in ("what to run", "episode suites", "question suites", "multi-agent suites", "model agents",
                     "examples:"):
         assert heading in text
-    assert "perfect, silent, random" in text and "oracle" in text
+    flat = " ".join(text.split())  # argparse wraps the help to the terminal's width
+    assert "perfect, silent, random" in flat and "oracle" in flat and "blind" in flat and "hf:PATH" in flat
 
 
 def test_python_m_cubebench_is_the_command_and_the_engine_imports_no_runner() -> None:

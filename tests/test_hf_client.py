@@ -84,6 +84,15 @@ def test_budgets_images_and_request_options_are_refused_as_the_http_clients_do(t
         make_client(f"hf:{tiny}").complete(USER, extra={"grammar": "root ::= \"x\""})
 
 
+def test_a_reply_limit_past_the_context_is_cut_to_the_room_left(tmp_path: Path) -> None:
+    short = build_tiny_chat_model(tmp_path / "short", context=96)
+    client = make_client(f"hf:{short}")
+    reply = client.complete(USER, max_tokens=4096)
+    assert reply.input_tokens + reply.output_tokens <= 96 and reply.output_tokens > 0
+    with pytest.raises(ModelError, match="fills the model's context"):
+        client.complete([{"role": "user", "content": "Observation: a cube " * 40}], max_tokens=8)
+
+
 def test_sampling_follows_the_seed(tiny: Path) -> None:
     replies = [make_client(f"hf:{tiny}", temperature=1.5, seed=s).complete(USER, max_tokens=10).text
                for s in (1, 1, 2)]
@@ -141,7 +150,7 @@ def run(tmp_path: Path, suite: str, tiny: Path, *extra: str) -> Path:
 def test_episodes_questions_and_seats_run_through_the_runner(tiny: Path, tmp_path: Path) -> None:
     assert AgentSpec(spec=f"hf:{tiny}").default_obs_format == "text"
     episodes = run(tmp_path, "smoke", tiny, "--tiers", "symbolic", "--limit", "2", "--distance-budget", "0")
-    questions = run(tmp_path, "cube-bench-smoke", tiny, "--limit", "3")
+    questions = run(tmp_path, "cube-bench-smoke", tiny, "--limit", "3", "--reply-max-tokens", "32")
     games = run(tmp_path, "multi-smoke", tiny, "--games", "observer-actor", "--limit", "1") \
         if not _missing_pettingzoo() else None
     for path, unit in ((episodes, 2), (questions, 3)) + (((games, 1),) if games else ()):

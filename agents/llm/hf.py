@@ -189,9 +189,11 @@ class HFModelClient(ModelClient):
                                                 return_dict=True)
         n_in = int(encoded["input_ids"].shape[1])
         limit = getattr(model.config, "max_position_embeddings", None)
-        if limit is not None and n_in + request["max_new_tokens"] > limit:
-            raise ModelError(f"hf: the prompt ({n_in} tokens) and the reply limit ({request['max_new_tokens']}) "
-                             f"exceed the model's context of {limit} tokens", kind="client_error")
+        if limit is not None and n_in >= limit:
+            raise ModelError(f"hf: the prompt ({n_in} tokens) fills the model's context of {limit} tokens",
+                             kind="client_error")
+        if limit is not None and n_in + request["max_new_tokens"] > limit:  # as llama.cpp does: the room left
+            request = {**request, "max_new_tokens": limit - n_in}
         options = self._generation_options(request)
         started = time.monotonic()
         try:
