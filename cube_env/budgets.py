@@ -184,7 +184,7 @@ def blind_walk(metric: Metric, depth: int, budget: int, rng: np.random.Generator
     target = min(max(depth, 1), EXACT_DEPTH)
     g = ball(metric)
     weight = odds(metric, target)
-    cur, walk = 0, []
+    cur, walk = 0, []  # type: tuple[int, list[str]]
     while len(walk) < budget:
         if not weight.any():
             if target == EXACT_DEPTH:

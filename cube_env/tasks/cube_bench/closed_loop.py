@@ -74,8 +74,8 @@ def step_prompt(item: Item, state: np.ndarray, progress_move: str, rng: np.rando
     close = CLOSE[RELEASE if reasoned else STRICT].format(idk_letter=" (or E if you do not know)" if abstain else "")
     text = USER.format(state=state_text(state), d=here, metric=metric_words(item.metric),
                        options=option_lines(options), idk=IDK_OPTION if abstain else "", close=close)
-    form: ReplyForm = LetterForm(LETTERS, ("tag", "colon", "bare"), idk=abstain)
-    form = TaggedForm(form) if reasoned else form
+    letters = LetterForm(LETTERS, ("tag", "colon", "bare"), idk=abstain)
+    form: ReplyForm = TaggedForm(letters) if reasoned else letters
     return Prompt(SYSTEM, text, net_image(state), form, gold=LETTERS[options.index(progress_move)]), options
 
 

@@ -75,8 +75,8 @@ def distinct_face_options(rng: np.random.Generator, here: int, after: dict[str, 
                 best, best_score = [], score
             if score == best_score:
                 best.append((faces, classes))
-    faces, classes = best[int(rng.integers(len(best)))]
-    options = [by_face[f][c][int(rng.integers(len(by_face[f][c])))] for f, c in zip(faces, classes)]
+    chosen_faces, chosen_classes = best[int(rng.integers(len(best)))]
+    options = [by_face[f][c][int(rng.integers(len(by_face[f][c])))] for f, c in zip(chosen_faces, chosen_classes)]
     return [options[i] for i in rng.permutation(4)]
 
 

@@ -26,6 +26,7 @@ import numpy as np
 from ...engine.facelets import SOLVED_FACELETS
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
 from ..metrics import Proportion, balanced_accuracy
+from ..items import ReplyForm
 from ..parsing import LetterForm, YesNoForm
 from ..protocols import stare_ask
 from .net_fold import NetItems, draw_pair_net, net_record
@@ -101,6 +102,7 @@ class NetPerception(NetItems, QuestionTest):
     def prompt(self, item: Item, probe: str) -> Prompt:
         net = ShownNet.from_data(item.data["net"])
         p = item.data["probes"][probe]
+        form: ReplyForm
         if probe == "colour":
             options = "\n".join(f"{c}: {name}" for c, name in zip(LETTERS, p["options"]))
             question, image, form = QUESTIONS["colour"].format(face=p["face"], options=options), net.image(), \
