@@ -25,10 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from cubebench.agents.llm import PROVIDERS
 from cubebench.tasks.ladder import chance_score
 from cubebench.tasks.metrics import Proportion
 from cubebench.tasks.registry import TESTS
 
+from .answering import decoding_text
 from .ladders import ladder_progress
 from .published import Column, Figure, Paper, PublishedError, PublishedTable, load_papers, paper_for
 from .question_report import Cell, cell_metrics, ladder_score, question_cells
@@ -80,8 +82,8 @@ def read_run(path: Path, papers: list[Paper]) -> tuple[RunView, Paper]:
                 raise CompareError(f"{path} is a run of suite {name!r}, which no paper's published table covers; "
                                    f"compare takes runs of {known}")
             config = store.get_meta("config", {})
-            agent = {"protocol": config.get("protocol", suite.get("protocol")), **config.get("agent", {})}
-            view = RunView(path, suite, str(agent.get("spec", "?")), _decoding(agent), len(store.rows()),
+            agent = config.get("agent", {})
+            view = RunView(path, suite, str(agent.get("spec", "?")), _decoding(config), len(store.rows()),
                            len(store.plan()))
             for cell, records in question_cells(store).items():
                 view.metrics[cell], _ = cell_metrics(cell[0], records)
@@ -92,12 +94,15 @@ def read_run(path: Path, papers: list[Paper]) -> tuple[RunView, Paper]:
     return view, paper
 
 
-def _decoding(agent: dict[str, Any]) -> str:
-    """The answer protocol and temperature the run recorded (older runs record neither)."""
-    protocol = agent.get("protocol")
-    temperature = agent.get("temperature")
-    return (f"protocol {protocol if protocol else 'not recorded'}, temperature "
-            f"{temperature if temperature is not None else 'not sent (the provider default)'}")
+def _decoding(config: dict[str, Any]) -> str:
+    """The answer protocol the run recorded (a run from before protocols asked the strict forms) and, for a model,
+    its decoding, as the report prints them."""
+    protocol = (config.get("play") or {}).get("answer_protocol")
+    agent = config.get("agent") or {}
+    text = f"protocol {protocol or 'strict (recorded before answer protocols)'}"
+    if str(agent.get("spec", "")).partition(":")[0] in PROVIDERS:
+        text += "; " + decoding_text(agent.get("temperature"), agent.get("reply_max_tokens"))
+    return text
 
 
 def _read_ladders(view: RunView, store: Any) -> None:
