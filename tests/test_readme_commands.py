@@ -214,6 +214,8 @@ def test_the_suite_counts_in_the_readme_are_the_suites_own() -> None:
     rows = dict(re.findall(r"^\| `([a-z-]+)` \|.*?([\d,]+) (?:items|games)[^|]*\|$", README, re.M))
     assert {"cube-bench", "cube-bench-smoke", "stare", "stare-smoke", "multi", "multi-smoke"} <= set(rows)
     for name, count in rows.items():
+        if name in MULTI and missing("pettingzoo"):
+            continue  # planning a multi-agent suite needs the multi extra (a minimal install has none)
         suite = load_suite(name)
         planned = plan_games(suite) if name in MULTI else plan_items(suite)
         assert len(planned) == int(count.replace(",", "")), name

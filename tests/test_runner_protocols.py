@@ -20,6 +20,9 @@ from cubebench.runner.specs import AgentFactory, AgentSpec
 from cubebench.runner.store import open_run
 from cubebench.runner.suites import load_suite
 from cubebench.tasks.protocols import STEP_BY_STEP
+from conftest import needs
+
+LLM = needs("openai", "anthropic")
 
 NET_FOLD = ("--suite", "stare-smoke", "--tests", "net-fold", "--depths", "1")
 """Sixteen yes/no items (four setups x four nets)."""
@@ -40,6 +43,7 @@ def config_of(path: Path) -> dict[str, Any]:
         return store.get_meta("config")
 
 
+@LLM
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "openai-compatible"])
 def test_a_question_run_sends_temperature_zero_and_room_to_reason(provider: str, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
@@ -68,6 +72,7 @@ def test_a_question_run_sends_temperature_zero_and_room_to_reason(provider: str,
     assert "decoding: temperature 0; at most 4096 tokens per reply" in report
 
 
+@LLM
 @pytest.mark.parametrize("protocol,limit", [("paper", REPLY_TOKENS[True]), ("strict", REPLY_TOKENS[False])])
 def test_the_flags_override_the_papers_decoding_and_strict_needs_less_room(protocol: str, limit: int,
                                                                           tmp_path: Path) -> None:
@@ -101,6 +106,7 @@ class LoopbackLocalServer:
         """Nothing to stop: the test owns the scripted server."""
 
 
+@LLM
 def test_the_local_client_sends_temperature_zero_and_a_cap_that_fits_its_context(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from cubebench.agents.llm import local

@@ -31,7 +31,7 @@ from .html_report import report_html
 from .play import play
 from .multi_suites import MultiSuite, restrict_multi
 from .question_suites import QuestionSuite, restrict_questions
-from .plots import PlotsUnavailable, write_plots
+from .plots import PlotsUnavailable, require_matplotlib, write_plots
 from .report import build_report, text_report
 from .run import RunConfig, default_run_path, resolve_distance_budget, resume_run, start_run
 from .specs import AgentSpec, AgentSpecError
@@ -402,6 +402,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.plots and (report.questions or report.multi):
         raise _UserError(f"--plots draws episode runs; a {'question' if report.questions else 'multi-agent'} run's "
                          "figures are its tables (text and --html)")
+    if args.plots:
+        require_matplotlib()  # before the folder is made: a failed --plots leaves nothing behind
     plots = _output_folder(args.plots, "--plots") if args.plots else None
     print(text_report(report))
     if plots is not None:

@@ -24,6 +24,11 @@ class PlotsUnavailable(RuntimeError):
     """matplotlib is not installed."""
 
 
+def require_matplotlib() -> None:
+    """:class:`PlotsUnavailable` now, before anything is written, when matplotlib is missing."""
+    _pyplot()
+
+
 def _pyplot() -> Any:
     try:
         import matplotlib
