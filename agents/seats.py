@@ -37,37 +37,6 @@ FACE_COLOURS = ", ".join(f"{face} the {colour} centre" for face, colour in zip("
 _ACTION = re.compile(r"^\s*Action\s*:\s*(?P<act>.*)$", re.MULTILINE)
 _SAY = re.compile(r"^say\b\s*:?\s*(?P<text>.*)$", re.DOTALL | re.IGNORECASE)
 
-_ROLES = {
-    "observer_0": (
-        "You are the OBSERVER of a two-player Rubik's cube team. You can see the cube, but you cannot turn "
-        "its faces. Your partner, the ACTOR, turns faces but sees nothing: it knows only what you tell it. "
-        "Together you must solve the cube within the move budget. Tell the actor what to turn (or what the "
-        "cube looks like) in short messages; every message counts against your message budget."),
-    "actor_0": (
-        "You are the ACTOR of a two-player Rubik's cube team. You turn the cube's faces, but you see nothing "
-        "of the cube: your only information is the messages of your partner, the OBSERVER, who sees the cube "
-        "but cannot turn it. Together you must solve the cube within the move budget. Ask your partner with "
-        "a message when you need to know something; turn faces when you know what to turn."),
-    "camera_0": (
-        "You are CAMERA 0 of a two-player Rubik's cube team. You see the cube from the corner where its U, F "
-        "and R faces meet; your partner, CAMERA 1, sees it from the opposite corner (the D, L and B faces). "
-        "Neither of you sees the whole cube. Both of you may turn faces and send messages. If you both turn "
-        "different faces in the same step, both turns are cancelled: agree who turns."),
-    "camera_1": (
-        "You are CAMERA 1 of a two-player Rubik's cube team. You see the cube from the corner where its D, B "
-        "and L faces meet (held turned by y x2, so D is on top); your partner, CAMERA 0, sees the U, F and R "
-        "faces. Neither of you sees the whole cube. Both of you may turn faces and send messages. If you both "
-        "turn different faces in the same step, both turns are cancelled: agree who turns."),
-    "scrambler_0": (
-        "You are the SCRAMBLER in a two-player Rubik's cube game against a SOLVER. You see the whole cube. "
-        "In your phase you make exactly the given number of face turns, starting from the solved cube, to "
-        "leave a position as far from solved as you can (you score the exact optimal distance you reach, "
-        "and more if the solver then fails). Then the solver plays; you pass."),
-    "solver_0": (
-        "You are the SOLVER in a two-player Rubik's cube game against a SCRAMBLER. While the scrambler "
-        "turns faces you see nothing and must pass; then you solve the cube it left within your move "
-        "budget."),
-}
 _TURNS = (f"Face turns are named by the colour of the face's centre, whichever way anyone holds the cube: "
           f"{FACE_COLOURS} (colour letters: W white, R red, G green, Y yellow, O orange, B blue). "
           "X turns that face a quarter clockwise as seen looking at it, X' counter-clockwise, X2 a half turn.")
@@ -75,9 +44,10 @@ _TURNS = (f"Face turns are named by the colour of the face's centre, whichever w
 
 def role_text(game: Any, seat: str) -> str:
     """Who ``seat`` is, what it sees (tier and form) and the game's budgets, for its system prompt."""
-    if seat not in _ROLES:
-        raise ValueError(f"no role text for seat {seat!r}; known seats: {sorted(_ROLES)}")
-    parts = [_ROLES[seat], _TURNS]
+    roles = game.GAME.roles
+    if seat not in roles:
+        raise ValueError(f"no role text for seat {seat!r} in {game.GAME.name}; its seats: {sorted(roles)}")
+    parts = [roles[seat], _TURNS]
     view = game.seat_view(seat)
     if view is not None:
         parts.append(_view_text(view, any(n[0] in "xyz" for n in game.action_names(seat))))

@@ -33,6 +33,7 @@ from cubebench.engine import TABLE, kernels
 from cubebench.engine.errors import CubeInputError
 from cubebench.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, N_STICKERS
 from cubebench.engine.moves import MOVE_INDEX
+from cubebench.envs.games import OBSERVER_ACTOR, SCRAMBLER_SOLVER, TWO_CAMERAS
 from cubebench.engine.state import canonical, from_colour_indices, from_facelets, to_facelets
 from cubebench.render.face import face_canvas
 from cubebench.render.net import net_canvas
@@ -370,22 +371,38 @@ def random_team(env: Any, seed: int = 0) -> dict[str, Seat]:
     return {seat: RandomSeat(env.action_space(seat), seed + k) for k, seat in enumerate(env.possible_agents)}
 
 
+def _observer_actor(game: Any, silent: bool, seed: int | None) -> list[Seat]:
+    observer, actor = game.GAME.seats
+    return [PerfectObserver(game.seat_view(observer), game.action_names(observer), silent),
+            PerfectActor(game.action_names(actor), blind_seed=seed if silent else None)]
+
+
+def _two_cameras(game: Any, silent: bool, seed: int | None) -> list[Seat]:
+    turning, describing = game.GAME.seats
+    return [TurningCamera(game.seat_view(turning), game.seat_view(describing), game.action_names(turning),
+                          blind_seed=seed if silent else None),
+            DescribingCamera(game.seat_view(describing), silent)]
+
+
+def _scrambler_solver(game: Any, silent: bool, seed: int | None) -> list[Seat]:
+    scrambler, solver = game.GAME.seats
+    return [GreedyScrambler(game.action_names(scrambler), game.cube.metric),
+            PerfectSolver(game.seat_view(solver), game.action_names(solver))]
+
+
+TEAM_BUILDERS: dict[str, Callable[[Any, bool, int | None], list[Seat]]] = {
+    OBSERVER_ACTOR.name: _observer_actor, TWO_CAMERAS.name: _two_cameras, SCRAMBLER_SOLVER.name: _scrambler_solver}
+"""The perfect (and silent) team's players of each game of the games table, one per seat in seat order."""
+
+
 def _team(env: Any, silent: bool, seed: int | None) -> dict[str, Seat]:
     game = env.unwrapped
-    seats = tuple(game.possible_agents)
-    if seats == ("observer_0", "actor_0"):
-        return {"observer_0": PerfectObserver(game.seat_view("observer_0"), game.action_names("observer_0"), silent),
-                "actor_0": PerfectActor(game.action_names("actor_0"), blind_seed=seed if silent else None)}
-    if seats == ("camera_0", "camera_1"):
-        return {"camera_0": TurningCamera(game.seat_view("camera_0"), game.seat_view("camera_1"),
-                                          game.action_names("camera_0"), blind_seed=seed if silent else None),
-                "camera_1": DescribingCamera(game.seat_view("camera_1"), silent)}
-    if seats == ("scrambler_0", "solver_0"):
-        if silent:
-            raise ValueError("the scrambler-solver game has no channel, so no silent team")
-        return {"scrambler_0": GreedyScrambler(game.action_names("scrambler_0"), game.cube.metric),
-                "solver_0": PerfectSolver(game.seat_view("solver_0"), game.action_names("solver_0"))}
-    raise ValueError(f"no scripted team for an env with seats {seats}")
+    row = getattr(game, "GAME", None)
+    if row is None or row.name not in TEAM_BUILDERS:
+        raise ValueError(f"no scripted team for {type(game).__name__}: not a game of the games table")
+    if silent and not row.channel:
+        raise ValueError(f"the {row.name} game has no channel, so no silent team")
+    return dict(zip(row.seats, TEAM_BUILDERS[row.name](game, silent, seed)))
 
 
 # --- playing -----------------------------------------------------------------------------------

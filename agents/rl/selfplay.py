@@ -50,6 +50,7 @@ from cubebench.agents.teams import GreedyScrambler, play_team
 from cubebench.engine import TABLE, kernels
 from cubebench.engine.moves import MOVE_INDEX
 from cubebench.engine.state import from_colour_indices
+from cubebench.envs.games import SCRAMBLER_SOLVER
 from cubebench.envs.vector_env import CubeVectorEnv
 from cubebench.generators import Generator, Instance, ScrambleGenerator
 from cubebench.tasks.items import MAX_DEPTH
@@ -60,7 +61,8 @@ from .policy import SHIPPED_CHECKPOINT, MLPPolicy, action_names, load_checkpoint
 from .ppo import PPO, PPOConfig
 from .schedule import DepthCurriculum
 
-GAME = "CubeBench-ScramblerSolver-v0"
+GAME = SCRAMBLER_SOLVER.env_id
+SCRAMBLER, SOLVER = SCRAMBLER_SOLVER.seats
 SCRAMBLERS = ("adversarial", "greedy", "random")
 EVAL_DEPTHS = (1, 2, 3, 4, 8)
 SOLVE_BUDGET = 20
@@ -161,7 +163,7 @@ class PolicySolver:
 def make_scrambler(kind: str, game: Any, policy: MLPPolicy, seed: int = 0, temperature: float = 0.05,
                    epsilon: float = 0.3) -> Any:
     """The scrambler seat ``kind`` (``adversarial``, ``greedy`` or ``random``) for the game ``game``."""
-    names, metric = game.action_names("scrambler_0"), game.cube.metric
+    names, metric = game.action_names(SCRAMBLER), game.cube.metric
     if kind == "adversarial":
         return AdversarialScrambler(names, metric, policy, temperature, seed)
     if kind == "greedy":
@@ -208,9 +210,9 @@ class ScramblePhase:
             game = _multi().make_multi_env(GAME, parallel=True, tier="symbolic", scramble_moves=k,
                                            metric=self.metric, max_moves=SOLVE_BUDGET,
                                            max_cycles=k + SOLVE_BUDGET + 1, curriculum=self.curriculum)
-            seats = {"scrambler_0": make_scrambler(self.scrambler, game, self.policy, self.seed + k,
+            seats = {SCRAMBLER: make_scrambler(self.scrambler, game, self.policy, self.seed + k,
                                                    self.temperature, self.epsilon),
-                     "solver_0": PolicySolver(game.action_names("solver_0"), self.policy)}
+                     SOLVER: PolicySolver(game.action_names(SOLVER), self.policy)}
             self._envs[k] = (game, seats)
         return self._envs[k]
 
@@ -226,9 +228,9 @@ class ScramblePhase:
                 game, seats = self.env(int(k))
                 outcome = play_team(game, seats, seed=self.seed * 1_000_003 + self._games)
                 self._games += 1
-                info = outcome.infos["scrambler_0"]
+                info = outcome.infos[SCRAMBLER]
                 records.append(GameRecord(int(k), int(info["distance"]), str(info["outcome"]),
-                                          float(outcome.returns["scrambler_0"])))
+                                          float(outcome.returns[SCRAMBLER])))
         finally:
             self.policy.train(was_training)
         return records

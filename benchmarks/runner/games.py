@@ -28,7 +28,9 @@ from cubebench.agents.records import EpisodeRecord, StepRecord, observation_dige
 from cubebench.agents.seats import ModelSeat, seat_observation
 from cubebench.engine.state import from_colour_indices, to_facelets
 
-from .multi_suites import GAMES, env_kwargs
+from cubebench.envs.games import GAMES
+
+from .multi_suites import env_kwargs
 from .plan import GameSpec
 from .specs import AgentFactory
 
@@ -40,7 +42,7 @@ def make_game_env(spec: GameSpec) -> Any:
     """The AEC env of ``spec``'s game and view, with the suite's budgets."""
     from cubebench.envs.multi import make_multi_env  # the multi extra: imported only by multi-agent runs
 
-    return make_multi_env(GAMES[spec.game], **env_kwargs(spec.game, spec.view, spec.depth, spec.metric, spec.options))
+    return make_multi_env(GAMES[spec.game].env_id, **env_kwargs(spec.game, spec.view, spec.depth, spec.metric, spec.options))
 
 
 def play_game(spec: GameSpec, factory: AgentFactory, store_images: bool = True) -> EpisodeRecord:
@@ -122,10 +124,11 @@ class _Game:
     def _passed(self, distance: int | None) -> bool:
         """Whether the agent passed: the cube ends solved (the scrambler-solver game: its solver solved a position
         at least one move from solved; as the scrambler, the scramble reached the largest exact distance, k)."""
-        if self.spec.seat == "scrambler_0":
+        scrambler = GAMES[self.spec.game].scrambler
+        if scrambler is not None and self.spec.seat == scrambler:
             return distance == self.spec.depth
         solved = any(bool(i.get("is_success")) for i in self.infos.values())
-        return solved and (self.spec.game != "scrambler-solver" or (distance or 0) > 0)
+        return solved and (scrambler is None or (distance or 0) > 0)
 
     def record(self, failure: str | None) -> EpisodeRecord:
         """The game's record (``failure``: the exception that ended it, if any)."""
@@ -137,7 +140,7 @@ class _Game:
         channel = getattr(self.game, "channel", None)
         messages = [{"cycle": m.cycle, "sender": m.sender, "text": m.text} for m in (channel.log if channel else [])]
         config: dict[str, Any] = {
-            "protocol": "multi", "key": self.spec.key, "game": self.spec.game, "env": GAMES[self.spec.game],
+            "protocol": "multi", "key": self.spec.key, "game": self.spec.game, "env": GAMES[self.spec.game].env_id,
             "view": self.spec.view, "depth": self.spec.depth, "instance": self.spec.instance,
             "metric": self.spec.metric, "seed": self.spec.seed, "options": self.spec.options,
             "seats": {s: getattr(p, "name", type(p).__name__) for s, p in self.seats.items()},

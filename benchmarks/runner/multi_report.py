@@ -19,6 +19,8 @@ from typing import Any
 
 from cubebench.agents.records import EpisodeRecord
 
+from cubebench.envs.games import SCRAMBLER_SOLVER
+
 from .aggregate import group
 from .store import EpisodeRow, RunStore
 from .tables import Table, compact
@@ -28,7 +30,7 @@ def multi_tables(store: RunStore, rows: list[EpisodeRow]) -> list[Table]:
     """The report's tables of a multi-agent run (see the module docstring)."""
     records = [record for _, record in store.records()]
     tables = [team_table(rows), message_table(records), seat_table(records)]
-    scrambles = [r for r in records if r.config.get("game") == "scrambler-solver"]
+    scrambles = [r for r in records if r.config.get("game") == SCRAMBLER_SOLVER.name]
     if scrambles:
         tables.append(scramble_table(scrambles))
     return tables

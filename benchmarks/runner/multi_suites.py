@@ -3,7 +3,7 @@
 A multi-agent suite is a JSON file of schema ``cubebench-multi/1`` (``docs/runner.md``, "Multi-agent
 suites") beside the episode and question suites; :func:`~.suites.load_suite` reads any kind,
 dispatching on the file's ``schema``. Each entry of ``games`` names one of the multi-agent envs
-(:data:`GAMES`) and its grid:
+(:data:`cubebench.envs.games.GAMES`, the games table) and its grid:
 
 * ``views``: what the seeing seats see, ``<tier>/<form>`` (``symbolic/text``, ``face/image``...): the
   observer's view, the two cameras' form (``vertex/text`` or ``vertex/image``), the solver's view;
@@ -24,27 +24,17 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from cubebench.engine.metric import Metric
+from cubebench.envs.games import BUDGET_FIELDS, GAMES
 from cubebench.tasks.items import MAX_DEPTH
 
 from .suite_fields import SuiteError, check_int, check_ints, check_metric
 
 SCHEMA = "cubebench-multi/1"
-GAMES = {"observer-actor": "CubeBench-ObserverActor-v0", "two-cameras": "CubeBench-TwoCameras-v0",
-         "scrambler-solver": "CubeBench-ScramblerSolver-v0"}
-"""A suite's game names and the env each plays."""
-SEATS = {"observer-actor": ("observer_0", "actor_0"), "two-cameras": ("camera_0", "camera_1"),
-         "scrambler-solver": ("scrambler_0", "solver_0")}
-"""Each game's seats, in turn order."""
-AGENT_SEATS = {"scrambler-solver": ("solver_0", "scrambler_0")}
-"""Games in which the agent plays one seat at a time against the perfect player, and the seats it plays: in
-a zero-sum game a model on both seats could hand itself easy positions (a fixed scramble its solver undoes)."""
 MAX_INSTANCES = 1000
 """Games per view and depth a suite may ask for."""
 MAX_IMAGE_SIZE = 1024
-DEFAULT_MAX_CYCLES = 100
-"""The envs' default ``max_cycles``."""
 GAME_FIELDS = ("views", "depths", "instances", "options")
-OPTIONS = ("max_moves", "max_messages", "max_message_chars", "max_cycles", "max_rotations", "image_size")
+OPTIONS = (*BUDGET_FIELDS, "image_size")
 """Env settings a suite may set (those the game's env takes)."""
 
 
@@ -80,7 +70,7 @@ class MultiSuite:
     @property
     def size(self) -> int:
         """Number of games played (a scrambler-solver cell twice: the agent on each seat)."""
-        return sum(len(g.views) * len(g.depths) * g.instances * len(AGENT_SEATS.get(name, (None,)))
+        return sum(len(g.views) * len(g.depths) * g.instances * len(GAMES[name].plays)
                    for name, g in self.games.items())
 
     def to_dict(self) -> dict[str, Any]:
@@ -91,12 +81,10 @@ class MultiSuite:
 def env_kwargs(game: str, view: str, depth: int, metric: str, options: dict[str, Any]) -> dict[str, Any]:
     """The keyword arguments of ``make_multi_env`` for one cell of ``game``."""
     tier, _, form = view.partition("/")
-    kwargs: dict[str, Any] = {"metric": metric, **options}
-    if game == "two-cameras":
-        kwargs["form"] = form
-    else:
-        kwargs.update(tier=tier, form=form)
-    kwargs["scramble_moves" if game == "scrambler-solver" else "depth"] = depth
+    row = GAMES[game]
+    kwargs: dict[str, Any] = {"metric": metric, **options, "form": form, row.depth_option: depth}
+    if row.tier is None:
+        kwargs["tier"] = tier
     return kwargs
 
 
@@ -165,21 +153,21 @@ def _check_env(name: str, view: str, grid: GameGrid, metric: str, where: str) ->
         make_multi_env = require_pettingzoo(where)
     except SuiteError:
         return
-    env_name = GAMES[name]
-    if name == "scrambler-solver":
-        cycles = grid.options.get("max_cycles", DEFAULT_MAX_CYCLES)
+    row = GAMES[name]
+    if row.scrambler is not None:
+        cycles = grid.options.get("max_cycles", row.budgets["max_cycles"])
         too_long = [k for k in grid.depths if k > MAX_DEPTH[metric] or (isinstance(cycles, int) and k >= cycles)]
         if too_long:
             raise SuiteError(f"{where}: scramble length(s) {too_long}: k must be at most {MAX_DEPTH[metric]} "
                              f"({metric} turns: the exact-distance oracle's range) and below max_cycles ({cycles}), "
                              "so every scramble ends and its exact distance is known")
-    if name == "two-cameras" and not view.startswith("vertex/"):
-        raise SuiteError(f"{where}: the two cameras see vertex views: views are vertex/text or vertex/image, "
-                         f"got {view!r}")
+    if row.tier is not None and not view.startswith(f"{row.tier}/"):
+        raise SuiteError(f"{where}: every seat of {name} sees {row.tier} views: views are {row.tier}/text or "
+                         f"{row.tier}/image, got {view!r}")
     try:
-        make_multi_env(env_name, **env_kwargs(name, view, grid.depths[0], metric, grid.options)).close()
+        make_multi_env(row.env_id, **env_kwargs(name, view, grid.depths[0], metric, grid.options)).close()
     except (ValueError, TypeError) as err:  # TypeError: an option this env does not take
-        raise SuiteError(f"{where}: view {view!r}: {env_name}: {err}") from None
+        raise SuiteError(f"{where}: view {view!r}: {row.env_id}: {err}") from None
 
 
 def restrict_multi(suite: MultiSuite, games: list[str] | None = None, depths: list[int] | None = None) -> MultiSuite:

@@ -26,11 +26,12 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, cast
 
+from cubebench.envs.games import GAMES
 from cubebench.tasks.items import Item, ItemGenerationError
 from cubebench.tasks.ladder import LEVEL_CAP, LadderRules, max_rounds
 
 from .instances import instance_refs, shipped_starts
-from .multi_suites import AGENT_SEATS, MultiSuite, require_pettingzoo
+from .multi_suites import MultiSuite, require_pettingzoo
 from .question_suites import QuestionSuite, configured_test
 from .suites import Suite, SuiteError
 
@@ -168,7 +169,7 @@ def plan_games(suite: MultiSuite) -> list[GameSpec]:
         for name, grid in suite.games.items():
             for depth in grid.depths if k < grid.instances else ():
                 for view in grid.views:
-                    for seat in AGENT_SEATS.get(name, (None,)):
+                    for seat in GAMES[name].plays:
                         key = f"{name}/{view.replace('/', '-')}/d{depth}/i{k:02d}" + (f"/{seat}" if seat else "")
                         start = starts[(name, depth)][k]
                         plan.append(GameSpec(
@@ -182,7 +183,7 @@ def plan_games(suite: MultiSuite) -> list[GameSpec]:
 
 def _starts(suite: MultiSuite, name: str, depth: int, n: int) -> list[str]:
     """The first ``n`` certified start states of ``depth`` (empty strings for the scrambler-solver game)."""
-    if name == "scrambler-solver":
+    if GAMES[name].scrambler is not None:
         return [""] * n
     starts = shipped_starts(depth, suite.metric)
     if len(starts) < n:

@@ -28,6 +28,7 @@ from typing import Any
 
 from cubebench.engine import SOLVED, TABLE, kernels
 from cubebench.engine.notation import parse_array
+from cubebench.envs.games import GAMES
 from cubebench.solver.twophase import solve_twophase
 from cubebench.tasks.oracle import oracle
 
@@ -35,7 +36,7 @@ from .answering import no_question_settings, question_settings
 from .backends import BACKENDS, run_backend
 from .execute import PlaySettings
 from .instances import resolve_source, source_notes
-from .multi_suites import SEATS, MultiSuite
+from .multi_suites import MultiSuite
 from .plan import Spec, plan_episodes, plan_games, plan_items
 from .progress import Progress
 from .ladders import next_rounds
@@ -208,15 +209,16 @@ def _plan_questions(suite: QuestionSuite) -> tuple[list[Spec], dict[str, Any]]:
 
 def _plan_games(suite: MultiSuite, factory: AgentFactory) -> tuple[list[Spec], dict[str, Any]]:
     """A multi-agent suite's plan (certified starts of the shipped instance sets)."""
-    if factory.spec.spec == "silent" and "scrambler-solver" in suite.games:
-        raise SuiteError("the silent team leaves a channel unused; the scrambler-solver game has none: "
-                         "restrict the suite, e.g. --games " + ",".join(g for g in suite.games if g != "scrambler-solver"))
-    seats = {seat for game in suite.games for seat in SEATS[game]}
+    mute = [name for name in suite.games if not GAMES[name].channel]
+    if factory.spec.spec == "silent" and mute:
+        raise SuiteError(f"the silent team leaves a channel unused; the {', '.join(mute)} game has none: "
+                         "restrict the suite, e.g. --games " + ",".join(g for g in suite.games if g not in mute))
+    seats = {seat for game in suite.games for seat in GAMES[game].seats}
     unused = sorted(set(factory.spec.seats) - seats)
     if unused:
         raise SuiteError(f"--seat {', '.join(unused)}: no game of suite {suite.name!r} has such a seat; "
                          f"its seats are {', '.join(sorted(seats))}")
-    given_away = [game for game in suite.games if set(SEATS[game]) <= set(factory.spec.seats)]
+    given_away = [game for game in suite.games if set(GAMES[game].seats) <= set(factory.spec.seats)]
     if given_away:
         raise SuiteError(f"--seat gives every seat of {', '.join(given_away)} away: --agent would play nothing there")
     plan = plan_games(suite)

@@ -36,9 +36,9 @@ from cubebench.agents.llm import PROVIDERS, Budget, ModelError, RetryPolicy, mak
 from cubebench.agents.react import ReActAgent
 from cubebench.agents.scripted import SCRIPTED_AGENTS
 from cubebench.agents.seats import ModelSeat
+from cubebench.envs.games import GAMES
 from cubebench.agents.teams import Seat, perfect_team, random_team, silent_team
 
-from .multi_suites import AGENT_SEATS, SEATS
 
 STYLES = ("react", "codeact")
 BUILTIN = ("random", "blind", "prober", "greedy", "solver", "mlp", "local", "oracle", "perfect", "silent")
@@ -46,7 +46,7 @@ ANSWERERS = ("oracle", "random")
 """The non-model specs that answer question items (model specs answer them too)."""
 TEAMS = ("perfect", "silent", "random")
 """The calibration teams that play multi-agent suites (model specs play them too)."""
-SEAT_NAMES = tuple(seat for seats in SEATS.values() for seat in seats)
+SEAT_NAMES = tuple(seat for game in GAMES.values() for seat in game.seats)
 """Every seat of the multi-agent envs (``--seat`` names one)."""
 IN_PROCESS = ("local", "hf")
 """Model specs whose model runs on this machine: text only, one copy of the weights per worker."""
@@ -141,8 +141,9 @@ class AgentSpec:
             if team not in TEAMS:
                 raise AgentSpecError(f"--seat {seat}={team}: a seat goes to a calibration team's player "
                                      f"({', '.join(TEAMS)}); the model spec (--agent) plays the others")
-            if any(seat in seats for seats in AGENT_SEATS.values()):
-                raise AgentSpecError(f"--seat {seat}: in the scrambler-solver game the agent plays each seat in turn "
+            solo = next((game for game in GAMES.values() if seat in game.solo_seats), None)
+            if solo is not None:
+                raise AgentSpecError(f"--seat {seat}: in the {solo.name} game the agent plays each seat in turn "
                                      "against the perfect player; its seats are not given away")
 
     @property

@@ -24,7 +24,7 @@ so the actor hears the observer's message of a step at the next step.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
@@ -33,6 +33,7 @@ from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import AgentSelector, wrappers
 from pettingzoo.utils.conversions import aec_to_parallel
 
+from ..games import OBSERVER_ACTOR, Game
 from ...engine.metric import Metric
 from ...generators import Generator, Instance
 from ...render.net import render_net
@@ -43,12 +44,17 @@ from .panels import RENDER_MODES, Panel, quote, render_panels, render_text, chec
 from .table import SharedCube
 from .views import SeatView
 
-NAME = "CubeBench-ObserverActor-v0"
-OBSERVER, ACTOR = SEATS = ("observer_0", "actor_0")
+GAME = OBSERVER_ACTOR
+"""This env's row of the games table."""
+NAME = GAME.env_id
+OBSERVER, ACTOR = SEATS = GAME.seats
 
 
 class ObserverActorEnv(AECEnv[str, dict[str, Any], Any]):
     """The observer-actor env (AEC); see the module docstring. ``raw_env`` is this class."""
+
+    GAME: ClassVar[Game] = GAME
+    """The games-table row of this env."""
 
     metadata = {"name": "cubebench_observer_actor_v0", "render_modes": list(RENDER_MODES), "render_fps": 4,
                 "is_parallelizable": True}
@@ -60,11 +66,11 @@ class ObserverActorEnv(AECEnv[str, dict[str, Any], Any]):
         *,
         depth: int = 8,
         metric: Metric | str = "quarter",
-        max_moves: int = 40,
-        max_rotations: int = 40,
-        max_messages: int = 8,
-        max_message_chars: int = 256,
-        max_cycles: int = 100,
+        max_moves: int = GAME.budgets["max_moves"],
+        max_rotations: int = GAME.budgets["max_rotations"],
+        max_messages: int = GAME.budgets["max_messages"],
+        max_message_chars: int = GAME.budgets["max_message_chars"],
+        max_cycles: int = GAME.budgets["max_cycles"],
         image_size: int = 224,
         render_mode: str | None = None,
         generator: Generator | None = None,

@@ -34,7 +34,7 @@ from __future__ import annotations
 import operator
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
@@ -42,6 +42,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
+from ..games import SCRAMBLER_SOLVER, Game
 from ...engine.facelets import SOLVED
 from ...engine.metric import Metric, parse_metric
 from ...engine.state import canonical
@@ -53,8 +54,10 @@ from .panels import RENDER_MODES, Panel, render_panels, render_text, checked_ren
 from .table import SharedCube
 from .views import SeatView
 
-NAME = "CubeBench-ScramblerSolver-v0"
-SCRAMBLER, SOLVER = SEATS = ("scrambler_0", "solver_0")
+GAME = SCRAMBLER_SOLVER
+"""This env's row of the games table."""
+NAME = GAME.env_id
+SCRAMBLER, SOLVER = SEATS = GAME.seats
 PASS = 0
 SCRAMBLE, SOLVE = 0, 1
 """The phases, as the observations' ``phase`` says them."""
@@ -115,6 +118,9 @@ class SelfPlayCurriculum:
 class ScramblerSolverEnv(ParallelEnv[str, dict[str, Any], Any]):
     """The scrambler-versus-solver game (native Parallel); see the module docstring."""
 
+    GAME: ClassVar[Game] = GAME
+    """The games-table row of this env."""
+
     metadata = {"name": "cubebench_scrambler_solver_v0", "render_modes": list(RENDER_MODES), "render_fps": 4,
                 "is_parallelizable": True}
 
@@ -125,9 +131,9 @@ class ScramblerSolverEnv(ParallelEnv[str, dict[str, Any], Any]):
         *,
         scramble_moves: int = 8,
         metric: Metric | str = "quarter",
-        max_moves: int = 40,
-        max_rotations: int = 40,
-        max_cycles: int = 100,
+        max_moves: int = GAME.budgets["max_moves"],
+        max_rotations: int = GAME.budgets["max_rotations"],
+        max_cycles: int = GAME.budgets["max_cycles"],
         image_size: int = 224,
         render_mode: str | None = None,
         curriculum: SelfPlayCurriculum | None = None,

@@ -21,7 +21,7 @@ the episode is truncated when the shared move budget is spent or after ``max_cyc
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
@@ -29,6 +29,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
+from ..games import TWO_CAMERAS, Game
 from ...engine.metric import Metric
 from ...generators import Generator, Instance
 from ...render.net import render_net
@@ -39,14 +40,19 @@ from .panels import RENDER_MODES, Panel, quote, render_panels, render_text, chec
 from .table import SharedCube
 from .views import SeatView
 
-NAME = "CubeBench-TwoCameras-v0"
-SEATS = ("camera_0", "camera_1")
+GAME = TWO_CAMERAS
+"""This env's row of the games table."""
+NAME = GAME.env_id
+SEATS = GAME.seats
 OPPOSITE = "y x2"
 """The rotation through which ``camera_1`` sees the cube: it brings D, L, B to where U, F, R are seen."""
 
 
 class TwoCamerasEnv(ParallelEnv[str, dict[str, Any], Any]):
     """The two-camera env (native Parallel); see the module docstring."""
+
+    GAME: ClassVar[Game] = GAME
+    """The games-table row of this env."""
 
     metadata = {"name": "cubebench_two_cameras_v0", "render_modes": list(RENDER_MODES), "render_fps": 4,
                 "is_parallelizable": True}
@@ -57,10 +63,10 @@ class TwoCamerasEnv(ParallelEnv[str, dict[str, Any], Any]):
         *,
         depth: int = 8,
         metric: Metric | str = "quarter",
-        max_moves: int = 40,
-        max_messages: int = 8,
-        max_message_chars: int = 256,
-        max_cycles: int = 100,
+        max_moves: int = GAME.budgets["max_moves"],
+        max_messages: int = GAME.budgets["max_messages"],
+        max_message_chars: int = GAME.budgets["max_message_chars"],
+        max_cycles: int = GAME.budgets["max_cycles"],
         image_size: int = 224,
         render_mode: str | None = None,
         generator: Generator | None = None,
