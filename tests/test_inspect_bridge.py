@@ -256,8 +256,7 @@ def test_question_items_agree_with_our_runner(tmp_path: Path) -> None:
     (spec,) = plan_items(grid)
     replies = ["<ANSWER> A </ANSWER>", "<ANSWER> B </ANSWER>", "<ANSWER> C </ANSWER>"]
     with ScriptedServer(replies, default="<ANSWER> A </ANSWER>") as server:
-        ours = play_item(spec, AgentFactory(AgentSpec(spec=f"openai-compatible:{server.base_url}:scripted"),
-                                            protocol="questions"), PlaySettings(store_images=False))
+        ours = play_item(spec, AgentFactory(AgentSpec(spec=f"openai-compatible:{server.base_url}:scripted")), PlaySettings(store_images=False))
     with ScriptedServer(replies, default="<ANSWER> A </ANSWER>") as server:
         model = get_model("openai-api/scripted/scripted", base_url=server.base_url, api_key="none")
         log = run(questions(tests="closed-loop", depths=2, items=1, variants="standard"), model, tmp_path)

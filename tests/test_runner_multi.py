@@ -31,6 +31,7 @@ from cubebench.agents.seats import parse_seat_reply  # noqa: E402
 from cubebench.agents.teams import plan_solution  # noqa: E402
 from cubebench.engine.facelets import COLOUR_LETTERS, FACES  # noqa: E402
 from cubebench.envs.multi.channel import CHARSET  # noqa: E402
+from cubebench.runner.protocols import protocol_named  # noqa: E402
 from cubebench.runner.cli import main  # noqa: E402
 from cubebench.runner.multi_suites import MultiSuite, multi_suite_from_dict, restrict_multi  # noqa: E402
 from cubebench.runner.plan import GameSpec, plan_games  # noqa: E402
@@ -138,12 +139,12 @@ def test_the_plan_starts_from_certified_instances_and_keys_every_game(tmp_path: 
 def test_agents_that_cannot_play_a_multi_suite_are_refused(tmp_path: Path) -> None:
     for spec in ("solver", "greedy", "mlp", "oracle"):
         with pytest.raises(AgentSpecError):
-            AgentSpec(spec).check_protocol("multi")
+            protocol_named("multi").factory(AgentSpec(spec))
     for protocol in ("episodes", "questions"):
         with pytest.raises(AgentSpecError, match="calibration team"):
-            AgentSpec("perfect").check_protocol(protocol)
+            protocol_named(protocol).factory(AgentSpec("perfect"))
     with pytest.raises(AgentSpecError, match="--style"):
-        AgentSpec("openai:gpt-x", style="codeact").check_protocol("multi")
+        protocol_named("multi").factory(AgentSpec("openai:gpt-x", style="codeact"))
     assert run_cli("multi-smoke", "silent", tmp_path / "s.sqlite") == 2  # no channel in scrambler-solver
     assert not (tmp_path / "s.sqlite").exists()
     assert run_cli("multi-smoke", "perfect", tmp_path / "p.sqlite", "--tiers", "face") == 2

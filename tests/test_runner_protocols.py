@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 
 from cubebench.agents.llm.testing import RecordedRequest, ScriptedServer, Step
+from cubebench.runner.protocols import protocol_named
 from cubebench.runner.answering import LOCAL_REPLY_TOKENS, REPLY_TOKENS, question_settings
 from cubebench.runner.cli import main
 from cubebench.runner.execute import PlaySettings, play_item
 from cubebench.runner.plan import plan_items
 from cubebench.runner.question_suites import restrict_questions
 from cubebench.runner.report import build_report, text_report
-from cubebench.runner.specs import AgentFactory, AgentSpec
+from cubebench.runner.specs import AgentSpec
 from cubebench.runner.store import open_run
 from cubebench.runner.suites import load_suite
 from cubebench.tasks.protocols import STEP_BY_STEP
@@ -132,7 +133,7 @@ def test_the_local_model_gets_a_cap_that_fits_its_context() -> None:
 def test_a_run_stored_before_protocols_resumes_in_the_strict_forms(protocol: str | None, reply: str) -> None:
     suite = restrict_questions(load_suite("stare-smoke"), ["net-fold"], [1])
     spec = plan_items(suite)[0]
-    record = play_item(spec, AgentFactory(AgentSpec("oracle"), "questions"), PlaySettings(answer_protocol=protocol))
+    record = play_item(spec, protocol_named("questions").factory(AgentSpec("oracle")), PlaySettings(answer_protocol=protocol))
     assert record.solved and record.steps[0].reply.startswith(reply)
 
 

@@ -22,12 +22,13 @@ import numpy as np
 import pytest
 
 from cubebench.agents.llm.testing import RecordedRequest, ScriptedServer, Step
+from cubebench.runner.protocols import protocol_named
 from cubebench.runner.cli import main
 from cubebench.runner.ladders import ladder_progress, next_rounds
 from cubebench.runner.plan import ItemSpec, plan_items
 from cubebench.runner.question_report import ladder_table
 from cubebench.runner.question_suites import QuestionSuite, question_suite_from_dict, restrict_questions
-from cubebench.runner.specs import AgentFactory, AgentSpec, AgentSpecError
+from cubebench.runner.specs import AgentSpec, AgentSpecError
 from cubebench.runner.store import StoreDamaged, open_run
 from cubebench.runner.suites import SuiteError, available_suites, load_suite
 from cubebench.tasks.cube_bench import CUBE_BENCH_TESTS
@@ -342,9 +343,9 @@ def test_agents_that_cannot_play_the_protocol_are_refused(tmp_path: Path, pick: 
     assert "use --tiers" in capsys.readouterr().err
     assert not (tmp_path / "x.sqlite").exists()
     with pytest.raises(AgentSpecError, match="each question test writes its own"):
-        AgentFactory(AgentSpec("openai:gpt-x", system_prompt="{task}"), "questions")
+        protocol_named("questions").factory(AgentSpec("openai:gpt-x", system_prompt="{task}"))
     with pytest.raises(AgentSpecError, match="answers no questions"):
-        AgentFactory(AgentSpec("greedy"), "questions")
+        protocol_named("questions").factory(AgentSpec("greedy"))
 
 
 def test_the_store_checks_a_question_run_like_an_episode_run(tmp_path: Path, pick: Pick) -> None:

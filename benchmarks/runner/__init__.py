@@ -3,15 +3,22 @@
 See ``docs/runner.md``.  The ``cubebench`` subcommands are in :mod:`.cli`.
 """
 
-from .question_suites import QuestionSuite
+from .answering import check_protocol
+from .execute import PlaySettings, play_episode, play_item
+from .instances import resolve_source
+from .plan import EpisodeSpec, GameSpec, ItemSpec, plan_episodes, plan_items
+from .protocols import PROTOCOLS, RunProtocol, play_spec, protocol_for, protocol_named
+from .question_suites import QuestionSuite, question_suite_from_dict
 from .run import RunConfig, RunOutcome, resume_run, start_run
 from .specs import AgentFactory, AgentSpec, AgentSpecError, make_agent
 from .stats import Rate, wilson_interval
 from .store import RunStore, StoreError, open_run
-from .suites import Suite, SuiteError, available_suites, load_suite
+from .suites import Suite, SuiteError, available_suites, load_suite, suite_from_dict
 
 __all__ = [
-    "AgentFactory", "AgentSpec", "AgentSpecError", "QuestionSuite", "Rate", "RunConfig", "RunOutcome", "RunStore",
-    "StoreError", "Suite", "SuiteError", "available_suites", "load_suite", "make_agent", "open_run", "resume_run",
-    "start_run", "wilson_interval",
+    "AgentFactory", "AgentSpec", "AgentSpecError", "EpisodeSpec", "GameSpec", "ItemSpec", "PROTOCOLS", "PlaySettings",
+    "QuestionSuite", "Rate", "RunConfig", "RunOutcome", "RunProtocol", "RunStore", "StoreError", "Suite", "SuiteError",
+    "available_suites", "check_protocol", "load_suite", "make_agent", "open_run", "plan_episodes", "plan_items",
+    "play_episode", "play_item", "play_spec", "protocol_for", "protocol_named", "question_suite_from_dict",
+    "resolve_source", "resume_run", "start_run", "suite_from_dict", "wilson_interval",
 ]

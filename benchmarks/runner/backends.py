@@ -4,7 +4,7 @@ Every backend yields ``(spec, record)`` pairs as episodes (or question items)
 finish; only the driver (the caller) writes to the result store, so store and
 resume semantics are the same for all of them.  Workers build their agents from
 the picklable :class:`~.specs.AgentSpec` and play with
-:func:`~.execute.play_spec` (an episode or an item, by the spec's type).  Closing the iterator early (a ``--limit``,
+:func:`~.protocols.play_spec` (an episode, an item or a game, by the spec's protocol).  Closing the iterator early (a ``--limit``,
 the cost cap, Ctrl-C) stops handing out work; episodes still running are
 abandoned and stay unfinished in the store, to be played again on resume.
 
@@ -36,8 +36,9 @@ from typing import Any, Iterator
 
 from cubebench.agents.records import EpisodeRecord
 
-from .execute import PlaySettings, play_spec
+from .execute import PlaySettings
 from .plan import Spec, protocol_of
+from .protocols import play_spec, protocol_named
 from .specs import AgentFactory, AgentSpec
 
 BACKENDS = ("local", "process", "ray")
@@ -117,7 +118,7 @@ def _worker_factory(agent_spec: AgentSpec, protocol: str) -> AgentFactory:
     """One factory per worker process, spec and protocol (shares e.g. the local model's server)."""
     key = json.dumps([agent_spec.to_dict(), protocol], sort_keys=True)
     if key not in _WORKER_FACTORIES:
-        _WORKER_FACTORIES[key] = AgentFactory(agent_spec, protocol)
+        _WORKER_FACTORIES[key] = protocol_named(protocol).factory(agent_spec)
     return _WORKER_FACTORIES[key]
 
 

@@ -29,15 +29,16 @@ from .export import export_csv, export_jsonl
 from .export_tasks import FORMATS, IMAGE_MODES, KINDS, OBS_FORMATS, ExportError, ExportRequest, export_tasks
 from .html_report import report_html
 from .play import play
-from .multi_suites import MultiSuite, restrict_multi
-from .question_suites import QuestionSuite, restrict_questions
+from .multi_suites import MultiSuite
+from .question_suites import QuestionSuite
 from .plots import PlotsUnavailable, require_matplotlib, write_plots
+from .protocols import SELECTORS, QuestionsProtocol, protocol_for
 from .report import build_report, text_report
 from .run import RunConfig, default_run_path, resolve_distance_budget, resume_run, start_run
 from .specs import AgentSpec, AgentSpecError
 from .splits import SplitError
 from .store import StoreError, open_run
-from .suites import TIERS, Suite, SuiteError, available_suites, load_suite, restrict
+from .suites import TIERS, Suite, SuiteError, available_suites, load_suite
 from .viewer import viewer_html
 
 EXIT_USAGE = 2
@@ -218,7 +219,8 @@ def _start(args: argparse.Namespace) -> Any:
         raise _UserError("run needs --suite and --agent (or --resume RUN)")
     suite = _restricted(load_suite(args.suite), args)
     obs_format = args.obs_format or AgentSpec(args.agent).default_obs_format
-    questions = isinstance(suite, QuestionSuite)
+    protocol = protocol_for(suite)
+    questions = isinstance(protocol, QuestionsProtocol)
     agent = AgentSpec(spec=args.agent, style=args.style, temperature=args.temperature,
                       episode_max_tokens=args.episode_max_tokens, episode_max_cost_usd=args.episode_max_cost,
                       max_attempts=args.model_attempts, system_prompt=_read_text(args.system_prompt, "--system-prompt"),
@@ -226,7 +228,8 @@ def _start(args: argparse.Namespace) -> Any:
                       send_images=not (questions and obs_format == "text"),  # questions: text only means no image
                       seats=_seats(args.seat), reply_max_tokens=args.reply_max_tokens)
     path = _output_file(args.out or str(default_run_path(suite, args.agent)), "--out")
-    budget = None if questions or isinstance(suite, MultiSuite) else resolve_distance_budget(args.distance_budget, suite.metric)
+    budget = (resolve_distance_budget(args.distance_budget, suite.metric)
+              if "distance_budget" in protocol.run_options else None)
     config = RunConfig(
         agent=agent,
         play=PlaySettings(obs_format=obs_format, store_images=not args.no_images, distance_budget_s=budget,
@@ -239,28 +242,20 @@ def _start(args: argparse.Namespace) -> Any:
 
 
 def _restricted(suite: Suite | QuestionSuite | MultiSuite, args: argparse.Namespace) -> Suite | QuestionSuite | MultiSuite:
-    """``suite`` restricted by ``--tiers`` and ``--depths`` (episodes), ``--tests`` and ``--depths`` (questions)
-    or ``--games`` and ``--depths`` (multi-agent)."""
-    if isinstance(suite, MultiSuite):
-        if args.tiers or args.tests:
-            raise _UserError(f"suite {suite.name!r} plays multi-agent games: use --games (and --depths); the views "
-                             "are the suite's")
-        if args.style != "react" or args.distance_budget != DISTANCE_DEFAULT or args.obs_format:
-            raise _UserError(f"suite {suite.name!r} plays multi-agent games: --style, --distance-budget and "
-                             "--obs-format are for episodes (each game's views are the suite's)")
-        return restrict_multi(suite, args.games, args.depths)
-    if args.games:
-        raise _UserError(f"suite {suite.name!r} plays no multi-agent games: --games is for multi-agent suites")
-    if isinstance(suite, QuestionSuite):
-        if args.tiers:
-            raise _UserError(f"suite {suite.name!r} asks question items: it has no tiers; use --tests")
-        if args.style != "react" or args.distance_budget != DISTANCE_DEFAULT:
-            raise _UserError(f"suite {suite.name!r} asks question items: --style and --distance-budget are for "
-                             "episodes (an item is one strict answer per question)")
-        return restrict_questions(suite, args.tests, args.depths)
-    if args.tests:
-        raise _UserError(f"suite {suite.name!r} plays episodes: it has no question tests; use --tiers")
-    return restrict(suite, args.tiers, args.depths)
+    """``suite`` restricted by its protocol's selector (``--tiers``, ``--tests`` or ``--games``) and ``--depths``;
+    the options its protocol does not read are refused."""
+    protocol = protocol_for(suite)
+    stray = [f"--{s}" for s in SELECTORS if getattr(args, s) and s != protocol.selector]
+    if stray:
+        raise _UserError(f"suite {suite.name!r} {protocol.plays}: {', '.join(stray)} is not for it; use "
+                         f"--{protocol.selector} (and --depths)")
+    unread = [f"--{name.replace('_', '-')}" for name, given in
+              (("style", args.style != "react"), ("distance_budget", args.distance_budget != DISTANCE_DEFAULT),
+               ("obs_format", bool(args.obs_format))) if given and name not in protocol.run_options]
+    if unread:
+        raise _UserError(f"suite {suite.name!r} {protocol.plays}: {', '.join(unread)} shape(s) episodes; "
+                         "this suite does not read it")
+    return protocol.restrict(suite, getattr(args, protocol.selector), args.depths)
 
 
 def _seats(values: list[str] | None) -> dict[str, str]:
@@ -399,9 +394,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     html = _output_file(args.html, "--html") if args.html else None  # checked before the report is printed
     with open_run(args.run) as store:
         report = build_report(store)
-    if args.plots and (report.questions or report.multi):
-        raise _UserError(f"--plots draws episode runs; a {'question' if report.questions else 'multi-agent'} run's "
-                         "figures are its tables (text and --html)")
+    if args.plots and not report.kind.plots:
+        raise _UserError(f"--plots draws episode runs; a {report.kind.unit} run's figures are its tables "
+                         "(text and --html)")
     if args.plots:
         require_matplotlib()  # before the folder is made: a failed --plots leaves nothing behind
     plots = _output_folder(args.plots, "--plots") if args.plots else None

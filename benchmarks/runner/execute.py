@@ -26,8 +26,7 @@ from cubebench.tasks.protocols import STRICT
 from cubebench.wrappers.description import describe_env
 from cubebench.wrappers.tiers import PARTIAL_TIERS
 
-from .games import play_game
-from .plan import EpisodeSpec, GameSpec, ItemSpec, Spec
+from .plan import EpisodeSpec, ItemSpec
 from .question_suites import configured_test
 from .specs import AgentFactory
 from .store import decode_record, encode_record
@@ -82,15 +81,6 @@ def play_episode(ep: EpisodeSpec, factory: AgentFactory, settings: PlaySettings)
         if callable(close):
             close()
         env.close()
-
-
-def play_spec(spec: Spec, factory: AgentFactory, settings: PlaySettings) -> EpisodeRecord:
-    """Play a planned episode or game, or ask a planned item: what a backend's worker does with each spec."""
-    if isinstance(spec, ItemSpec):
-        return play_item(spec, factory, settings)
-    if isinstance(spec, GameSpec):
-        return play_game(spec, factory, settings.store_images)
-    return play_episode(spec, factory, settings)
 
 
 def play_item(spec: ItemSpec, factory: AgentFactory, settings: PlaySettings) -> EpisodeRecord:
@@ -149,7 +139,7 @@ def item_record(spec: ItemSpec, item: Item, result: ItemResult | None, exchanges
     distances = [ex.distance for ex in exchanges if ex.distance is not None]
     start = item.data.get("distance")
     start = start if isinstance(start, int) and not isinstance(start, bool) else None
-    config = {"protocol": "questions", "key": spec.key, "test": spec.test, "variant": spec.variant,
+    config = {"protocol": ItemSpec.protocol, "key": spec.key, "test": spec.test, "variant": spec.variant,
               "depth": spec.depth, "index": spec.index, "metric": spec.metric, "seed": spec.seed,
               "agent_seed": spec.agent_seed, "options": spec.options, "item": item.data, "state": item.state,
               "score": result.score if result else None, "exchanges": [_judged(ex) for ex in exchanges],

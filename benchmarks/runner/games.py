@@ -140,7 +140,7 @@ class _Game:
         channel = getattr(self.game, "channel", None)
         messages = [{"cycle": m.cycle, "sender": m.sender, "text": m.text} for m in (channel.log if channel else [])]
         config: dict[str, Any] = {
-            "protocol": "multi", "key": self.spec.key, "game": self.spec.game, "env": GAMES[self.spec.game].env_id,
+            "protocol": GameSpec.protocol, "key": self.spec.key, "game": self.spec.game, "env": GAMES[self.spec.game].env_id,
             "view": self.spec.view, "depth": self.spec.depth, "instance": self.spec.instance,
             "metric": self.spec.metric, "seed": self.spec.seed, "options": self.spec.options,
             "seats": {s: getattr(p, "name", type(p).__name__) for s, p in self.seats.items()},

@@ -33,7 +33,7 @@ def report_html(report: Report, with_plots: bool = True) -> str:
     parts = [f"<h1>CubeBench report: {html.escape(report.suite['name'])} &middot; {html.escape(report.agent)}</h1>",
              f'<table class="facts"><tbody>{facts}</tbody></table>']
     parts += [render_html(t) for t in report.tables] if report.rows else [f"<p>No finished {report.unit}s yet.</p>"]
-    if with_plots and not (report.questions or report.multi):  # the plots draw episode pass rates
+    if with_plots and report.kind.plots:  # the plots draw episode pass rates
         parts.append("<h2>Plots</h2>" + _plots_html(report))
     versions = ", ".join(f"{k} {v}" for k, v in report.versions.items())
     parts.append(f'<p class="note">versions: {html.escape(versions)}</p>')

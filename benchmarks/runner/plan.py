@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator, cast
+from typing import Any, ClassVar, Iterator, cast
 
 from cubebench.envs.games import GAMES
 from cubebench.tasks.items import Item, ItemGenerationError
@@ -40,6 +40,7 @@ from .suites import Suite, SuiteError
 class EpisodeSpec:
     """One episode of a run: the grid cell, the instance and the seeds."""
 
+    protocol: ClassVar[str] = Suite.protocol
     key: str
     tier: str
     depth: int
@@ -63,6 +64,10 @@ class EpisodeSpec:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def cell(self) -> tuple[str, int, int, str, str, str]:
+        """The store's summary columns tier, depth, instance, reward, setting, horizon of this episode."""
+        return self.tier, self.depth, self.instance, self.reward, self.setting, self.horizon
 
 
 def episode_key(tier: str, depth: int, instance: int, reward: str, setting: str) -> str:
@@ -100,6 +105,7 @@ def plan_episodes(suite: Suite, source: str) -> list[EpisodeSpec]:
 class ItemSpec:
     """One question item of a run, as asked in one variant: the whole item travels with it."""
 
+    protocol: ClassVar[str] = QuestionSuite.protocol
     key: str
     test: str
     variant: str
@@ -123,11 +129,16 @@ class ItemSpec:
     def to_item(self) -> Item:
         return Item(**self.item)
 
+    def cell(self) -> tuple[str, int, int, str, str, str]:
+        """The store's summary columns for this item: test, depth, index, variant, ``item``, ``d<depth>``."""
+        return self.test, self.depth, self.index, self.variant, "item", f"d{self.depth}"
+
 
 @dataclass(frozen=True)
 class GameSpec:
     """One multi-agent game of a run: the game, the view, the start and the seeds."""
 
+    protocol: ClassVar[str] = MultiSuite.protocol
     key: str
     game: str
     view: str
@@ -148,14 +159,18 @@ class GameSpec:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def cell(self) -> tuple[str, int, int, str, str, str]:
+        """The store's summary columns for this game: game, depth, instance, view, seat (or ``team``), ``d<depth>``."""
+        return self.game, self.depth, self.instance, self.view, self.seat or "team", f"d{self.depth}"
+
 
 Spec = EpisodeSpec | ItemSpec | GameSpec
 """What a run plans and its workers play."""
 
 
 def protocol_of(spec: Spec) -> str:
-    """``episodes``, ``questions`` or ``multi``: the protocol a planned spec belongs to."""
-    return "questions" if isinstance(spec, ItemSpec) else "multi" if isinstance(spec, GameSpec) else "episodes"
+    """The name of the protocol a planned spec belongs to (``episodes``, ``questions`` or ``multi``)."""
+    return spec.protocol
 
 
 def plan_games(suite: MultiSuite) -> list[GameSpec]:

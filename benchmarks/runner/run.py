@@ -21,26 +21,19 @@ from __future__ import annotations
 import platform
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from cubebench.engine import SOLVED, TABLE, kernels
-from cubebench.engine.notation import parse_array
-from cubebench.envs.games import GAMES
-from cubebench.solver.twophase import solve_twophase
-from cubebench.tasks.oracle import oracle
-
-from .answering import no_question_settings, question_settings
 from .backends import BACKENDS, run_backend
 from .execute import PlaySettings
-from .instances import resolve_source, source_notes
-from .multi_suites import MultiSuite
-from .plan import Spec, plan_episodes, plan_games, plan_items
-from .progress import Progress
 from .ladders import next_rounds
-from .question_suites import QuestionSuite, question_suite_from_dict
+from .multi_suites import MultiSuite
+from .plan import Spec
+from .progress import Progress
+from .protocols import protocol_for, protocol_named
+from .question_suites import QuestionSuite
 from .specs import AgentFactory, AgentSpec
 from .store import RunStore, StoreDamaged, StoreError, open_run
 from .suites import Suite, SuiteError
@@ -142,10 +135,6 @@ def resolve_distance_budget(value: str | float | None, metric: str) -> float | N
     return budget
 
 
-UNITS = {"episodes": "episode", "questions": "item", "multi": "game"}
-"""What each protocol plays, in the singular."""
-
-
 def default_run_path(suite: Suite | QuestionSuite | MultiSuite, agent: str) -> Path:
     """``runs/<suite>-<agent>-<UTC time>.sqlite`` under the working directory."""
     safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in agent)[:60]
@@ -159,16 +148,11 @@ def start_run(suite: Suite | QuestionSuite | MultiSuite, config: RunConfig, path
         raise ValueError(f"unknown backend {config.backend!r}; expected one of {BACKENDS}")
     if path.exists() or path.is_symlink():
         raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
-    protocol = "episodes" if isinstance(suite, Suite) else suite.protocol
-    if isinstance(suite, QuestionSuite):  # the protocol and decoding, stored with the run
-        agent, play = question_settings(suite, config.agent, config.play)
-        config = replace(config, agent=agent, play=play)
-    else:
-        no_question_settings(config.agent, config.play, suite.name)
-    factory = AgentFactory(config.agent, protocol)  # fails early on a bad spec, a missing key or extra
+    protocol = protocol_for(suite)
+    config = protocol.configure(suite, config)  # e.g. a question run's answer protocol and decoding
+    factory = protocol.factory(config.agent)  # fails early on a bad spec, a missing key or extra
     try:
-        plan, meta = (_plan_questions(suite) if isinstance(suite, QuestionSuite) else _plan_games(suite, factory)
-                      if isinstance(suite, MultiSuite) else _plan_episodes(suite, factory))
+        plan, meta = protocol.plan(suite, factory)
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = {"suite": suite.to_dict(), "config": config.to_dict(), "versions": versions(), **meta,
                 "created_at": time.time()}
@@ -183,47 +167,6 @@ def start_run(suite: Suite | QuestionSuite | MultiSuite, config: RunConfig, path
             factory.close()
             raise
         return execute(store, config, factory, limit=limit, progress=progress, argv=argv)
-
-
-def _plan_episodes(suite: Suite, factory: AgentFactory) -> tuple[list[Spec], dict[str, Any]]:
-    """An episode suite's plan and the meta entries that describe its instances."""
-    if factory.tiers is not None and not set(suite.tiers) <= set(factory.tiers):
-        raise SuiteError(f"agent {factory.spec.spec!r} plays only the {', '.join(factory.tiers)} tier(s); "
-                         f"restrict the suite, e.g. --tiers {','.join(factory.tiers)}")
-    source = resolve_source(suite)
-    plan = plan_episodes(suite, source)
-    print(f"cubebench: {len(plan)} episodes planned, instances: {source}", file=sys.stderr)
-    return list(plan), {"instance_source": source, "instance_notes": source_notes(suite, source)}
-
-
-def _plan_questions(suite: QuestionSuite) -> tuple[list[Spec], dict[str, Any]]:
-    """A question suite's plan, its items generated now (a test that cannot build them stops here)."""
-    plan = plan_items(suite)
-    ladders = sum(grid.runs * len(grid.variants) for grid in suite.ladders.values())
-    growing = (f"; the first rounds of {ladders} ladder(s), which plan each next round as they climb, so the total "
-               "grows" if ladders else "")
-    print(f"cubebench: {len(plan)} items planned ({len(suite.tests)} question test(s), {suite.metric}-turn"
-          f"{growing})", file=sys.stderr)
-    return list(plan), {"protocol": "questions"}
-
-
-def _plan_games(suite: MultiSuite, factory: AgentFactory) -> tuple[list[Spec], dict[str, Any]]:
-    """A multi-agent suite's plan (certified starts of the shipped instance sets)."""
-    mute = [name for name in suite.games if not GAMES[name].channel]
-    if factory.spec.spec == "silent" and mute:
-        raise SuiteError(f"the silent team leaves a channel unused; the {', '.join(mute)} game has none: "
-                         "restrict the suite, e.g. --games " + ",".join(g for g in suite.games if g not in mute))
-    seats = {seat for game in suite.games for seat in GAMES[game].seats}
-    unused = sorted(set(factory.spec.seats) - seats)
-    if unused:
-        raise SuiteError(f"--seat {', '.join(unused)}: no game of suite {suite.name!r} has such a seat; "
-                         f"its seats are {', '.join(sorted(seats))}")
-    given_away = [game for game in suite.games if set(GAMES[game].seats) <= set(factory.spec.seats)]
-    if given_away:
-        raise SuiteError(f"--seat gives every seat of {', '.join(given_away)} away: --agent would play nothing there")
-    plan = plan_games(suite)
-    print(f"cubebench: {len(plan)} games planned ({', '.join(suite.games)}, {suite.metric}-turn)", file=sys.stderr)
-    return list(plan), {"protocol": "multi", "instance_source": "certified"}
 
 
 def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = None,
@@ -249,7 +192,7 @@ def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = No
             if retired:
                 print(f"cubebench: {retired} error episode(s) will be played again "
                       "(their records are kept in the 'retired' table)", file=sys.stderr)
-        factory = AgentFactory(config.agent, store.protocol)
+        factory = protocol_named(store.protocol).factory(config.agent)
         return execute(store, config, factory, limit=limit, progress=progress, argv=argv)
 
 
@@ -257,13 +200,13 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
             progress: bool | None, argv: list[str] | None) -> RunOutcome:
     """Play the store's pending episodes; commit each as it finishes.  A suite with ladders plays in
     waves: after each, the ladders' next rounds are planned (:func:`~.ladders.next_rounds`) and played."""
-    suite = _ladder_suite(store)
+    suite = protocol_named(store.protocol).ladder_suite(store)
     if suite is not None:
         store.extend_plan(next_rounds(suite, store.plan(), store.rows()))
     planned, pending = len(store.plan()), len(store.pending())
     store.begin_session(list(argv if argv is not None else sys.argv))
     bar = Progress(planned, initial=planned - pending, enabled=progress,
-                   desc=UNITS.get(store.protocol, "episode") + "s",
+                   desc=protocol_named(store.protocol).unit + "s",
                    spent=sum(row.cost_usd for row in store.rows()))  # the cap counts earlier sessions too
     started, outcome, played = time.perf_counter(), "complete", 0
     if config.backend == "local" and config.concurrency > 1:
@@ -299,7 +242,7 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
         store.end_session(outcome)
         factory.close()
     return RunOutcome(store.path, outcome, played, len(store.finished_keys()), len(store.plan()),
-                      time.perf_counter() - started, UNITS.get(store.protocol, "episode"), planned)
+                      time.perf_counter() - started, protocol_named(store.protocol).unit, planned)
 
 
 def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: list[Spec], bar: Progress) -> int:
@@ -326,22 +269,6 @@ def _capped(config: RunConfig, bar: Progress) -> bool:
     return config.max_cost_usd is not None and bar.cost >= config.max_cost_usd
 
 
-def _ladder_suite(store: RunStore) -> QuestionSuite | None:
-    """The run's question suite when it plays ladders (their rounds are planned as they go), else ``None``."""
-    if store.protocol != "questions":
-        return None
-    try:
-        suite = question_suite_from_dict(store.get_meta("suite"), source=str(store.path))
-    except SuiteError as err:
-        raise StoreDamaged(f"{store.path} is damaged: its question suite does not read back ({err})") from None
-    return suite if suite.ladders else None
-
-
 def _warm_up(store: RunStore) -> None:
-    """Build what worker threads share before they may build it concurrently: the two-phase solver's
-    tables (episodes, multi-agent games), the exact-distance oracle of the run's metric (questions, and
-    the scrambler's reward)."""
-    if store.protocol in ("questions", "multi"):
-        oracle(store.get_meta("suite")["metric"])
-    if store.protocol != "questions":
-        solve_twophase(kernels.apply_moves(SOLVED, TABLE, parse_array("R U F'")))
+    """Build what worker threads share before they may build it concurrently (the protocol says what)."""
+    protocol_named(store.protocol).warm_up(store.get_meta("suite")["metric"])

@@ -102,50 +102,6 @@ class AgentSpec:
             "local:<model.gguf>), openai:<model>, anthropic:<model>, openai-compatible:<url>:<model> or "
             "hf:<model folder, .gguf or adapter>")
 
-    def check_protocol(self, protocol: str) -> None:
-        """Refuse, before anything is built, an agent that cannot play ``protocol`` (``episodes``,
-        ``questions`` or ``multi``) and the options that do not apply to it."""
-        kind = self.kind
-        self._check_seats(protocol)
-        if protocol != "multi" and kind == "team":
-            raise AgentSpecError(f"{self.spec!r} is a calibration team of the multi-agent suites; it plays "
-                                 "no single-agent episodes and answers no questions")
-        if protocol == "episodes" and kind == "oracle":
-            raise AgentSpecError("the oracle answers question items from their gold; it plays no episodes "
-                                 "(use solver for an episode suite's ceiling)")
-        if protocol == "multi":
-            if kind != "model" and self.spec not in TEAMS:
-                raise AgentSpecError(f"{self.spec!r} plays no multi-agent game; a multi-agent suite takes a "
-                                     f"team ({', '.join(TEAMS)}) or a model spec, which plays every seat")
-            if self.system_prompt is not None or self.examples is not None or self.style != "react":
-                raise AgentSpecError("--system-prompt, --examples and --style shape the episode agents; "
-                                     "model seats get their role's ReAct-style prompt")
-            return
-        if protocol != "questions":
-            return
-        if kind != "model" and self.spec not in ANSWERERS:
-            raise AgentSpecError(f"{self.spec!r} acts on a cube and answers no questions; a question suite "
-                                 f"takes {', '.join(ANSWERERS)} or a model spec")
-        if self.system_prompt is not None or self.examples is not None:
-            raise AgentSpecError("--system-prompt and --examples shape the episode agents' prompts; "
-                                 "each question test writes its own")
-
-    def _check_seats(self, protocol: str) -> None:
-        if not self.seats:
-            return
-        if protocol != "multi":
-            raise AgentSpecError("--seat gives seats of multi-agent games to a calibration team; this suite has none")
-        for seat, team in self.seats.items():
-            if seat not in SEAT_NAMES:
-                raise AgentSpecError(f"--seat: unknown seat {seat!r}; the games' seats are {', '.join(SEAT_NAMES)}")
-            if team not in TEAMS:
-                raise AgentSpecError(f"--seat {seat}={team}: a seat goes to a calibration team's player "
-                                     f"({', '.join(TEAMS)}); the model spec (--agent) plays the others")
-            solo = next((game for game in GAMES.values() if seat in game.solo_seats), None)
-            if solo is not None:
-                raise AgentSpecError(f"--seat {seat}: in the {solo.name} game the agent plays each seat in turn "
-                                     "against the perfect player; its seats are not given away")
-
     @property
     def is_local_model(self) -> bool:
         return self.spec.partition(":")[0] == "local"
@@ -174,14 +130,12 @@ class _SharedClient:
 
 class AgentFactory:
     """Builds a fresh agent per episode (or answerer per question item) from an :class:`AgentSpec`, sharing
-    what can be shared; ``protocol`` (``episodes`` or ``questions``) is what the run plays."""
+    what can be shared.  The run's protocol (:mod:`.protocols`) checks the spec can play it before building one."""
 
-    def __init__(self, spec: AgentSpec, protocol: str = "episodes") -> None:
+    def __init__(self, spec: AgentSpec) -> None:
         if spec.style not in STYLES:
             raise AgentSpecError(f"unknown style {spec.style!r}; expected one of {STYLES}")
-        spec.check_protocol(protocol)
         self.spec = spec
-        self.protocol = protocol
         self.kind = spec.kind
         self._check_prompts()
         self._shared: Any = None

@@ -69,9 +69,10 @@ from cubebench.tasks.items import Item
 from .plan import EpisodeSpec, GameSpec, ItemSpec, Spec
 
 SCHEMA_VERSION = 1
-PROTOCOLS = ("episodes", "questions", "multi")
+_SPEC_TYPES: dict[str, type[EpisodeSpec] | type[ItemSpec] | type[GameSpec]] = {
+    kind.protocol: kind for kind in (EpisodeSpec, ItemSpec, GameSpec)}
+PROTOCOLS = tuple(_SPEC_TYPES)
 """What a run plays (``meta["protocol"]``; a run without the entry plays episodes)."""
-_SPEC_TYPES = {"episodes": EpisodeSpec, "questions": ItemSpec, "multi": GameSpec}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -208,16 +209,6 @@ def _row_problem(values: Sequence[Any], blob: Any) -> str | None:
     if differ:
         return f"the summary row and the record disagree on {', '.join(differ)}"
     return None
-
-
-def _cell(spec: Spec) -> tuple[str, int, int, str, str, str]:
-    """The summary columns tier, depth, instance, reward, setting, horizon of a planned episode or item
-    (an item's mapping is in the module docstring)."""
-    if isinstance(spec, ItemSpec):
-        return spec.test, spec.depth, spec.index, spec.variant, "item", f"d{spec.depth}"
-    if isinstance(spec, GameSpec):
-        return spec.game, spec.depth, spec.instance, spec.view, spec.seat or "team", f"d{spec.depth}"
-    return spec.tier, spec.depth, spec.instance, spec.reward, spec.setting, spec.horizon
 
 
 def _meta_problem(suite: Any, config: Any, protocol: Any = None) -> str | None:
@@ -404,7 +395,7 @@ class RunStore:
     @property
     def protocol(self) -> str:
         """``episodes``, ``questions`` or ``multi``: what the run plays."""
-        return str(self.get_meta("protocol", "episodes"))
+        return str(self.get_meta("protocol", EpisodeSpec.protocol))
 
     def _read_plan(self) -> list[Spec]:
         plan: list[Spec] = []
@@ -507,7 +498,7 @@ class RunStore:
             decode_record(blob)
         except RecordError as err:
             raise StoreError(f"episode {spec.key}: the agent's record cannot be stored: {err}") from None
-        values = (spec.key, *_cell(spec), record.status, int(record.solved), record.n_steps, record.n_moves,
+        values = (spec.key, *spec.cell(), record.status, int(record.solved), record.n_steps, record.n_moves,
                   record.input_tokens, record.output_tokens, float(record.cost_usd), float(record.wall_s),
                   record.distance_start, record.distance_end, self.session or 0, time.time(), blob)
         try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 from cubebench.agents.base import TOOL_SETTINGS
 from cubebench.agents.episode import DEFAULT_MAX_ROTATIONS
@@ -42,6 +42,9 @@ DEFAULT_HORIZONS = {"short": [1, 2, 3, 4], "long": [8, 12, 16, 20]}
 @dataclass(frozen=True)
 class Suite:
     """One benchmark grid (see the module docstring and ``docs/runner.md``)."""
+
+    protocol: ClassVar[str] = "episodes"
+    """What a run of it plays (the name of its :mod:`~.protocols` protocol)."""
 
     name: str
     tiers: tuple[str, ...]

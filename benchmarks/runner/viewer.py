@@ -21,6 +21,7 @@ from typing import Any, Iterable
 from cubebench.agents.records import EpisodeRecord
 from cubebench.engine.facelets import COLOUR_LETTERS, COLOUR_RGB
 
+from .protocols import PROTOCOLS, EpisodesProtocol
 from .store import RunStore
 
 DEFAULT_MAX_EPISODES = 200
@@ -142,20 +143,9 @@ def episode_view(key: str, record: EpisodeRecord) -> dict[str, Any]:
             "calls": [{"name": c.name, "args": c.args, "result": c.result} for c in s.tool_calls],
         } for s in record.steps],
     }
-    config = record.config
-    if config.get("protocol") == "multi":
-        turns, seats = config.get("turns"), config.get("seats")
-        turns = [t if isinstance(t, dict) else {} for t in turns] if isinstance(turns, list) else []
-        seats = seats if isinstance(seats, dict) else {}
-        messages = config.get("messages")
-        view["multi"] = {"seats": list(seats), "players": seats, "turns": turns, "error": config.get("play_error"),
-                         "messages": [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []}
-    if config.get("protocol") == "questions":
-        view["question"] = {"score": config.get("score"), "item": config.get("item"), "error": config.get("play_error")}
-        exchanges = config.get("exchanges")
-        for step, judged in zip(view["steps"], exchanges if isinstance(exchanges, list) else []):
-            judged = judged if isinstance(judged, dict) else {}  # a damaged record shows its steps without judgement
-            step.update(question=judged.get("name"), gold=judged.get("gold"), correct=judged.get("correct"))
+    protocol = PROTOCOLS.get(str(record.config.get("protocol", EpisodesProtocol.name)))
+    if protocol is not None:  # a damaged record's unknown protocol: its steps, as any episode's
+        protocol.view(record.config, view)
     return view
 
 

@@ -20,11 +20,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cubebench.agents.records import EpisodeRecord
-from cubebench.runner.execute import PlaySettings, play_episode
-from cubebench.runner.instances import resolve_source
-from cubebench.runner.plan import EpisodeSpec, plan_episodes
-from cubebench.runner.suite_fields import SuiteError
-from cubebench.runner.suites import Suite
+from cubebench.runner import EpisodeSpec, plan_episodes, play_episode, PlaySettings, resolve_source, Suite, SuiteError
 
 from .client import in_worker_thread
 from .errors import raise_if_error, refuse_unknown, task_parameters

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 from rich.markup import escape
 
 from cubebench.agents.records import EpisodeRecord
-from cubebench.runner.suite_fields import SuiteError
+from cubebench.runner import SuiteError
 
 from .client import describe_failure
 

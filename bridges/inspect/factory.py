@@ -24,7 +24,7 @@ from cubebench.agents.chat import ChatAgent
 from cubebench.agents.codeact import CodeActAgent
 from cubebench.agents.react import ReActAgent
 from cubebench.agents.records import EpisodeRecord
-from cubebench.runner.specs import AgentFactory, AgentSpec
+from cubebench.runner import AgentFactory, AgentSpec
 
 from .client import FailedCall, InspectModelClient, to_inspect_messages
 from .tool_agent import InspectToolAgent

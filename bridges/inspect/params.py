@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cubebench.runner.question_suites import QuestionSuite, question_suite_from_dict
-from cubebench.runner.suite_fields import SuiteError
-from cubebench.runner.suites import Suite, load_suite, suite_from_dict
+from cubebench.runner import load_suite, question_suite_from_dict, QuestionSuite, Suite, suite_from_dict, SuiteError
 from cubebench.tasks.registry import TESTS
 
 __all__ = ["listed", "check_flag", "episode_suite", "question_suite", "SOURCE"]

@@ -21,10 +21,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cubebench.agents.records import EpisodeRecord
-from cubebench.runner.answering import check_protocol
-from cubebench.runner.execute import PlaySettings, play_item
-from cubebench.runner.plan import ItemSpec, plan_items
-from cubebench.runner.question_suites import QuestionSuite
+from cubebench.runner import check_protocol, ItemSpec, plan_items, play_item, PlaySettings, QuestionSuite
 from cubebench.tasks.registry import get_test
 
 from .client import in_worker_thread

@@ -25,11 +25,9 @@ import warnings
 from collections import Counter
 from typing import Any, Sequence
 
-from cubebench.runner.execute import PlaySettings
-from cubebench.runner.instances import resolve_source
-from cubebench.runner.plan import EpisodeSpec, plan_episodes
-from cubebench.runner.suite_fields import SuiteError
-from cubebench.runner.suites import Suite, suite_from_dict
+from cubebench.runner import (
+    EpisodeSpec, plan_episodes, PlaySettings, resolve_source, Suite, suite_from_dict, SuiteError,
+)
 
 from .relay import first_prompt
 

@@ -23,9 +23,7 @@ from typing import Any, Sequence
 from cubebench.agents.episode import DEFAULT_MAX_STEPS
 from cubebench.agents.records import EpisodeRecord
 from cubebench.agents.tool_registry import TOOL_SETTINGS
-from cubebench.runner.execute import PlaySettings
-from cubebench.runner.plan import EpisodeSpec
-from cubebench.runner.suites import Suite
+from cubebench.runner import EpisodeSpec, PlaySettings, Suite
 from cubebench.wrappers.tiers import TIERS
 
 from .dataset import episode_grid

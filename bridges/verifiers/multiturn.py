@@ -16,7 +16,7 @@ from typing import Any
 
 from datasets import Dataset
 
-from cubebench.runner.plan import EpisodeSpec
+from cubebench.runner import EpisodeSpec
 
 from . import game
 from .dataset import episode_rows, split_plan

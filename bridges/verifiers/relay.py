@@ -26,9 +26,7 @@ from cubebench.agents.base import Agent
 from cubebench.agents.llm import ModelError, ModelReply
 from cubebench.agents.react import ReActAgent
 from cubebench.agents.records import EpisodeRecord
-from cubebench.runner.execute import PlaySettings, play_episode
-from cubebench.runner.plan import EpisodeSpec
-from cubebench.runner.specs import AgentFactory, AgentSpec
+from cubebench.runner import AgentFactory, AgentSpec, EpisodeSpec, play_episode, PlaySettings
 
 __all__ = ["Ask", "EpisodeRelay", "RelayClient", "RelayClosed", "first_prompt"]
 

@@ -28,7 +28,7 @@ from pydantic import Field
 from verifiers.v1.runtimes import ProgramResult, SubprocessConfig
 
 from cubebench.agents.episode import DEFAULT_MAX_STEPS
-from cubebench.runner.plan import EpisodeSpec
+from cubebench.runner import EpisodeSpec
 
 from . import game
 from .dataset import split_plan

@@ -1,0 +1,121 @@
+"""What every run protocol implements: plan, check the agent, play, and say what its records mean.
+
+A run plays one protocol: episodes (an agent acts on a cube), questions (an answerer answers items) or
+games (seats of a multi-agent env).  The store, the backends, the report, the viewer, the exports and the
+CLI hold no knowledge of any of them: they ask the run's protocol (:func:`~.protocol_named`), so adding a
+protocol means one subclass here and its registration in :mod:`~cubebench.runner.protocols`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from cubebench.agents.llm import PROVIDERS
+
+from ..aggregate import cell_of
+from ..answering import no_question_settings
+from ..specs import AgentFactory, AgentSpec, AgentSpecError
+
+if TYPE_CHECKING:
+    from cubebench.agents.records import EpisodeRecord
+
+    from ..execute import PlaySettings
+    from ..plan import Spec
+    from ..run import RunConfig
+    from ..store import EpisodeRow, RunStore
+    from ..tables import Table
+
+__all__ = ["RunProtocol", "SHARED_CSV", "is_model"]
+
+SHARED_CSV = (("status", "status"), ("input_tokens", "input_tokens"), ("output_tokens", "output_tokens"),
+              ("cost_usd", "cost_usd"), ("wall_s", "wall_s"), ("distance_start", "distance_start"),
+              ("distance_end", "distance_end"))
+"""The CSV columns every protocol shares, after its own (``(summary column, CSV header)``)."""
+
+
+def is_model(spec: str) -> bool:
+    """Whether an agent spec names a model provider (``openai:...``) rather than a built-in agent."""
+    return spec.partition(":")[0] in PROVIDERS
+
+
+class RunProtocol(ABC):
+    """One kind of run (see the module docstring); subclasses are stateless singletons."""
+
+    name: ClassVar[str]
+    """Its name in the store (``meta["protocol"]``), the suite class's ``protocol``."""
+    unit: ClassVar[str]
+    """What it plays, in the singular: ``episode``, ``item``, ``game``."""
+    plays: ClassVar[str]
+    """What its suites do, for messages ("plays episodes")."""
+    selector: ClassVar[str]
+    """The ``cubebench run`` option that picks a part of its suites beside ``--depths`` (``tiers``...)."""
+    run_options: ClassVar[frozenset[str]] = frozenset()
+    """The episode-shaping ``cubebench run`` options it reads (``style``, ``distance_budget``, ``obs_format``)."""
+    csv_columns: ClassVar[tuple[tuple[str, str], ...]]
+    """``(summary column, CSV header)`` in CSV order: each header names what the column holds here (the store
+    keeps one set of columns for every protocol)."""
+    plots: ClassVar[bool] = False
+    """Whether ``cubebench report --plots`` draws its runs."""
+
+    # --- planning and playing -----------------------------------------------------------------------------
+    def factory(self, spec: AgentSpec) -> AgentFactory:
+        """The agent factory of a run of this protocol, after refusing an agent that cannot play it."""
+        if spec.seats:
+            raise AgentSpecError("--seat gives seats of multi-agent games to a calibration team; this suite has none")
+        if spec.kind == "team":
+            raise AgentSpecError(f"{spec.spec!r} is a calibration team of the multi-agent suites; it plays "
+                                 "no single-agent episodes and answers no questions")
+        self.check_agent(spec)
+        return AgentFactory(spec)
+
+    def check_agent(self, spec: AgentSpec) -> None:
+        """Refuse, before anything is built, an agent (or agent option) this protocol cannot use."""
+
+    def configure(self, suite: Any, config: RunConfig) -> RunConfig:
+        """The run's configuration with the protocol's open settings filled in (and checked)."""
+        no_question_settings(config.agent, config.play, suite.name)
+        return config
+
+    @abstractmethod
+    def restrict(self, suite: Any, chosen: list[str] | None, depths: list[int] | None) -> Any:
+        """The part of ``suite`` on the ``chosen`` parts (its :attr:`selector`'s values) and ``depths``."""
+
+    @abstractmethod
+    def plan(self, suite: Any, factory: AgentFactory) -> tuple[list[Spec], dict[str, Any]]:
+        """The suite's plan and the store meta entries that describe it (the suite is checked against the agent)."""
+
+    @abstractmethod
+    def play(self, spec: Spec, factory: AgentFactory, settings: PlaySettings) -> EpisodeRecord:
+        """Play (or ask) one planned spec: what a backend's worker does with it."""
+
+    def warm_up(self, metric: str) -> None:
+        """Build what worker threads share before they may build it at once."""
+
+    def ladder_suite(self, store: RunStore) -> Any:
+        """The run's suite when its plan grows as it plays (question ladders), else ``None``."""
+        return None
+
+    # --- reporting ----------------------------------------------------------------------------------------
+    @abstractmethod
+    def tables(self, store: RunStore, suite: dict[str, Any], rows: list[EpisodeRow]) -> list[Table]:
+        """The report's tables of a run."""
+
+    def uncounted(self, store: RunStore) -> frozenset[str]:
+        """Keys of records that asked nothing their headline can score (counted apart)."""
+        return frozenset()
+
+    @abstractmethod
+    def setup(self, report: Any) -> list[tuple[str, str]]:
+        """What ran: the report's first facts (suite, agent, and what this protocol adds)."""
+
+    def agent_text(self, report: Any) -> str:
+        """The agent as the report names it."""
+        return str(report.config["agent"]["spec"])
+
+    def headline(self, report: Any) -> tuple[str, str]:
+        """The report's headline fact: its name and value."""
+        return "pass rate", cell_of(report.rows).rate.format()
+
+    def view(self, config: dict[str, Any], view: dict[str, Any]) -> None:
+        """Add what the viewer shows of this protocol's record (``config``) to its ``view`` entry."""

@@ -1,0 +1,106 @@
+"""The episodes protocol: an agent acts on a cube through a tier, one episode per planned cell and instance."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from cubebench.budgets import move_budget
+from cubebench.engine import SOLVED, TABLE, kernels
+from cubebench.engine.notation import parse_array
+from cubebench.solver.twophase import solve_twophase
+
+from ..attribution import attribute
+from ..execute import play_episode
+from ..instances import resolve_source, source_notes
+from ..plan import EpisodeSpec, plan_episodes
+from ..specs import AgentFactory, AgentSpec, AgentSpecError
+from ..store import SUMMARY_COLUMNS
+from ..suites import Suite, SuiteError, restrict
+from ..tables import Table, attribution_table, depth_table, pass_rate_table
+from .base import RunProtocol, is_model
+
+__all__ = ["EpisodesProtocol", "episode_tables", "budget_text"]
+
+
+class EpisodesProtocol(RunProtocol):
+    """Episodes on the single-agent tiers (the CubeBench paper's experiments)."""
+
+    name = Suite.protocol
+    unit = "episode"
+    plays = "plays episodes"
+    selector = "tiers"
+    run_options = frozenset({"style", "distance_budget", "obs_format"})
+    csv_columns = tuple((column, column) for column in SUMMARY_COLUMNS)
+    plots = True
+
+    def check_agent(self, spec: AgentSpec) -> None:
+        if spec.kind == "oracle":
+            raise AgentSpecError("the oracle answers question items from their gold; it plays no episodes "
+                                 "(use solver for an episode suite's ceiling)")
+
+    def restrict(self, suite: Suite, chosen: list[str] | None, depths: list[int] | None) -> Suite:
+        return restrict(suite, chosen, depths)
+
+    def plan(self, suite: Suite, factory: AgentFactory) -> tuple[list[Any], dict[str, Any]]:
+        if factory.tiers is not None and not set(suite.tiers) <= set(factory.tiers):
+            raise SuiteError(f"agent {factory.spec.spec!r} plays only the {', '.join(factory.tiers)} tier(s); "
+                             f"restrict the suite, e.g. --tiers {','.join(factory.tiers)}")
+        source = resolve_source(suite)
+        plan = plan_episodes(suite, source)
+        print(f"cubebench: {len(plan)} episodes planned, instances: {source}", file=sys.stderr)
+        return list(plan), {"instance_source": source, "instance_notes": source_notes(suite, source)}
+
+    def play(self, spec: Any, factory: AgentFactory, settings: Any) -> Any:
+        assert isinstance(spec, EpisodeSpec)
+        return play_episode(spec, factory, settings)
+
+    def warm_up(self, metric: str) -> None:
+        solve_twophase(kernels.apply_moves(SOLVED, TABLE, parse_array("R U F'")))
+
+    def tables(self, store: Any, suite: dict[str, Any], rows: list[Any]) -> list[Table]:
+        return episode_tables(store, suite, rows)
+
+    def setup(self, report: Any) -> list[tuple[str, str]]:
+        source = ("certified instances (start distance = certified optimal distance)"
+                  if report.instance_source == "certified"
+                  else "seeded scrambles of each depth (distance <= depth, not certified)")
+        source += "".join(f"; {n}" for n in report.notes)
+        suite = report.suite
+        return [("suite", f"{suite['name']} ({suite.get('metric', '?')}-turn metric, "
+                          f"{suite['max_steps']} interaction steps)"),
+                ("budget", budget_text(suite)), ("agent", self.agent_text(report)), ("instances", source)]
+
+    def agent_text(self, report: Any) -> str:
+        agent = report.config["agent"]
+        return f"{agent['spec']} ({agent['style']})" if is_model(agent["spec"]) else str(agent["spec"])
+
+
+def episode_tables(store: Any, suite: dict[str, Any], rows: list[Any]) -> list[Table]:
+    """The paper's tables: pass rate by tier and horizon, by depth, and the failure attribution."""
+    horizons = list(suite.get("horizons", {"short": [], "long": []}))
+    agent = store.get_meta("config")["agent"]["spec"]
+    tables = [pass_rate_table(rows, agent, horizons), depth_table(rows)]
+    attribution = attribute(store, rows)
+    if attribution:
+        tables.append(attribution_table(attribution, horizons))
+    return tables
+
+
+def budget_text(suite: dict[str, Any]) -> str:
+    """The episodes' move and rotation budgets, as the suite set them."""
+    if "max_moves" not in suite:
+        return ("not in the suite (a run from before move budgets); each episode's record holds the budget "
+                "it ran under (config['env'])")
+    metric = suite.get("metric", "quarter")
+    unit = "quarter turns" if metric == "quarter" else "face turns"
+    rotations = f"{suite.get('max_rotations')} view rotations on Face and Vertex"
+    moves = suite["max_moves"]
+    if moves is not None:
+        return f"{moves} {unit} per episode; {rotations}"
+    by_budget: dict[int, list[int]] = {}
+    for depth in suite.get("depths", []):
+        by_budget.setdefault(move_budget(int(depth), metric), []).append(int(depth))
+    per_depth = ", ".join(f"{b} at depth{'s' if len(ds) > 1 else ''} {','.join(map(str, ds))}"
+                          for b, ds in by_budget.items())
+    return f"{unit} per episode by depth (a blind walk solves at most 3.3 % of generated starts): {per_depth}; {rotations}"

@@ -1,0 +1,109 @@
+"""The games protocol (``multi``): teams play the multi-agent envs of the games table."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from cubebench.envs.games import GAMES
+from cubebench.tasks.oracle import oracle
+
+from ..games import play_game
+from ..multi_report import multi_tables
+from ..multi_suites import MultiSuite, restrict_multi
+from ..plan import GameSpec, plan_games
+from ..specs import SEAT_NAMES, TEAMS, AgentFactory, AgentSpec, AgentSpecError
+from ..suite_fields import SuiteError
+from ..tables import Table
+from .base import SHARED_CSV, RunProtocol, is_model
+from .episodes import EpisodesProtocol
+
+__all__ = ["GamesProtocol"]
+
+
+class GamesProtocol(RunProtocol):
+    """Multi-agent games: every seat played by the run's agent, except seats ``--seat`` gives to a team."""
+
+    name = MultiSuite.protocol
+    unit = "game"
+    plays = "plays multi-agent games"
+    selector = "games"
+    csv_columns = (("key", "key"), ("tier", "game"), ("depth", "depth"), ("instance", "instance"), ("reward", "view"),
+                   ("setting", "seat"), ("solved", "passed"), ("n_steps", "turns"), ("n_moves", "face_turns"),
+                   *SHARED_CSV)
+    """A game's ``turns`` counts seat turns and ``face_turns`` the face turns played; ``seat`` is the seat the
+    agent held alone, or ``team``."""
+
+    def factory(self, spec: AgentSpec) -> AgentFactory:
+        self.check_agent(spec)
+        return AgentFactory(spec)
+
+    def check_agent(self, spec: AgentSpec) -> None:
+        if spec.kind != "model" and spec.spec not in TEAMS:
+            raise AgentSpecError(f"{spec.spec!r} plays no multi-agent game; a multi-agent suite takes a "
+                                 f"team ({', '.join(TEAMS)}) or a model spec, which plays every seat")
+        if spec.system_prompt is not None or spec.examples is not None or spec.style != "react":
+            raise AgentSpecError("--system-prompt, --examples and --style shape the episode agents; "
+                                 "model seats get their role's ReAct-style prompt")
+        for seat, team in spec.seats.items():
+            if seat not in SEAT_NAMES:
+                raise AgentSpecError(f"--seat: unknown seat {seat!r}; the games' seats are {', '.join(SEAT_NAMES)}")
+            if team not in TEAMS:
+                raise AgentSpecError(f"--seat {seat}={team}: a seat goes to a calibration team's player "
+                                     f"({', '.join(TEAMS)}); the model spec (--agent) plays the others")
+            solo = next((game for game in GAMES.values() if seat in game.solo_seats), None)
+            if solo is not None:
+                raise AgentSpecError(f"--seat {seat}: in the {solo.name} game the agent plays each seat in turn "
+                                     "against the perfect player; its seats are not given away")
+
+    def restrict(self, suite: MultiSuite, chosen: list[str] | None, depths: list[int] | None) -> MultiSuite:
+        return restrict_multi(suite, chosen, depths)
+
+    def plan(self, suite: MultiSuite, factory: AgentFactory) -> tuple[list[Any], dict[str, Any]]:
+        """The plan (certified starts of the shipped instance sets); the seats given away are checked here."""
+        mute = [name for name in suite.games if not GAMES[name].channel]
+        if factory.spec.spec == "silent" and mute:
+            raise SuiteError(f"the silent team leaves a channel unused; the {', '.join(mute)} game has none: "
+                             "restrict the suite, e.g. --games " + ",".join(g for g in suite.games if g not in mute))
+        seats = {seat for game in suite.games for seat in GAMES[game].seats}
+        unused = sorted(set(factory.spec.seats) - seats)
+        if unused:
+            raise SuiteError(f"--seat {', '.join(unused)}: no game of suite {suite.name!r} has such a seat; "
+                             f"its seats are {', '.join(sorted(seats))}")
+        given_away = [game for game in suite.games if set(GAMES[game].seats) <= set(factory.spec.seats)]
+        if given_away:
+            raise SuiteError(f"--seat gives every seat of {', '.join(given_away)} away: --agent would play nothing there")
+        plan = plan_games(suite)
+        print(f"cubebench: {len(plan)} games planned ({', '.join(suite.games)}, {suite.metric}-turn)", file=sys.stderr)
+        return list(plan), {"protocol": self.name, "instance_source": "certified"}
+
+    def play(self, spec: Any, factory: AgentFactory, settings: Any) -> Any:
+        assert isinstance(spec, GameSpec)
+        return play_game(spec, factory, settings.store_images)
+
+    def warm_up(self, metric: str) -> None:
+        oracle(metric)  # the scrambler's reward
+        EpisodesProtocol().warm_up(metric)  # the perfect seats' two-phase solver
+
+    def tables(self, store: Any, suite: dict[str, Any], rows: list[Any]) -> list[Table]:
+        return multi_tables(store, rows)
+
+    def setup(self, report: Any) -> list[tuple[str, str]]:
+        suite = report.suite
+        games = ", ".join(f"{name} ({', '.join(g['views'])})" for name, g in suite["games"].items())
+        return [("suite", f"{suite['name']} ({suite.get('metric', '?')}-turn metric; games: {games})"),
+                ("agent", self.agent_text(report)), ("starts", "certified instances of each depth (scrambler-solver: solved)")]
+
+    def agent_text(self, report: Any) -> str:
+        agent = report.config["agent"]
+        given = ", ".join(f"{seat}: {team}" for seat, team in (agent.get("seats") or {}).items())
+        return agent["spec"] + (" (a ReAct-style model seat per seat)" if is_model(agent["spec"]) else "") + (
+            f"; seats given to a team's player: {given}" if given else "")
+
+    def view(self, config: dict[str, Any], view: dict[str, Any]) -> None:
+        turns, seats = config.get("turns"), config.get("seats")
+        turns = [t if isinstance(t, dict) else {} for t in turns] if isinstance(turns, list) else []
+        seats = seats if isinstance(seats, dict) else {}
+        messages = config.get("messages")
+        view["multi"] = {"seats": list(seats), "players": seats, "turns": turns, "error": config.get("play_error"),
+                         "messages": [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []}

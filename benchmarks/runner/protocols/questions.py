@@ -1,0 +1,121 @@
+"""The questions protocol: an answerer answers the items of question tests (Cube Bench, Inf-Bench, STARE)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from typing import Any
+
+from cubebench.tasks.oracle import oracle
+
+from ..aggregate import cell_of
+from ..answering import decoding_text, protocol_text, question_settings
+from ..execute import play_item
+from ..plan import ItemSpec, plan_items
+from ..question_report import question_tables
+from ..question_suites import QuestionSuite, question_suite_from_dict, restrict_questions
+from ..specs import ANSWERERS, AgentFactory, AgentSpec, AgentSpecError
+from ..store import RunStore, StoreDamaged
+from ..suite_fields import SuiteError
+from ..tables import Table
+from .base import SHARED_CSV, RunProtocol, is_model
+
+__all__ = ["QuestionsProtocol"]
+
+
+class QuestionsProtocol(RunProtocol):
+    """Question items, asked under an answer protocol; ladder suites plan their next rounds as they climb."""
+
+    name = QuestionSuite.protocol
+    unit = "item"
+    plays = "asks question items"
+    selector = "tests"
+    run_options = frozenset({"obs_format"})
+    csv_columns = (("key", "key"), ("tier", "test"), ("depth", "depth"), ("instance", "index"),
+                   ("reward", "variant"), ("solved", "passed"), ("n_steps", "questions"), ("n_moves", "moves"),
+                   *SHARED_CSV)
+    """A question's ``depth`` is its depth, or the ladder level it was asked at; ``questions`` counts the questions
+    asked, ``moves`` the moves a closed-loop or recovery item made."""
+
+    def check_agent(self, spec: AgentSpec) -> None:
+        if spec.kind != "model" and spec.spec not in ANSWERERS:
+            raise AgentSpecError(f"{spec.spec!r} acts on a cube and answers no questions; a question suite "
+                                 f"takes {', '.join(ANSWERERS)} or a model spec")
+        if spec.system_prompt is not None or spec.examples is not None:
+            raise AgentSpecError("--system-prompt and --examples shape the episode agents' prompts; "
+                                 "each question test writes its own")
+
+    def configure(self, suite: QuestionSuite, config: Any) -> Any:
+        agent, play = question_settings(suite, config.agent, config.play)
+        return replace(config, agent=agent, play=play)
+
+    def restrict(self, suite: QuestionSuite, chosen: list[str] | None, depths: list[int] | None) -> QuestionSuite:
+        return restrict_questions(suite, chosen, depths)
+
+    def plan(self, suite: QuestionSuite, factory: AgentFactory) -> tuple[list[Any], dict[str, Any]]:
+        """The plan, its items generated now (a test that cannot build them stops here)."""
+        plan = plan_items(suite)
+        ladders = sum(grid.runs * len(grid.variants) for grid in suite.ladders.values())
+        growing = (f"; the first rounds of {ladders} ladder(s), which plan each next round as they climb, so the "
+                   "total grows" if ladders else "")
+        print(f"cubebench: {len(plan)} items planned ({len(suite.tests)} question test(s), {suite.metric}-turn"
+              f"{growing})", file=sys.stderr)
+        return list(plan), {"protocol": self.name}
+
+    def play(self, spec: Any, factory: AgentFactory, settings: Any) -> Any:
+        assert isinstance(spec, ItemSpec)
+        return play_item(spec, factory, settings)
+
+    def warm_up(self, metric: str) -> None:
+        oracle(metric)
+
+    def ladder_suite(self, store: RunStore) -> QuestionSuite | None:
+        try:
+            suite = question_suite_from_dict(store.get_meta("suite"), source=str(store.path))
+        except SuiteError as err:
+            raise StoreDamaged(f"{store.path} is damaged: its question suite does not read back ({err})") from None
+        return suite if suite.ladders else None
+
+    def tables(self, store: RunStore, suite: dict[str, Any], rows: list[Any]) -> list[Table]:
+        return question_tables(store, suite)
+
+    def uncounted(self, store: RunStore) -> frozenset[str]:
+        """Items whose record's ``counted`` is false (records from before it existed count)."""
+        return frozenset(key for key, record in store.records() if record.config.get("counted") is False)
+
+    def setup(self, report: Any) -> list[tuple[str, str]]:
+        suite, agent = report.suite, report.config["agent"]
+        tests = ", ".join(suite["tests"])
+        decoding = [("decoding", decoding_text(agent.get("temperature"), agent.get("reply_max_tokens")))] if \
+            agent["spec"].partition(":")[0] in ("openai", "anthropic", "openai-compatible", "local") else []
+        return [("suite", f"{suite['name']} ({suite.get('metric', '?')}-turn metric; question tests: {tests})"),
+                ("protocol", protocol_text(report.config.get("play", {}).get("answer_protocol"))),
+                ("agent", self.agent_text(report)), *decoding]
+
+    def agent_text(self, report: Any) -> str:
+        agent = report.config["agent"]
+        if not is_model(agent["spec"]):
+            return str(agent["spec"])
+        return agent["spec"] + ("" if agent.get("send_images", True) else " (text only: no images sent)")
+
+    def headline(self, report: Any) -> tuple[str, str]:
+        """The share of items passed, over the items that asked something to pass; what it counts, and (where the
+        suite has a recovery test) how many recovery items had nothing to recover."""
+        rate = cell_of(r for r in report.rows if r.key not in report.uncounted).rate
+        tests = report.suite.get("tests", {})
+        recovers = "recovery" in tests
+        headlines = ["a right answer", *(["a perfect solve"] if "closed-loop" in tests else []),
+                     *(["a recovered cube"] if recovers else [])]
+        text = rate.format() + f" (each test's headline: {', '.join(headlines)})"
+        if recovers:
+            apart = sum(r.key in report.uncounted for r in report.rows)
+            text += (f"; {apart} recovery item(s) whose closed loop never erred had nothing to recover: "
+                     "counted apart, neither passed nor failed")
+        return "items passed", text
+
+    def view(self, config: dict[str, Any], view: dict[str, Any]) -> None:
+        view["question"] = {"score": config.get("score"), "item": config.get("item"), "error": config.get("play_error")}
+        exchanges = config.get("exchanges")
+        for step, judged in zip(view["steps"], exchanges if isinstance(exchanges, list) else []):
+            judged = judged if isinstance(judged, dict) else {}  # a damaged record shows its steps without judgement
+            step.update(question=judged.get("name"), gold=judged.get("gold"), correct=judged.get("correct"))
