@@ -37,10 +37,25 @@ from .suites import Suite, SuiteError
 
 
 @dataclass(frozen=True)
-class EpisodeSpec:
+class PlannedSpec:
+    """What every plan row has: the name of its protocol, its JSON form and its cell in the store's summary."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def cell(self) -> tuple[str, int, int, str, str, str]:
+        """The store's summary columns tier, depth, instance, reward, setting, horizon (each protocol's meaning
+        of them: the store's module docstring)."""
+        raise NotImplementedError
+
+    protocol: ClassVar[str]
+    """The name of the protocol that plays it (its suite class's ``protocol``)."""
+
+
+@dataclass(frozen=True)
+class EpisodeSpec(PlannedSpec):
     """One episode of a run: the grid cell, the instance and the seeds."""
 
-    protocol: ClassVar[str] = Suite.protocol
     key: str
     tier: str
     depth: int
@@ -62,11 +77,9 @@ class EpisodeSpec:
     max_rotations: int | None = None
     """The episode's view-rotation budget on the partial tiers (the suite's)."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    protocol: ClassVar[str] = Suite.protocol
 
     def cell(self) -> tuple[str, int, int, str, str, str]:
-        """The store's summary columns tier, depth, instance, reward, setting, horizon of this episode."""
         return self.tier, self.depth, self.instance, self.reward, self.setting, self.horizon
 
 
@@ -102,10 +115,9 @@ def plan_episodes(suite: Suite, source: str) -> list[EpisodeSpec]:
 
 
 @dataclass(frozen=True)
-class ItemSpec:
+class ItemSpec(PlannedSpec):
     """One question item of a run, as asked in one variant: the whole item travels with it."""
 
-    protocol: ClassVar[str] = QuestionSuite.protocol
     key: str
     test: str
     variant: str
@@ -123,22 +135,19 @@ class ItemSpec:
     ladder_round: int | None = None
     """Which round of its ladder (0 first); the round's level is :attr:`depth`."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    protocol: ClassVar[str] = QuestionSuite.protocol
 
     def to_item(self) -> Item:
         return Item(**self.item)
 
     def cell(self) -> tuple[str, int, int, str, str, str]:
-        """The store's summary columns for this item: test, depth, index, variant, ``item``, ``d<depth>``."""
         return self.test, self.depth, self.index, self.variant, "item", f"d{self.depth}"
 
 
 @dataclass(frozen=True)
-class GameSpec:
+class GameSpec(PlannedSpec):
     """One multi-agent game of a run: the game, the view, the start and the seeds."""
 
-    protocol: ClassVar[str] = MultiSuite.protocol
     key: str
     game: str
     view: str
@@ -156,11 +165,9 @@ class GameSpec:
     seat: str | None = None
     """The one seat the run's agent plays (the perfect team's player has the other); ``None``: every seat."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    protocol: ClassVar[str] = MultiSuite.protocol
 
     def cell(self) -> tuple[str, int, int, str, str, str]:
-        """The store's summary columns for this game: game, depth, instance, view, seat (or ``team``), ``d<depth>``."""
         return self.game, self.depth, self.instance, self.view, self.seat or "team", f"d{self.depth}"
 
 

@@ -26,12 +26,19 @@ if TYPE_CHECKING:
     from ..store import EpisodeRow, RunStore
     from ..tables import Table
 
-__all__ = ["RunProtocol", "SHARED_CSV", "is_model"]
+__all__ = ["RunProtocol", "csv_named", "is_model"]
 
-SHARED_CSV = (("status", "status"), ("input_tokens", "input_tokens"), ("output_tokens", "output_tokens"),
-              ("cost_usd", "cost_usd"), ("wall_s", "wall_s"), ("distance_start", "distance_start"),
-              ("distance_end", "distance_end"))
-"""The CSV columns every protocol shares, after its own (``(summary column, CSV header)``)."""
+NAMED_COLUMNS = ("key", "tier", "depth", "instance", "reward", "setting", "solved", "n_steps", "n_moves")
+"""The store's summary columns whose meaning depends on the protocol (the CSV names each for what it holds)."""
+SHARED_COLUMNS = ("status", "input_tokens", "output_tokens", "cost_usd", "wall_s", "distance_start", "distance_end")
+"""The summary columns every protocol's CSV ends with, under their own names."""
+
+
+def csv_named(*headers: str | None) -> tuple[tuple[str, str], ...]:
+    """``(summary column, CSV header)`` pairs: ``headers`` name :data:`NAMED_COLUMNS` in order (``None`` leaves
+    one out), then the shared columns."""
+    named = [(column, header) for column, header in zip(NAMED_COLUMNS, headers, strict=True) if header]
+    return (*named, *((column, column) for column in SHARED_COLUMNS))
 
 
 def is_model(spec: str) -> bool:

@@ -26,10 +26,7 @@ __all__ = ["EpisodesProtocol", "episode_tables", "budget_text"]
 class EpisodesProtocol(RunProtocol):
     """Episodes on the single-agent tiers (the CubeBench paper's experiments)."""
 
-    name = Suite.protocol
-    unit = "episode"
-    plays = "plays episodes"
-    selector = "tiers"
+    name, unit, plays, selector = Suite.protocol, "episode", "plays episodes", "tiers"
     run_options = frozenset({"style", "distance_budget", "obs_format"})
     csv_columns = tuple((column, column) for column in SUMMARY_COLUMNS)
     plots = True

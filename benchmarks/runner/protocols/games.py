@@ -15,7 +15,7 @@ from ..plan import GameSpec, plan_games
 from ..specs import SEAT_NAMES, TEAMS, AgentFactory, AgentSpec, AgentSpecError
 from ..suite_fields import SuiteError
 from ..tables import Table
-from .base import SHARED_CSV, RunProtocol, is_model
+from .base import RunProtocol, csv_named, is_model
 from .episodes import EpisodesProtocol
 
 __all__ = ["GamesProtocol"]
@@ -24,13 +24,8 @@ __all__ = ["GamesProtocol"]
 class GamesProtocol(RunProtocol):
     """Multi-agent games: every seat played by the run's agent, except seats ``--seat`` gives to a team."""
 
-    name = MultiSuite.protocol
-    unit = "game"
-    plays = "plays multi-agent games"
-    selector = "games"
-    csv_columns = (("key", "key"), ("tier", "game"), ("depth", "depth"), ("instance", "instance"), ("reward", "view"),
-                   ("setting", "seat"), ("solved", "passed"), ("n_steps", "turns"), ("n_moves", "face_turns"),
-                   *SHARED_CSV)
+    name, unit, plays, selector = MultiSuite.protocol, "game", "plays multi-agent games", "games"
+    csv_columns = csv_named("key", "game", "depth", "instance", "view", "seat", "passed", "turns", "face_turns")
     """A game's ``turns`` counts seat turns and ``face_turns`` the face turns played; ``seat`` is the seat the
     agent held alone, or ``team``."""
 

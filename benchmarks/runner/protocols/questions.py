@@ -18,7 +18,7 @@ from ..specs import ANSWERERS, AgentFactory, AgentSpec, AgentSpecError
 from ..store import RunStore, StoreDamaged
 from ..suite_fields import SuiteError
 from ..tables import Table
-from .base import SHARED_CSV, RunProtocol, is_model
+from .base import RunProtocol, csv_named, is_model
 
 __all__ = ["QuestionsProtocol"]
 
@@ -26,14 +26,9 @@ __all__ = ["QuestionsProtocol"]
 class QuestionsProtocol(RunProtocol):
     """Question items, asked under an answer protocol; ladder suites plan their next rounds as they climb."""
 
-    name = QuestionSuite.protocol
-    unit = "item"
-    plays = "asks question items"
-    selector = "tests"
+    name, unit, plays, selector = QuestionSuite.protocol, "item", "asks question items", "tests"
     run_options = frozenset({"obs_format"})
-    csv_columns = (("key", "key"), ("tier", "test"), ("depth", "depth"), ("instance", "index"),
-                   ("reward", "variant"), ("solved", "passed"), ("n_steps", "questions"), ("n_moves", "moves"),
-                   *SHARED_CSV)
+    csv_columns = csv_named("key", "test", "depth", "index", "variant", None, "passed", "questions", "moves")
     """A question's ``depth`` is its depth, or the ladder level it was asked at; ``questions`` counts the questions
     asked, ``moves`` the moves a closed-loop or recovery item made."""
 
