@@ -163,10 +163,13 @@ class HFModelClient(ModelClient):
 
     provider = "hf"
 
-    def __init__(self, path: str, *, adapter: str | None = None, device: str | None = None, **settings: Any) -> None:
+    def __init__(self, path: str, *, adapter: str | None = None, device: str | None = None,
+                 loaded: HFModel | None = None, **settings: Any) -> None:
+        """Load the model at ``path`` (with ``adapter``), or serve ``loaded``, a model already in memory (a policy
+        being trained: ``benchmarks/train_grpo.py``), under the name ``path``."""
         settings.setdefault("price", (0.0, 0.0))
         super().__init__(path if adapter is None else f"{path}{ADAPTER_SEPARATOR}{adapter}", **settings)
-        self.loaded = load_hf_model(path, adapter, device)
+        self.loaded = loaded if loaded is not None else load_hf_model(path, adapter, device)
 
     def _build_request(self, messages: Sequence[Message], *, stop: list[str] | None, max_tokens: int,
                        temperature: float | None, seed: int | None, extra: dict[str, Any]) -> dict[str, Any]:
