@@ -266,6 +266,8 @@ def _options(test: QuestionTest, value: Any, where: str) -> dict[str, Any]:
             raise SuiteError(f"{where}: option {key} must be of type {type(default).__name__}, got {v!r}")
         if key == "max_candidates" and v < 1:
             raise SuiteError(f"{where}: option max_candidates must be >= 1, got {v!r}")
+        if key == "confidence_gate" and not 0 <= v <= 1:
+            raise SuiteError(f"{where}: option confidence_gate must be a number from 0 to 1, got {v!r}")
     return dict(value)
 
 
@@ -285,32 +287,55 @@ def configured_test(name: str, options: dict[str, Any] | None = None, protocol: 
 
 
 def restrict_questions(suite: QuestionSuite, tests: list[str] | None = None,
-                       depths: list[int] | None = None) -> QuestionSuite:
-    """The part of ``suite`` on the given tests and depths (``None`` keeps all); the name says so.
+                       depths: list[int] | None = None, variants: list[str] | None = None) -> QuestionSuite:
+    """The part of ``suite`` on the given tests, depths and variants (``None`` keeps all); the name says so.
 
-    A test none of whose depths is kept is dropped; a test or depth the suite does not have is refused."""
-    if not tests and not depths:
+    A test none of whose depths (or variants) is kept is dropped; a test, depth or variant the suite does not
+    have is refused, and so is a variant that a test named in ``tests`` lacks (each message names the choices)."""
+    if not tests and not depths and not variants:
         return suite
     for key, chosen, have in (("tests", tests, tuple(suite.tests)), ("depths", depths, suite.depths)):
         unknown = [c for c in chosen or () if c not in have]
         if unknown:
             raise SuiteError(f"suite {suite.name!r} has no {key} {unknown}; it has {list(have)}")
+    if variants:
+        _check_variants(suite, tests, variants)
     kept: dict[str, Grid] = {}
     for name, grid in suite.tests.items():
         if tests and name not in tests:
             continue
+        chosen = tuple(v for v in grid.variants if not variants or v in variants)
+        if not chosen:
+            continue
         if isinstance(grid, LadderGrid):  # a ladder has no fixed depths: --depths leaves it out
             if not depths:
-                kept[name] = grid
+                kept[name] = LadderGrid(grid.runs, grid.max_level, chosen, grid.options)
             continue
         keep = tuple(d for d in grid.depths if not depths or d in depths)
         if keep:
-            kept[name] = QuestionGrid(keep, grid.items, grid.variants, grid.options,
-                                      {d: n for d, n in grid.depth_items.items() if d in keep}, grid.variant_items)
+            kept[name] = QuestionGrid(keep, grid.items, chosen, grid.options,
+                                      {d: n for d, n in grid.depth_items.items() if d in keep},
+                                      {v: n for v, n in grid.variant_items.items() if v in chosen})
     if not kept:
         raise SuiteError(f"suite {suite.name!r}: no test of {tests or list(suite.tests)} asks at depths {depths}")
     parts = ["+".join(t for t in suite.tests if t in tests)] if tests else []
     parts += ["-".join(str(d) for d in suite.depths if d in depths)] if depths else []
+    parts += ["+".join(variants)] if variants else []
     data = {**suite.to_dict(), "name": f"{suite.name}[{','.join(parts)}]",
             "tests": {n: g.to_dict() for n, g in kept.items()}}
     return question_suite_from_dict(data, source=f"{suite.name} restricted")
+
+
+def _check_variants(suite: QuestionSuite, tests: list[str] | None, variants: list[str]) -> None:
+    """:class:`SuiteError` naming the choices unless each of ``variants`` is asked by some chosen test of ``suite``
+    and each test named in ``tests`` asks at least one of them."""
+    chosen = {n: g.variants for n, g in suite.tests.items() if not tests or n in tests}
+    choices = "; ".join(f"{n}: {', '.join(v)}" for n, v in chosen.items())
+    unknown = [v for v in variants if not any(v in have for have in chosen.values())]
+    if unknown:
+        raise SuiteError(f"suite {suite.name!r} has no variant {unknown} in {'the chosen tests' if tests else 'any test'}"
+                         f"; the variants are {choices}")
+    lacking = [n for n in tests or () if not set(variants) & set(chosen[n])]
+    if lacking:
+        raise SuiteError(f"--variants {','.join(variants)}: test {lacking} has none of them; the variants are "
+                         f"{choices}")
