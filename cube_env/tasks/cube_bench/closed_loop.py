@@ -73,9 +73,8 @@ CLOSE = {
 prompt (``release``): reasoning in ``<REASONING>`` tags, then the tag on the final line."""
 IDK_OPTION = "\nE: I don't know (IDK)"
 SEVERAL = " (if several do, any of them)"
-GATED = (" Give your confidence that the move brings the cube closer, a number P from 0 to 1, in the same line: "
-         "<ANSWER> X </ANSWER> <CONFIDENCE> P </CONFIDENCE>. A choice made with confidence below {gate:g} counts as "
-         "I don't know.")
+GATED = " A choice made with confidence below {gate:g} counts as I don't know."
+"""What the ``abstain-gated`` variant adds to a step's close (with the confidence asked beside the answer)."""
 
 
 def controlled_options(rng: np.random.Generator, teacher: str, after: dict[str, int], here: int, slot: int,
@@ -124,9 +123,10 @@ def step_prompt(item: Item, state: np.ndarray, progress_move: str, rng: np.rando
         close = close.replace("closer to solved", "closer to solved" + SEVERAL, 1).replace(
             "of the move that", "of a move that", 1)
     if gate is not None:
-        close = close.replace(", and nothing else.", "." if reasoned else ".", 1).replace(
-            ", and write nothing after it.", ".", 1) + GATED.format(gate=gate) + (
-            " Write nothing after that line." if reasoned else " Write nothing else.")
+        confident = "<ANSWER> X </ANSWER> <CONFIDENCE> P </CONFIDENCE>"
+        close = close.replace("one line, <ANSWER> X </ANSWER>,", f"one line, {confident},", 1).replace(
+            "as <ANSWER> X </ANSWER>,", f"as {confident},", 1).replace(
+            ", and ", ", P your confidence that it does (a number from 0 to 1), and ", 1) + GATED.format(gate=gate)
     text = USER.format(state=state_text(state), d=here, metric=metric_words(item.metric),
                        options=option_lines(options), idk=IDK_OPTION if abstain else "", close=close)
     letters = LetterForm(LETTERS, ("tag", "colon", "bare"), idk=abstain)
