@@ -205,8 +205,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> Any:
-    for flag in ("suite", "agent", "out", "tiers", "tests", "variants", "games", "depths", "system_prompt", "examples",
-                 "seat", "protocol", "reply_max_tokens"):
+    for flag in ("suite", "agent", "out", "tiers", "tests", "variants", "games", "depths", "system_prompt", "examples", "seat",
+                 "protocol", "reply_max_tokens"):
         if getattr(args, flag):
             raise _UserError(f"--resume continues a run as it was configured; drop --{flag.replace('_', '-')}")
     return resume_run(Path(args.resume), retry_errors=args.retry_errors, limit=args.limit,
@@ -352,7 +352,8 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     questions.add_argument("--tests", type=_csv(str), default=None, metavar="T1,T2",
                            help="ask only these tests (e.g. move-choice,closed-loop)")
     questions.add_argument("--variants", type=_csv(str), default=None, metavar="V1,V2",
-                           help="ask only these variants of the chosen tests (e.g. uniform-prior,polarity)")
+                           help="ask each test only in these of its variants (e.g. STARE's frames-last,final-form; "
+                                "docs/stare.md)")
     # how answers are asked for and decoded (cubebench.runner.answering)
     questions.add_argument("--protocol", default=None, metavar="NAME",
                            help="the answer protocol, paper (default: each paper's own prompt and answer form), "

@@ -286,56 +286,59 @@ def configured_test(name: str, options: dict[str, Any] | None = None, protocol: 
     return test
 
 
+def _restrict_variants(suite: QuestionSuite, tests: list[str] | None, variants: list[str]) -> QuestionSuite:
+    """``suite`` asking each test only in the named variants it has (its other tests dropped); a variant none of
+    the (named) tests asks in the suite is refused with each test's variants."""
+    grids = {n: g for n, g in suite.tests.items() if not tests or n in tests}
+    asked = {v for g in grids.values() for v in g.variants}
+    unknown = [v for v in variants if v not in asked]
+    if unknown:
+        have = "; ".join(f"{n} has {list(g.variants)}" for n, g in grids.items())
+        raise SuiteError(f"suite {suite.name!r} asks no variant {unknown} in {'those tests' if tests else 'any test'}: "
+                         f"{have}")
+    kept: dict[str, Any] = {}
+    for name, grid in suite.tests.items():
+        keep = [v for v in grid.variants if v in variants]
+        if keep:
+            kept[name] = {**grid.to_dict(), "variants": keep}
+            if "variant_items" in kept[name]:
+                kept[name]["variant_items"] = {v: n for v, n in kept[name]["variant_items"].items() if v in keep}
+                if not kept[name]["variant_items"]:
+                    del kept[name]["variant_items"]
+    data = {**suite.to_dict(), "name": f"{suite.name}[{','.join(variants)}]", "tests": kept}
+    return question_suite_from_dict(data, source=f"{suite.name} restricted")
+
+
 def restrict_questions(suite: QuestionSuite, tests: list[str] | None = None,
                        depths: list[int] | None = None, variants: list[str] | None = None) -> QuestionSuite:
     """The part of ``suite`` on the given tests, depths and variants (``None`` keeps all); the name says so.
 
-    A test none of whose depths (or variants) is kept is dropped; a test, depth or variant the suite does not
-    have is refused, and so is a variant that a test named in ``tests`` lacks (each message names the choices)."""
-    if not tests and not depths and not variants:
+    A test none of whose depths (or variants) is kept is dropped; a test or depth the suite does not have is
+    refused, and so is a variant that no kept test asks in this suite (the message names each test's)."""
+    if variants:
+        suite = _restrict_variants(suite, tests, variants)
+    if not tests and not depths:
         return suite
     for key, chosen, have in (("tests", tests, tuple(suite.tests)), ("depths", depths, suite.depths)):
         unknown = [c for c in chosen or () if c not in have]
         if unknown:
             raise SuiteError(f"suite {suite.name!r} has no {key} {unknown}; it has {list(have)}")
-    if variants:
-        _check_variants(suite, tests, variants)
     kept: dict[str, Grid] = {}
     for name, grid in suite.tests.items():
         if tests and name not in tests:
             continue
-        chosen = tuple(v for v in grid.variants if not variants or v in variants)
-        if not chosen:
-            continue
         if isinstance(grid, LadderGrid):  # a ladder has no fixed depths: --depths leaves it out
             if not depths:
-                kept[name] = LadderGrid(grid.runs, grid.max_level, chosen, grid.options)
+                kept[name] = grid
             continue
         keep = tuple(d for d in grid.depths if not depths or d in depths)
         if keep:
-            kept[name] = QuestionGrid(keep, grid.items, chosen, grid.options,
-                                      {d: n for d, n in grid.depth_items.items() if d in keep},
-                                      {v: n for v, n in grid.variant_items.items() if v in chosen})
+            kept[name] = QuestionGrid(keep, grid.items, grid.variants, grid.options,
+                                      {d: n for d, n in grid.depth_items.items() if d in keep}, grid.variant_items)
     if not kept:
         raise SuiteError(f"suite {suite.name!r}: no test of {tests or list(suite.tests)} asks at depths {depths}")
     parts = ["+".join(t for t in suite.tests if t in tests)] if tests else []
     parts += ["-".join(str(d) for d in suite.depths if d in depths)] if depths else []
-    parts += ["+".join(variants)] if variants else []
     data = {**suite.to_dict(), "name": f"{suite.name}[{','.join(parts)}]",
             "tests": {n: g.to_dict() for n, g in kept.items()}}
     return question_suite_from_dict(data, source=f"{suite.name} restricted")
-
-
-def _check_variants(suite: QuestionSuite, tests: list[str] | None, variants: list[str]) -> None:
-    """:class:`SuiteError` naming the choices unless each of ``variants`` is asked by some chosen test of ``suite``
-    and each test named in ``tests`` asks at least one of them."""
-    chosen = {n: g.variants for n, g in suite.tests.items() if not tests or n in tests}
-    choices = "; ".join(f"{n}: {', '.join(v)}" for n, v in chosen.items())
-    unknown = [v for v in variants if not any(v in have for have in chosen.values())]
-    if unknown:
-        raise SuiteError(f"suite {suite.name!r} has no variant {unknown} in {'the chosen tests' if tests else 'any test'}"
-                         f"; the variants are {choices}")
-    lacking = [n for n in tests or () if not set(variants) & set(chosen[n])]
-    if lacking:
-        raise SuiteError(f"--variants {','.join(variants)}: test {lacking} has none of them; the variants are "
-                         f"{choices}")
