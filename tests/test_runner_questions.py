@@ -107,7 +107,7 @@ def test_the_shipped_question_suites_load_with_the_tests_own_variants() -> None:
         assert question_suite_from_dict(suite.to_dict()) == suite
     smoke = load_suite("cube-bench-smoke")
     assert isinstance(smoke, QuestionSuite)
-    assert all(len(g.depths) <= 2 and 2 <= g.items <= 4 for g in smoke.tests.values()) and smoke.size <= 40
+    assert all(len(g.depths) <= 2 and 2 <= g.items <= 4 for g in smoke.tests.values()) and smoke.size <= 50
     assert all(g.variants == TESTS[t].variants for t, g in smoke.tests.items())  # default: all variants
 
 
@@ -640,7 +640,7 @@ def test_bad_ladder_entries_are_refused_by_name(tmp_path: Path, pick: Pick, entr
 
 def test_restricting_a_ladder_suite(tmp_path: Path, pick: Pick) -> None:
     suite = load_suite(str(suite_file(tmp_path, {"fake-pick": {"ladder": {"runs": 1, "max_level": 2}},
-                                                 "reconstruction": {"depths": [1], "items": 2}})))
+                                                 "reconstruction": {"depths": [1], "items": 2, "variants": ["image"]}})))
     assert isinstance(suite, QuestionSuite) and list(suite.ladders) == ["fake-pick"] and suite.size == 2
     assert list(restrict_questions(suite, tests=["fake-pick"]).tests) == ["fake-pick"]
     assert list(restrict_questions(suite, depths=[1]).tests) == ["reconstruction"]  # a ladder has no fixed depths

@@ -206,7 +206,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> Any:
-    for flag in ("suite", "agent", "out", "tiers", "tests", "games", "depths", "system_prompt", "examples", "seat",
+    for flag in ("suite", "agent", "out", "tiers", "tests", "variants", "games", "depths", "system_prompt", "examples", "seat",
                  "protocol", "reply_max_tokens"):
         if getattr(args, flag):
             raise _UserError(f"--resume continues a run as it was configured; drop --{flag.replace('_', '-')}")
@@ -242,20 +242,25 @@ def _start(args: argparse.Namespace) -> Any:
 
 
 def _restricted(suite: Suite | QuestionSuite | MultiSuite, args: argparse.Namespace) -> Suite | QuestionSuite | MultiSuite:
-    """``suite`` restricted by its protocol's selector (``--tiers``, ``--tests`` or ``--games``) and ``--depths``;
-    the options its protocol does not read are refused."""
+    """``suite`` restricted by its protocol's selector (``--tiers``, ``--tests`` or ``--games``), ``--depths`` and
+    (question suites) ``--variants``; the options its protocol does not read are refused."""
     protocol = protocol_for(suite)
     stray = [f"--{s}" for s in SELECTORS if getattr(args, s) and s != protocol.selector]
     if stray:
         raise _UserError(f"suite {suite.name!r} {protocol.plays}: {', '.join(stray)} is not for it; use "
                          f"--{protocol.selector} (and --depths)")
-    unread = [f"--{name.replace('_', '-')}" for name, given in
-              (("style", args.style != "react"), ("distance_budget", args.distance_budget != DISTANCE_DEFAULT),
-               ("obs_format", bool(args.obs_format))) if given and name not in protocol.run_options]
+    given = {"style": args.style != "react", "distance_budget": args.distance_budget != DISTANCE_DEFAULT,
+             "obs_format": bool(args.obs_format), "variants": bool(args.variants)}
+    unread = [name for name, set_ in given.items() if set_ and name not in protocol.run_options]
     if unread:
-        raise _UserError(f"suite {suite.name!r} {protocol.plays}: {', '.join(unread)} shape(s) episodes; "
-                         "this suite does not read it")
-    return protocol.restrict(suite, getattr(args, protocol.selector), args.depths)
+        raise _UserError(f"suite {suite.name!r} {protocol.plays}: " + "; ".join(
+            f"--{name.replace('_', '-')} is for {RUN_OPTION_USERS[name]}" for name in unread))
+    return protocol.restrict(suite, getattr(args, protocol.selector), args.depths, args.variants)
+
+
+RUN_OPTION_USERS = {"style": "episodes", "distance_budget": "episodes", "obs_format": "episodes and question suites",
+                    "variants": "question suites"}
+"""Who reads each option a protocol may not (:attr:`~.protocols.RunProtocol.run_options`)."""
 
 
 def _seats(values: list[str] | None) -> dict[str, str]:
@@ -344,6 +349,9 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     questions = p.add_argument_group("question suites (cube-bench, inf-bench, stare and their -smoke versions)")
     questions.add_argument("--tests", type=_csv(str), default=None, metavar="T1,T2",
                            help="ask only these tests (e.g. move-choice,closed-loop)")
+    questions.add_argument("--variants", type=_csv(str), default=None, metavar="V1,V2",
+                           help="ask each test only in these of its variants (e.g. STARE's frames-last,final-form; "
+                                "docs/stare.md)")
     # how answers are asked for and decoded (cubebench.runner.answering)
     questions.add_argument("--protocol", default=None, metavar="NAME",
                            help="the answer protocol, paper (default: each paper's own prompt and answer form), "

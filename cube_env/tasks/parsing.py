@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from .items import ParseFailure
 
 __all__ = ["MAX_REPLY", "MAX_REASONED_REPLY", "IDK", "LetterForm", "YesNoForm", "GridForm", "LabelsForm", "FreeTextForm",
-           "BoxedForm", "TaggedForm", "read_choice"]
+           "BoxedForm", "TaggedForm", "ConfidenceForm", "read_choice"]
 
 MAX_REPLY = 2000
 """Longest reply a strict form reads; a longer one is a parse failure without further work."""
@@ -425,3 +425,51 @@ class TaggedForm:
 
     def sample(self, rng: random.Random) -> str:
         return self.inner.sample(rng)
+
+
+_CONFIDENCE = re.compile(rf"<ANSWER>{_SP}([A-Z]+){_SP}</ANSWER>{_SP}<CONFIDENCE>{_SP}(0|1|0?\.[0-9]{{1,3}}|1\.0{{1,3}})"
+                         rf"{_SP}</CONFIDENCE>")
+CONFIDENCE_STEPS = tuple(k / 10 for k in range(11))
+"""The confidences a random answer draws from (0.0, 0.1, ..., 1.0)."""
+
+
+@dataclass(frozen=True)
+class ConfidenceForm:
+    """A choice and the answerer's confidence in it (Cube Bench B.6.2's optional confidence gate): one line
+    ``<ANSWER> X </ANSWER> <CONFIDENCE> 0.8 </CONFIDENCE>``, X one of ``inner``'s answers (IDK or its letter where
+    ``inner`` allows it), the confidence a number from 0 to 1 with at most three decimals.  With ``reasoned``
+    (Cube Bench's code-release protocol) reasoning may come first: the last non-empty line is read.  The answer is
+    the pair ``(choice, confidence)``."""
+
+    inner: LetterForm
+    reasoned: bool = False
+
+    @property
+    def expected(self) -> str:
+        idk = f" (or IDK/{self.inner.idk_letter})" if self.inner.idk else ""
+        first = "reasoning, then on the last line " if self.reasoned else "one line, "
+        return (f"{first}<ANSWER> X </ANSWER> <CONFIDENCE> P </CONFIDENCE> with X one of "
+                f"{'/'.join(self.inner.letters)}{idk} and P a number from 0 to 1")
+
+    def parse(self, reply: str) -> tuple[str, float]:
+        if self.reasoned and isinstance(reply, str) and len(reply) <= MAX_REASONED_REPLY:
+            lines = [line for line in _reasoned_text(reply, self.expected).split("\n") if line.strip()]
+            reply = lines[-1] if lines else ""
+        match = _CONFIDENCE.fullmatch(_text(reply, self.expected))
+        if match is None:
+            raise _fail(self.expected, reply)
+        choice = match.group(1)
+        if choice in self.inner.letters and len(choice) == 1:
+            return choice, float(match.group(2))
+        if self.inner.idk and choice in (IDK, self.inner.idk_letter):
+            return IDK, float(match.group(2))
+        raise _fail(self.expected, reply)
+
+    def format(self, answer: tuple[str, float]) -> str:
+        choice, confidence = answer
+        if choice not in self.inner.answers or not 0 <= confidence <= 1:
+            raise ValueError(f"{answer!r} is not a choice of {self.inner.answers} with a confidence in [0, 1]")
+        return f"<ANSWER> {choice} </ANSWER> <CONFIDENCE> {confidence:.2f} </CONFIDENCE>"
+
+    def sample(self, rng: random.Random) -> tuple[str, float]:
+        return self.inner.sample(rng), rng.choice(CONFIDENCE_STEPS)

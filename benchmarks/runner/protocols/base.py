@@ -85,8 +85,10 @@ class RunProtocol(ABC):
         return config
 
     @abstractmethod
-    def restrict(self, suite: Any, chosen: list[str] | None, depths: list[int] | None) -> Any:
-        """The part of ``suite`` on the ``chosen`` parts (its :attr:`selector`'s values) and ``depths``."""
+    def restrict(self, suite: Any, chosen: list[str] | None, depths: list[int] | None,
+                 variants: list[str] | None = None) -> Any:
+        """The part of ``suite`` on the ``chosen`` parts (its :attr:`selector`'s values), ``depths`` and (where the
+        protocol reads them) ``variants``."""
 
     @abstractmethod
     def plan(self, suite: Any, factory: AgentFactory) -> tuple[list[Spec], dict[str, Any]]:

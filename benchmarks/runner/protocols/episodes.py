@@ -36,7 +36,8 @@ class EpisodesProtocol(RunProtocol):
             raise AgentSpecError("the oracle answers question items from their gold; it plays no episodes "
                                  "(use solver for an episode suite's ceiling)")
 
-    def restrict(self, suite: Suite, chosen: list[str] | None, depths: list[int] | None) -> Suite:
+    def restrict(self, suite: Suite, chosen: list[str] | None, depths: list[int] | None,
+                 variants: list[str] | None = None) -> Suite:
         return restrict(suite, chosen, depths)
 
     def plan(self, suite: Suite, factory: AgentFactory) -> tuple[list[Any], dict[str, Any]]:

@@ -51,7 +51,8 @@ class GamesProtocol(RunProtocol):
                 raise AgentSpecError(f"--seat {seat}: in the {solo.name} game the agent plays each seat in turn "
                                      "against the perfect player; its seats are not given away")
 
-    def restrict(self, suite: MultiSuite, chosen: list[str] | None, depths: list[int] | None) -> MultiSuite:
+    def restrict(self, suite: MultiSuite, chosen: list[str] | None, depths: list[int] | None,
+                 variants: list[str] | None = None) -> MultiSuite:
         return restrict_multi(suite, chosen, depths)
 
     def plan(self, suite: MultiSuite, factory: AgentFactory) -> tuple[list[Any], dict[str, Any]]:

@@ -27,7 +27,7 @@ class QuestionsProtocol(RunProtocol):
     """Question items, asked under an answer protocol; ladder suites plan their next rounds as they climb."""
 
     name, unit, plays, selector = QuestionSuite.protocol, "item", "asks question items", "tests"
-    run_options = frozenset({"obs_format"})
+    run_options = frozenset({"obs_format", "variants"})
     csv_columns = csv_named("key", "test", "depth", "index", "variant", None, "passed", "questions", "moves")
     """A question's ``depth`` is its depth, or the ladder level it was asked at; ``questions`` counts the questions
     asked, ``moves`` the moves a closed-loop or recovery item made."""
@@ -44,8 +44,9 @@ class QuestionsProtocol(RunProtocol):
         agent, play = question_settings(suite, config.agent, config.play)
         return replace(config, agent=agent, play=play)
 
-    def restrict(self, suite: QuestionSuite, chosen: list[str] | None, depths: list[int] | None) -> QuestionSuite:
-        return restrict_questions(suite, chosen, depths)
+    def restrict(self, suite: QuestionSuite, chosen: list[str] | None, depths: list[int] | None,
+                 variants: list[str] | None = None) -> QuestionSuite:
+        return restrict_questions(suite, chosen, depths, variants)
 
     def plan(self, suite: QuestionSuite, factory: AgentFactory) -> tuple[list[Any], dict[str, Any]]:
         """The plan, its items generated now (a test that cannot build them stops here)."""

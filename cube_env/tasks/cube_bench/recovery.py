@@ -43,6 +43,7 @@ class Recovery(ClosedLoop):
 
     name = "recovery"
     variants: tuple[str, ...] = ("standard",)
+    settable = ("max_candidates",)  # closed loop's confidence gate is for its gated variant, which recovery lacks
     items_of = "closed-loop"
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:

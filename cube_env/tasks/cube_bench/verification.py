@@ -11,6 +11,15 @@ faces: an earlier version changed cells to random colours and used any move, and
 when six or more cells are green") then reached a balanced accuracy of 0.62 without the image.  The
 reply is ``Answer: Yes`` or ``Answer: No``; scored by balanced accuracy, parse rate and the share of Yes
 answers (the paper's bias).
+
+The ``polarity`` variant (the paper's B.2.2 controls) asks the same items with *polarity reversals* and
+*randomised surface forms*: half the items of each truth value (balanced per depth) ask the reversed question
+("does this description differ from the Front face in at least one cell?", so Yes means a mismatch); each
+question is one of three wordings, each with its reversal (:data:`QUESTIONS`), balanced per truth and polarity
+so the Yes/No prior is even per template; the grid is written in one of three forms (letters, colour words, rows
+named), balanced per truth; the introduction is one of three.  A comparator blind to the reversal (answering
+whether the grid matches, whatever was asked) lands at balanced accuracy 0.5, and no wording or grid form tells
+Yes from No (tests/test_fairness.py).
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from ..metrics import Proportion, balanced_accuracy, yes_bias
 from ..protocols import PROTOCOLS
 from ..parsing import YesNoForm
 from ..oracle import RADIUS
+from ...engine.facelets import COLOUR_LETTERS, COLOUR_NAMES
 from .common import COLOURS, certified_start, front_face, grid_text, net_image, scramble
 
 EDITABLE = (0, 1, 2, 3, 5, 6, 7, 8)
@@ -36,6 +46,58 @@ SYSTEM = ("You check whether a text description of a Rubik's cube face agrees wi
 USER = ("The image shows a Rubik's cube as a net (each face's name above it). This text claims to be its "
         "face labelled Front, row by row from the top:\n{grid}\n\nIf all nine cells match the image, reply "
         "exactly: Answer: Yes\nIf any cell differs, reply exactly: Answer: No")
+
+VARIANTS = ("image+text", "polarity")
+INTROS = (
+    "This text claims to be its face labelled Front, row by row from the top:",
+    "Here is a description of the face labelled Front, one row per line, top row first:",
+    "Someone wrote down the face labelled Front, each row from left to right, starting at the top:",
+)
+QUESTIONS = (
+    ("Is this description exactly the Front face in the image?",
+     "Is this description not exactly the Front face in the image?"),
+    ("Do all nine cells of this description agree with the image?",
+     "Does at least one cell of this description disagree with the image?"),
+    ("Does the image's Front face match this description cell for cell?",
+     "Does the image's Front face differ from this description in any cell?"),
+)
+"""Three wordings of the question, each as (kept, reversed): a Yes to the kept one says the grid matches, a Yes
+to the reversed one says it does not (the paper's "is green" / "is not green")."""
+POLARITY_USER = "The image shows a Rubik's cube as a net (each face's name above it). {intro}\n{grid}\n\n{question}\n" \
+    "Reply exactly: Answer: Yes\nor exactly: Answer: No"
+WORDS = dict(zip(COLOUR_LETTERS, COLOUR_NAMES))
+ROWS = ("top row", "middle row", "bottom row")
+
+
+def grid_in_form(cells: tuple[str, ...], form: int) -> str:
+    """The nine cells as letter rows (0), colour-word rows (1) or letter rows named top/middle/bottom (2)."""
+    rows = [cells[3 * r: 3 * r + 3] for r in range(3)]
+    if form == 1:
+        return "\n".join(", ".join(WORDS[c] for c in row) for row in rows)
+    if form == 2:
+        return "\n".join(f"{name}: {' '.join(row)}" for name, row in zip(ROWS, rows))
+    return grid_text(cells)
+
+
+def asked(seed: int, depth: int, index: int, truth: str) -> dict[str, Any]:
+    """How the ``polarity`` variant asks item ``index``: reversed or not (balanced per truth value), the question's
+    wording (balanced per truth and polarity), the grid's form (balanced per truth) and the introduction."""
+    reversed_ = balanced_slot(seed, f"verification/polarity/{truth}", depth, index // 2, 2) == 1
+    return {"reversed": reversed_,
+            "question": balanced_slot(seed, f"verification/question/{truth}/{reversed_}", depth, index // 4, 3),
+            "grid_form": balanced_slot(seed, f"verification/grid-form/{truth}", depth, index // 2, 3),
+            "intro": int(item_rng(seed, "verification/intro", depth, index).integers(len(INTROS)))}
+
+
+def polarity_prompt(item: Item) -> tuple[str, str]:
+    """The ``polarity`` variant's question text and its gold (Yes/No as the question asks)."""
+    truth = item.data["truth"]
+    how = item.data.get("asked") or asked(item.seed, item.depth, item.index, truth)
+    text = POLARITY_USER.format(intro=INTROS[how["intro"]],
+                                grid=grid_in_form(tuple(item.data["shown"]["grid"]), how["grid_form"]),
+                                question=QUESTIONS[how["question"]][int(how["reversed"])])
+    gold = {"Yes": "No", "No": "Yes"}[truth] if how["reversed"] else truth
+    return text, gold
 
 
 def swap_two(cells: tuple[str, ...], rng: np.random.Generator) -> tuple[str, ...] | None:
@@ -117,7 +179,7 @@ class Verification(QuestionTest):
 
     name = "verification"
     protocols = PROTOCOLS
-    variants = ("image+text",)
+    variants = VARIANTS
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
         start = certified_start(rng, depth, metric)
@@ -138,15 +200,20 @@ class Verification(QuestionTest):
         if shown is None:
             return None
         data["shown"] = {"grid": "".join(shown)}
+        data["asked"] = asked(seed, depth, index, data["truth"])
         return Item(self.name, depth, index, metric, seed, to_facelets(state), data)
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
         self.check_variant(variant)
-        grid = tuple(item.data["shown"]["grid"])
-        prompt = Prompt(SYSTEM, USER.format(grid=grid_text(grid)), net_image(from_facelets(item.state)), YesNoForm(),
-                        gold=item.data["truth"], name="verify")
+        if variant == "polarity":
+            text, gold = polarity_prompt(item)
+        else:
+            text, gold = USER.format(grid=grid_text(tuple(item.data["shown"]["grid"]))), item.data["truth"]
+        prompt = Prompt(SYSTEM, text, net_image(from_facelets(item.state)), YesNoForm(), gold=gold, name="verify")
         ex = ask_and_judge(ask, prompt)
-        score = {"gold": item.data["truth"], "answer": ex.answer, "correct": bool(ex.correct)}
+        score = {"gold": gold, "answer": ex.answer, "correct": bool(ex.correct)}
+        if variant == "polarity":
+            score["reversed"] = gold != item.data["truth"]
         return ItemResult([ex], score, passed=bool(ex.correct), error=ex.reply.error, end_state=item.state)
 
     def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
@@ -158,4 +225,17 @@ class Verification(QuestionTest):
             "parse": Proportion(sum(p is not None for p in pred), len(scores)),
             "yes bias": yes_bias(pred),
             "yes/no items": f"{gold.count('Yes')}/{gold.count('No')}",
+            **_by_polarity(scores),
         }
+
+
+def _by_polarity(scores: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``polarity`` variant's balanced accuracy on the kept and on the reversed questions (nothing for items
+    asked without reversals)."""
+    if not any("reversed" in s for s in scores):
+        return {}
+    out = {}
+    for name, flag in (("bal acc kept", False), ("bal acc reversed", True)):
+        part = [s for s in scores if s.get("reversed") is flag]
+        out[name] = balanced_accuracy([s["gold"] for s in part], [s["answer"] for s in part])
+    return out
