@@ -402,7 +402,7 @@ def _team(env: Any, silent: bool, seed: int | None) -> dict[str, Seat]:
         raise ValueError(f"no scripted team for {type(game).__name__}: not a game of the games table")
     if silent and not row.channel:
         raise ValueError(f"the {row.name} game has no channel, so no silent team")
-    return dict(zip(row.seats, TEAM_BUILDERS[row.name](game, silent, seed)))
+    return dict(zip(row.seats, TEAM_BUILDERS[row.name](game, silent, seed), strict=True))
 
 
 # --- playing -----------------------------------------------------------------------------------

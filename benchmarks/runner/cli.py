@@ -32,7 +32,7 @@ from .play import play
 from .multi_suites import MultiSuite
 from .question_suites import QuestionSuite
 from .plots import PlotsUnavailable, require_matplotlib, write_plots
-from .protocols import SELECTORS, QuestionsProtocol, protocol_for
+from .protocols import SELECTORS, protocol_for
 from .report import build_report, text_report
 from .run import RunConfig, default_run_path, resolve_distance_budget, resume_run, start_run
 from .specs import AgentSpec, AgentSpecError
@@ -220,12 +220,10 @@ def _start(args: argparse.Namespace) -> Any:
     suite = _restricted(load_suite(args.suite), args)
     obs_format = args.obs_format or AgentSpec(args.agent).default_obs_format
     protocol = protocol_for(suite)
-    questions = isinstance(protocol, QuestionsProtocol)
     agent = AgentSpec(spec=args.agent, style=args.style, temperature=args.temperature,
                       episode_max_tokens=args.episode_max_tokens, episode_max_cost_usd=args.episode_max_cost,
                       max_attempts=args.model_attempts, system_prompt=_read_text(args.system_prompt, "--system-prompt"),
                       examples=_read_text(args.examples, "--examples"),
-                      send_images=not (questions and obs_format == "text"),  # questions: text only means no image
                       seats=_seats(args.seat), reply_max_tokens=args.reply_max_tokens)
     path = _output_file(args.out or str(default_run_path(suite, args.agent)), "--out")
     budget = (resolve_distance_budget(args.distance_budget, suite.metric)
@@ -247,8 +245,8 @@ def _restricted(suite: Suite | QuestionSuite | MultiSuite, args: argparse.Namesp
     protocol = protocol_for(suite)
     stray = [f"--{s}" for s in SELECTORS if getattr(args, s) and s != protocol.selector]
     if stray:
-        raise _UserError(f"suite {suite.name!r} {protocol.plays}: {', '.join(stray)} is not for it; use "
-                         f"--{protocol.selector} (and --depths)")
+        raise _UserError(f"suite {suite.name!r} {protocol.plays}: {', '.join(stray)} "
+                         f"{'is' if len(stray) == 1 else 'are'} not for it; use --{protocol.selector} (and --depths)")
     given = {"style": args.style != "react", "distance_budget": args.distance_budget != DISTANCE_DEFAULT,
              "obs_format": bool(args.obs_format), "variants": bool(args.variants)}
     unread = [name for name, set_ in given.items() if set_ and name not in protocol.run_options]
@@ -403,7 +401,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     with open_run(args.run) as store:
         report = build_report(store)
     if args.plots and not report.kind.plots:
-        raise _UserError(f"--plots draws episode runs; a {report.kind.unit} run's figures are its tables "
+        raise _UserError(f"--plots draws episode runs; this run {report.kind.plays}: its figures are its tables "
                          "(text and --html)")
     if args.plots:
         require_matplotlib()  # before the folder is made: a failed --plots leaves nothing behind

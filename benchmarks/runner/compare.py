@@ -33,7 +33,7 @@ from cubebench.tasks.registry import TESTS
 from .answering import decoding_text
 from .ladders import ladder_progress
 from .published import Column, Figure, Paper, PublishedError, PublishedTable, load_papers, paper_for
-from .protocols import QuestionsProtocol, protocol_named
+from .protocols import protocol_named
 from .question_report import Cell, cell_metrics, ladder_score, question_cells
 from .question_suites import question_suite_from_dict
 from .store import open_run
@@ -75,7 +75,7 @@ def read_run(path: Path, papers: list[Paper]) -> tuple[RunView, Paper]:
         with open_run(path) as store:
             suite = store.get_meta("suite")
             name = suite.get("name", "?") if isinstance(suite, dict) else "?"
-            if not isinstance(protocol_named(store.protocol), QuestionsProtocol):
+            if not protocol_named(store.protocol).comparable:
                 raise CompareError(f"{path} is a run of suite {name!r} ({store.protocol}), which no paper's published "
                                    f"table covers; compare takes question runs of {known}")
             paper = paper_for(name, papers)

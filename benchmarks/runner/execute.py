@@ -2,7 +2,7 @@
 fresh agent and runs the episode; :func:`play_item` asks an item's question(s) of a fresh answerer
 and records the exchanges as an episode record, so the store, reports and exports read both alike.
 
-This is what every backend's workers call (:func:`play_spec` picks by the spec's type); it needs
+This is what every backend's workers call (:func:`~.protocols.play_spec` picks by the spec's type); it needs
 only picklable inputs (:class:`~.plan.EpisodeSpec` or :class:`~.plan.ItemSpec`,
 :class:`~.specs.AgentSpec`, :class:`PlaySettings`) so it runs the same in a thread, a process or a
 Ray task.

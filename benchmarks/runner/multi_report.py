@@ -19,7 +19,7 @@ from typing import Any
 
 from cubebench.agents.records import EpisodeRecord
 
-from cubebench.envs.games import SCRAMBLER_SOLVER
+from cubebench.envs.games import GAMES
 
 from .aggregate import group
 from .store import EpisodeRow, RunStore
@@ -30,10 +30,16 @@ def multi_tables(store: RunStore, rows: list[EpisodeRow]) -> list[Table]:
     """The report's tables of a multi-agent run (see the module docstring)."""
     records = [record for _, record in store.records()]
     tables = [team_table(rows), message_table(records), seat_table(records)]
-    scrambles = [r for r in records if r.config.get("game") == SCRAMBLER_SOLVER.name]
+    scrambles = [r for r in records if _scrambles(r.config.get("game"))]
     if scrambles:
         tables.append(scramble_table(scrambles))
     return tables
+
+
+def _scrambles(game: object) -> bool:
+    """Whether a record's game starts from its scrambler's scramble (its table of scrambles applies)."""
+    row = GAMES.get(game) if isinstance(game, str) else None
+    return row is not None and row.scrambler is not None
 
 
 def team_table(rows: list[EpisodeRow]) -> Table:

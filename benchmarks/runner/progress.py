@@ -13,7 +13,7 @@ class Progress:
     False).  Its total is the run's plan, the same count the run's start and end lines give; a ladder's next
     rounds are added to it as they are planned (:meth:`grow`)."""
 
-    def __init__(self, total: int, initial: int = 0, *, enabled: bool | None = None, desc: str = "episodes",
+    def __init__(self, total: int, initial: int = 0, *, enabled: bool | None = None, unit: str = "episode",
                  stream: TextIO | None = None, spent: float = 0.0) -> None:
         from tqdm.auto import tqdm
 
@@ -23,8 +23,7 @@ class Progress:
         self.tokens = 0
         self.cost = spent
         """Dollars spent by the run: what earlier sessions spent (``spent``) and this one's episodes."""
-        unit = {"episodes": "ep", "items": "item", "games": "game"}.get(desc, "ep")  # what the total counts
-        self.bar: Any = tqdm(total=total, initial=initial, desc=desc, unit=unit, dynamic_ncols=True,
+        self.bar: Any = tqdm(total=total, initial=initial, desc=f"{unit}s", unit=unit, dynamic_ncols=True,
                              file=stream or sys.stderr, disable=(None if enabled is None else not enabled),
                              smoothing=0.1)
 

@@ -155,7 +155,7 @@ def start_run(suite: Suite | QuestionSuite | MultiSuite, config: RunConfig, path
         plan, meta = protocol.plan(suite, factory)
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = {"suite": suite.to_dict(), "config": config.to_dict(), "versions": versions(), **meta,
-                "created_at": time.time()}
+                "protocol": protocol.name, "created_at": time.time()}
         store = RunStore.create(path, meta, plan)  # atomic: the path names a whole run or nothing
     except BaseException:
         factory.close()
@@ -206,7 +206,7 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
     planned, pending = len(store.plan()), len(store.pending())
     store.begin_session(list(argv if argv is not None else sys.argv))
     bar = Progress(planned, initial=planned - pending, enabled=progress,
-                   desc=protocol_named(store.protocol).unit + "s",
+                   unit=protocol_named(store.protocol).unit,
                    spent=sum(row.cost_usd for row in store.rows()))  # the cap counts earlier sessions too
     started, outcome, played = time.perf_counter(), "complete", 0
     if config.backend == "local" and config.concurrency > 1:

@@ -162,6 +162,9 @@ class AgentFactory:
         if self.kind == "rl":
             checkpoint = self.spec.spec.partition(":")[2] or None
             return self._rl_builder(checkpoint, seed=seed)
+        if self.kind != "model":  # the oracle answers questions, teams play games: neither plays an episode
+            raise AgentSpecError(f"{self.spec.spec!r} plays no episodes (the oracle answers question suites, the "
+                                 "teams play multi-agent suites); use solver for an episode suite's ceiling")
         return self._chat_agent(self._client(seed))
 
     def new_answerer(self, seed: int | None = None) -> Answerer:

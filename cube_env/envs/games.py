@@ -21,7 +21,7 @@ BUDGET_FIELDS = ("max_moves", "max_rotations", "max_messages", "max_message_char
 """The budgets a game's env may take (each game takes some of them)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Game:
     """One multi-agent game (see the module docstring)."""
 

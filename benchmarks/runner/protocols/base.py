@@ -2,31 +2,31 @@
 
 A run plays one protocol: episodes (an agent acts on a cube), questions (an answerer answers items) or
 games (seats of a multi-agent env).  The store, the backends, the report, the viewer, the exports and the
-CLI hold no knowledge of any of them: they ask the run's protocol (:func:`~.protocol_named`), so adding a
-protocol means one subclass here and its registration in :mod:`~cubebench.runner.protocols`.
+CLI hold no knowledge of any of them: they ask the run's protocol (:func:`~.protocol_named`).  Adding a
+protocol: its suite class (with ``protocol``) and the schema :func:`~cubebench.runner.suites.load_suite`
+reads it by, its plan row (a :class:`~cubebench.runner.plan.PlannedSpec` subclass, added to ``Spec`` and to
+the store's ``_SPEC_TYPES``), a :class:`RunProtocol` subclass registered in
+:data:`~cubebench.runner.protocols.PROTOCOLS`, and a ``cubebench run`` option named as its :attr:`selector`
+(docs/architecture.md).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from cubebench.agents.llm import PROVIDERS
+from cubebench.agents.records import EpisodeRecord
 
 from ..aggregate import cell_of
 from ..answering import no_question_settings
+from ..execute import PlaySettings
+from ..plan import Spec
 from ..specs import AgentFactory, AgentSpec, AgentSpecError
+from ..store import EpisodeRow, RunStore
+from ..tables import Table
 
-if TYPE_CHECKING:
-    from cubebench.agents.records import EpisodeRecord
-
-    from ..execute import PlaySettings
-    from ..plan import Spec
-    from ..run import RunConfig
-    from ..store import EpisodeRow, RunStore
-    from ..tables import Table
-
-__all__ = ["RunProtocol", "csv_named", "is_model"]
+__all__ = ["RunProtocol", "csv_named", "is_model", "refuse_seats_and_teams"]
 
 NAMED_COLUMNS = ("key", "tier", "depth", "instance", "reward", "setting", "solved", "n_steps", "n_moves")
 """The store's summary columns whose meaning depends on the protocol (the CSV names each for what it holds)."""
@@ -39,6 +39,15 @@ def csv_named(*headers: str | None) -> tuple[tuple[str, str], ...]:
     one out), then the shared columns."""
     named = [(column, header) for column, header in zip(NAMED_COLUMNS, headers, strict=True) if header]
     return (*named, *((column, column) for column in SHARED_COLUMNS))
+
+
+def refuse_seats_and_teams(spec: AgentSpec) -> None:
+    """What a single-agent protocol (episodes, questions) refuses: seats given away, and calibration teams."""
+    if spec.seats:
+        raise AgentSpecError("--seat gives seats of multi-agent games to a calibration team; this suite has none")
+    if spec.kind == "team":
+        raise AgentSpecError(f"{spec.spec!r} is a calibration team of the multi-agent suites; it plays "
+                             "no single-agent episodes and answers no questions")
 
 
 def is_model(spec: str) -> bool:
@@ -66,20 +75,19 @@ class RunProtocol(ABC):
     """Whether ``cubebench report --plots`` draws its runs."""
 
     # --- planning and playing -----------------------------------------------------------------------------
+    comparable: ClassVar[bool] = False
+    """Whether ``cubebench compare`` sets its runs beside a paper's published tables."""
+
     def factory(self, spec: AgentSpec) -> AgentFactory:
         """The agent factory of a run of this protocol, after refusing an agent that cannot play it."""
-        if spec.seats:
-            raise AgentSpecError("--seat gives seats of multi-agent games to a calibration team; this suite has none")
-        if spec.kind == "team":
-            raise AgentSpecError(f"{spec.spec!r} is a calibration team of the multi-agent suites; it plays "
-                                 "no single-agent episodes and answers no questions")
         self.check_agent(spec)
         return AgentFactory(spec)
 
+    @abstractmethod
     def check_agent(self, spec: AgentSpec) -> None:
         """Refuse, before anything is built, an agent (or agent option) this protocol cannot use."""
 
-    def configure(self, suite: Any, config: RunConfig) -> RunConfig:
+    def configure(self, suite: Any, config: Any) -> Any:
         """The run's configuration with the protocol's open settings filled in (and checked)."""
         no_question_settings(config.agent, config.play, suite.name)
         return config

@@ -18,9 +18,14 @@ from ..specs import AgentFactory, AgentSpec, AgentSpecError
 from ..store import SUMMARY_COLUMNS
 from ..suites import Suite, SuiteError, restrict
 from ..tables import Table, attribution_table, depth_table, pass_rate_table
-from .base import RunProtocol, is_model
+from .base import RunProtocol, is_model, refuse_seats_and_teams
 
-__all__ = ["EpisodesProtocol", "episode_tables", "budget_text"]
+__all__ = ["EpisodesProtocol", "episode_tables", "budget_text", "warm_two_phase"]
+
+
+def warm_two_phase() -> None:
+    """Build the two-phase solver's tables (the solver agent's, the tools', the perfect seats')."""
+    solve_twophase(kernels.apply_moves(SOLVED, TABLE, parse_array("R U F'")))
 
 
 class EpisodesProtocol(RunProtocol):
@@ -32,6 +37,7 @@ class EpisodesProtocol(RunProtocol):
     plots = True
 
     def check_agent(self, spec: AgentSpec) -> None:
+        refuse_seats_and_teams(spec)
         if spec.kind == "oracle":
             raise AgentSpecError("the oracle answers question items from their gold; it plays no episodes "
                                  "(use solver for an episode suite's ceiling)")
@@ -54,7 +60,7 @@ class EpisodesProtocol(RunProtocol):
         return play_episode(spec, factory, settings)
 
     def warm_up(self, metric: str) -> None:
-        solve_twophase(kernels.apply_moves(SOLVED, TABLE, parse_array("R U F'")))
+        warm_two_phase()
 
     def tables(self, store: Any, suite: dict[str, Any], rows: list[Any]) -> list[Table]:
         return episode_tables(store, suite, rows)

@@ -16,7 +16,7 @@ from ..specs import SEAT_NAMES, TEAMS, AgentFactory, AgentSpec, AgentSpecError
 from ..suite_fields import SuiteError
 from ..tables import Table
 from .base import RunProtocol, csv_named, is_model
-from .episodes import EpisodesProtocol
+from .episodes import warm_two_phase
 
 __all__ = ["GamesProtocol"]
 
@@ -28,10 +28,6 @@ class GamesProtocol(RunProtocol):
     csv_columns = csv_named("key", "game", "depth", "instance", "view", "seat", "passed", "turns", "face_turns")
     """A game's ``turns`` counts seat turns and ``face_turns`` the face turns played; ``seat`` is the seat the
     agent held alone, or ``team``."""
-
-    def factory(self, spec: AgentSpec) -> AgentFactory:
-        self.check_agent(spec)
-        return AgentFactory(spec)
 
     def check_agent(self, spec: AgentSpec) -> None:
         if spec.kind != "model" and spec.spec not in TEAMS:
@@ -71,7 +67,7 @@ class GamesProtocol(RunProtocol):
             raise SuiteError(f"--seat gives every seat of {', '.join(given_away)} away: --agent would play nothing there")
         plan = plan_games(suite)
         print(f"cubebench: {len(plan)} games planned ({', '.join(suite.games)}, {suite.metric}-turn)", file=sys.stderr)
-        return list(plan), {"protocol": self.name, "instance_source": "certified"}
+        return list(plan), {"instance_source": "certified"}
 
     def play(self, spec: Any, factory: AgentFactory, settings: Any) -> Any:
         assert isinstance(spec, GameSpec)
@@ -79,7 +75,7 @@ class GamesProtocol(RunProtocol):
 
     def warm_up(self, metric: str) -> None:
         oracle(metric)  # the scrambler's reward
-        EpisodesProtocol().warm_up(metric)  # the perfect seats' two-phase solver
+        warm_two_phase()  # the perfect seats' solver
 
     def tables(self, store: Any, suite: dict[str, Any], rows: list[Any]) -> list[Table]:
         return multi_tables(store, rows)

@@ -18,7 +18,7 @@ from ..specs import ANSWERERS, AgentFactory, AgentSpec, AgentSpecError
 from ..store import RunStore, StoreDamaged
 from ..suite_fields import SuiteError
 from ..tables import Table
-from .base import RunProtocol, csv_named, is_model
+from .base import RunProtocol, csv_named, is_model, refuse_seats_and_teams
 
 __all__ = ["QuestionsProtocol"]
 
@@ -28,11 +28,13 @@ class QuestionsProtocol(RunProtocol):
 
     name, unit, plays, selector = QuestionSuite.protocol, "item", "asks question items", "tests"
     run_options = frozenset({"obs_format", "variants"})
+    comparable = True
     csv_columns = csv_named("key", "test", "depth", "index", "variant", None, "passed", "questions", "moves")
     """A question's ``depth`` is its depth, or the ladder level it was asked at; ``questions`` counts the questions
     asked, ``moves`` the moves a closed-loop or recovery item made."""
 
     def check_agent(self, spec: AgentSpec) -> None:
+        refuse_seats_and_teams(spec)
         if spec.kind != "model" and spec.spec not in ANSWERERS:
             raise AgentSpecError(f"{spec.spec!r} acts on a cube and answers no questions; a question suite "
                                  f"takes {', '.join(ANSWERERS)} or a model spec")
@@ -42,6 +44,7 @@ class QuestionsProtocol(RunProtocol):
 
     def configure(self, suite: QuestionSuite, config: Any) -> Any:
         agent, play = question_settings(suite, config.agent, config.play)
+        agent = replace(agent, send_images=agent.send_images and play.obs_format != "text")  # text only: no image
         return replace(config, agent=agent, play=play)
 
     def restrict(self, suite: QuestionSuite, chosen: list[str] | None, depths: list[int] | None,
@@ -56,7 +59,7 @@ class QuestionsProtocol(RunProtocol):
                    "total grows" if ladders else "")
         print(f"cubebench: {len(plan)} items planned ({len(suite.tests)} question test(s), {suite.metric}-turn"
               f"{growing})", file=sys.stderr)
-        return list(plan), {"protocol": self.name}
+        return list(plan), {}
 
     def play(self, spec: Any, factory: AgentFactory, settings: Any) -> Any:
         assert isinstance(spec, ItemSpec)
@@ -83,7 +86,7 @@ class QuestionsProtocol(RunProtocol):
         suite, agent = report.suite, report.config["agent"]
         tests = ", ".join(suite["tests"])
         decoding = [("decoding", decoding_text(agent.get("temperature"), agent.get("reply_max_tokens")))] if \
-            agent["spec"].partition(":")[0] in ("openai", "anthropic", "openai-compatible", "local") else []
+            is_model(agent["spec"]) else []
         return [("suite", f"{suite['name']} ({suite.get('metric', '?')}-turn metric; question tests: {tests})"),
                 ("protocol", protocol_text(report.config.get("play", {}).get("answer_protocol"))),
                 ("agent", self.agent_text(report)), *decoding]

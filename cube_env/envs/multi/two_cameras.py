@@ -44,6 +44,8 @@ GAME = TWO_CAMERAS
 """This env's row of the games table."""
 NAME = GAME.env_id
 SEATS = GAME.seats
+VIEW_TIER = str(GAME.tier)
+"""The tier both cameras see through (the games table's: vertex)."""
 OPPOSITE = "y x2"
 """The rotation through which ``camera_1`` sees the cube: it brings D, L, B to where U, F, R are seen."""
 
@@ -72,7 +74,8 @@ class TwoCamerasEnv(ParallelEnv[str, dict[str, Any], Any]):
         generator: Generator | None = None,
     ) -> None:
         self.render_mode = checked_render_mode(render_mode)
-        self.views = {SEATS[0]: SeatView("vertex", form, image_size), SEATS[1]: SeatView("vertex", form, image_size, OPPOSITE)}
+        self.views = {SEATS[0]: SeatView(VIEW_TIER, form, image_size),
+                      SEATS[1]: SeatView(VIEW_TIER, form, image_size, OPPOSITE)}
         self.max_moves = positive_int(max_moves, "max_moves")
         self.max_cycles = positive_int(max_cycles, "max_cycles")
         self.cube = SharedCube(depth, metric, False, self.max_moves, None, generator)

@@ -166,7 +166,7 @@ class ClosedLoop(QuestionTest):
     confidence_gate: float = 0.5
     """``abstain-gated``'s threshold: a choice made with a confidence below it is an abstention (B.6.2's optional
     gate, fixed per run: a suite's ``options`` may set it; every item's score records it)."""
-    settable = ("max_candidates", "confidence_gate")
+    settable: tuple[str, ...] = ("max_candidates", "confidence_gate")
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
         if depth < 1:
@@ -237,7 +237,7 @@ class ClosedLoop(QuestionTest):
             on_path = on_path and ex.move == teacher_move
             counts["progress"] += 1
         solved = counts["progress"] == item.depth
-        score = {"horizon": item.depth, **counts, "solved": solved, "halt": halt, "abstain": abstain}
+        score: dict[str, Any] = {"horizon": item.depth, **counts, "solved": solved, "halt": halt, "abstain": abstain}
         if abstain:
             score["steps"] = outcomes
         if gate is not None:
