@@ -205,7 +205,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> Any:
-    for flag in ("suite", "agent", "out", "tiers", "tests", "games", "depths", "system_prompt", "examples", "seat",
+    for flag in ("suite", "agent", "out", "tiers", "tests", "variants", "games", "depths", "system_prompt", "examples", "seat",
                  "protocol", "reply_max_tokens"):
         if getattr(args, flag):
             raise _UserError(f"--resume continues a run as it was configured; drop --{flag.replace('_', '-')}")
@@ -242,7 +242,7 @@ def _restricted(suite: Suite | QuestionSuite | MultiSuite, args: argparse.Namesp
     """``suite`` restricted by ``--tiers`` and ``--depths`` (episodes), ``--tests`` and ``--depths`` (questions)
     or ``--games`` and ``--depths`` (multi-agent)."""
     if isinstance(suite, MultiSuite):
-        if args.tiers or args.tests:
+        if args.tiers or args.tests or args.variants:
             raise _UserError(f"suite {suite.name!r} plays multi-agent games: use --games (and --depths); the views "
                              "are the suite's")
         if args.style != "react" or args.distance_budget != DISTANCE_DEFAULT or args.obs_format:
@@ -257,7 +257,9 @@ def _restricted(suite: Suite | QuestionSuite | MultiSuite, args: argparse.Namesp
         if args.style != "react" or args.distance_budget != DISTANCE_DEFAULT:
             raise _UserError(f"suite {suite.name!r} asks question items: --style and --distance-budget are for "
                              "episodes (an item is one strict answer per question)")
-        return restrict_questions(suite, args.tests, args.depths)
+        return restrict_questions(suite, args.tests, args.depths, args.variants)
+    if args.variants:
+        raise _UserError(f"suite {suite.name!r} asks no question items: --variants is for question suites")
     if args.tests:
         raise _UserError(f"suite {suite.name!r} plays episodes: it has no question tests; use --tiers")
     return restrict(suite, args.tiers, args.depths)
@@ -349,6 +351,9 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     questions = p.add_argument_group("question suites (cube-bench, inf-bench, stare and their -smoke versions)")
     questions.add_argument("--tests", type=_csv(str), default=None, metavar="T1,T2",
                            help="ask only these tests (e.g. move-choice,closed-loop)")
+    questions.add_argument("--variants", type=_csv(str), default=None, metavar="V1,V2",
+                           help="ask each test only in these of its variants (e.g. STARE's frames-last,final-form; "
+                                "docs/stare.md)")
     # how answers are asked for and decoded (cubebench.runner.answering)
     questions.add_argument("--protocol", default=None, metavar="NAME",
                            help="the answer protocol, paper (default: each paper's own prompt and answer form), "

@@ -284,11 +284,37 @@ def configured_test(name: str, options: dict[str, Any] | None = None, protocol: 
     return test
 
 
-def restrict_questions(suite: QuestionSuite, tests: list[str] | None = None,
-                       depths: list[int] | None = None) -> QuestionSuite:
-    """The part of ``suite`` on the given tests and depths (``None`` keeps all); the name says so.
+def _restrict_variants(suite: QuestionSuite, tests: list[str] | None, variants: list[str]) -> QuestionSuite:
+    """``suite`` asking each test only in the named variants it has (its other tests dropped); a variant none of
+    the (named) tests asks in the suite is refused with each test's variants."""
+    grids = {n: g for n, g in suite.tests.items() if not tests or n in tests}
+    asked = {v for g in grids.values() for v in g.variants}
+    unknown = [v for v in variants if v not in asked]
+    if unknown:
+        have = "; ".join(f"{n} has {list(g.variants)}" for n, g in grids.items())
+        raise SuiteError(f"suite {suite.name!r} asks no variant {unknown} in {'those tests' if tests else 'any test'}: "
+                         f"{have}")
+    kept: dict[str, Any] = {}
+    for name, grid in suite.tests.items():
+        keep = [v for v in grid.variants if v in variants]
+        if keep:
+            kept[name] = {**grid.to_dict(), "variants": keep}
+            if "variant_items" in kept[name]:
+                kept[name]["variant_items"] = {v: n for v, n in kept[name]["variant_items"].items() if v in keep}
+                if not kept[name]["variant_items"]:
+                    del kept[name]["variant_items"]
+    data = {**suite.to_dict(), "name": f"{suite.name}[{','.join(variants)}]", "tests": kept}
+    return question_suite_from_dict(data, source=f"{suite.name} restricted")
 
-    A test none of whose depths is kept is dropped; a test or depth the suite does not have is refused."""
+
+def restrict_questions(suite: QuestionSuite, tests: list[str] | None = None,
+                       depths: list[int] | None = None, variants: list[str] | None = None) -> QuestionSuite:
+    """The part of ``suite`` on the given tests, depths and variants (``None`` keeps all); the name says so.
+
+    A test none of whose depths (or variants) is kept is dropped; a test or depth the suite does not have is
+    refused, and so is a variant that no kept test asks in this suite (the message names each test's)."""
+    if variants:
+        suite = _restrict_variants(suite, tests, variants)
     if not tests and not depths:
         return suite
     for key, chosen, have in (("tests", tests, tuple(suite.tests)), ("depths", depths, suite.depths)):

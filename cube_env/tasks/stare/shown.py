@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from ...render.camera import Camera
 from ...render.fold import fit_camera, render_flat_net, render_folded, tile
-from .folding import Fold, fold, net_edges, plans
+from .folding import AXIS_CHOICES, PERTURBATIONS, Fold, fold, net_edges, plans
 from .nets import LAST_STEP
 from .polyomino import Cell, Cells, grid_text, transform
 
@@ -37,6 +37,9 @@ FRAME_PX = 320
 """Side of one panel in a tiled sequence of frames."""
 SHOWN_FRAMES = LAST_STEP - 1
 """Frames shown in the ``frames`` setup: after steps 1-4, never the final one."""
+DIRECTIONS = ((1, "up", "down"), (2, "south", "north"), (0, "east", "west"))
+"""How a centre's move is put in words: (axis, positive, negative), x east, y up, z south (north is the top of
+the drawing)."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,9 @@ class ShownNet:
     """The number of the face that stays on the table."""
     order: tuple[int, ...]
     """The numbers of the other five faces, in folding order."""
+    perturb: tuple[int, str, int] | None = None
+    """A perturbed step (App. F.3): the number of the face whose fold is perturbed, how (``inverted`` or
+    ``axis``, :mod:`.folding`) and the axis choice (0-3); ``None``: every step folds inwards."""
 
     # --- building and storing ----------------------------------------------------------------------------
     @classmethod
@@ -68,14 +74,35 @@ class ShownNet:
                 return cls(cells, labels, colours, label_of[base], tuple(label_of[c] for c in order))
         return None
 
+    @classmethod
+    def draw_perturbed(cls, rng: np.random.Generator, shape: Cells) -> ShownNet:
+        """The cube net ``shape`` drawn as :meth:`draw` does, then one fold perturbed (App. F.3): a step whose
+        hinge is not the base (a fold off the base is "up" in words, so inverting it would say "down": a giveaway),
+        inverted or turned about a side edge, half and half.  The fold check must find it does not make a cube."""
+        net = cls.draw(rng, shape, fail_last=False)
+        if net is None or not net.folding.folds:
+            raise ValueError("a perturbed net starts from a cube net and its fold plan")
+        base = net.cell_of(net.base)
+        movable = [k for k, step in zip(net.order, net.folding.steps) if step.hinge != base]
+        face = movable[int(rng.integers(len(movable)))]
+        how = PERTURBATIONS[int(rng.integers(len(PERTURBATIONS)))]
+        choice = int(rng.integers(AXIS_CHOICES)) if how == "axis" else 0
+        perturbed = cls(net.cells, net.labels, net.colours, net.base, net.order, (face, how, choice))
+        if perturbed.folding.folds:
+            raise AssertionError(f"a perturbed fold made a cube: {perturbed}")
+        return perturbed
+
     def to_data(self) -> dict[str, Any]:
-        return {"cells": [list(c) for c in self.cells], "labels": list(self.labels), "colours": list(self.colours),
+        data = {"cells": [list(c) for c in self.cells], "labels": list(self.labels), "colours": list(self.colours),
                 "base": self.base, "order": list(self.order)}
+        return data if self.perturb is None else data | {"perturb": list(self.perturb)}
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> ShownNet:
+        perturb = data.get("perturb")
         return cls(tuple((int(r), int(c)) for r, c in data["cells"]), tuple(data["labels"]), tuple(data["colours"]),
-                   int(data["base"]), tuple(data["order"]))
+                   int(data["base"]), tuple(data["order"]),
+                   None if perturb is None else (int(perturb[0]), str(perturb[1]), int(perturb[2])))
 
     # --- geometry -------------------------------------------------------------------------------------------
     def cell_of(self, label: int) -> Cell:
@@ -84,7 +111,8 @@ class ShownNet:
     @cached_property
     def folding(self) -> Fold:
         """The plan played out (states and steps)."""
-        return fold(self.cells, self.cell_of(self.base), [self.cell_of(k) for k in self.order])
+        perturb = None if self.perturb is None else {self.cell_of(self.perturb[0]): self.perturb[1:]}
+        return fold(self.cells, self.cell_of(self.base), [self.cell_of(k) for k in self.order], perturb)
 
     def adjacent_pairs(self) -> set[frozenset[int]]:
         """The pairs of face numbers that share an edge in the flat net."""
@@ -113,6 +141,15 @@ class ShownNet:
             lines.append(f"Step {n}: fold face {k} {way} by 90 degrees along its edge with face {label[hinge]}.")
         return "\n".join(lines)
 
+    def moves_text(self) -> str:
+        """The five turns in world directions, each by where the face's centre moves (the ``perturbed`` setup: the
+        words are the same for a fold and a perturbed turn, so only following the turns in 3D tells them apart)."""
+        lines = [f"Face {self.base} stays flat on the table."]
+        for n, (k, step) in enumerate(zip(self.order, self.folding.steps), 1):
+            way = " and ".join(pos if step.shift[axis] > 0 else neg for axis, pos, neg in DIRECTIONS if step.shift[axis])
+            lines.append(f"Step {n}: turn face {k} by 90 degrees; its centre moves {way}.")
+        return "\n".join(lines)
+
     # --- images --------------------------------------------------------------------------------------------
     def rgb(self) -> list[tuple[int, int, int]]:
         return [PALETTE[c] for c in self.colours]
@@ -135,11 +172,27 @@ class ShownNet:
         states = self.folding.states[1:SHOWN_FRAMES + 1]
         return fit_camera(np.concatenate([s.corners[c] for s in states for c in self.cells]))
 
-    def frames_image(self) -> np.ndarray:
-        """The flat net, then the net after steps 1-4, tiled three across with captions."""
-        panels = [self.image(FRAME_PX)] + [self.frame(k) for k in range(1, SHOWN_FRAMES + 1)]
-        captions = ["The net"] + [f"After step {k}" for k in range(1, SHOWN_FRAMES + 1)]
+    def frames_image(self, steps: Sequence[int] = tuple(range(1, SHOWN_FRAMES + 1))) -> np.ndarray:
+        """The flat net, then the net after each of ``steps`` (default 1-4), tiled three across with captions."""
+        panels = [self.image(FRAME_PX)] + self.frames(steps)
+        captions = ["The net"] + [f"After step {k}" for k in steps]
         return tile(panels, captions, cols=3)
+
+    def frames(self, steps: Sequence[int]) -> list[np.ndarray]:
+        """The net after each of ``steps``; the final step's frame only through a camera fitted to it as well (the
+        final-form probe), the others through the plan's one camera (:meth:`camera`)."""
+        camera = self.final_camera() if LAST_STEP in steps else self.camera()
+        out = []
+        for k in steps:
+            state = self.folding.states[k]
+            out.append(render_folded([state.corners[c] for c in self.cells], [str(n) for n in self.labels], self.rgb(),
+                                     camera, size=FRAME_PX))
+        return out
+
+    def final_camera(self) -> Camera:
+        """A camera fitted to every folded state, the final one included (the final-form probe shows it)."""
+        states = self.folding.states[1:]
+        return fit_camera(np.concatenate([s.corners[c] for s in states for c in self.cells]))
 
 
 __all__ = ["PALETTE", "NET_PX", "FRAME_PX", "SHOWN_FRAMES", "ShownNet"]
