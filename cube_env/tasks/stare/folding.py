@@ -109,8 +109,10 @@ class Step:
     """The face it overlaps (``None`` unless ``failure == "overlap"``)."""
     how: str = "fold"
     """``fold`` (inwards about the hinge), or a perturbation: ``inverted`` or ``axis`` (module docstring)."""
-    shift: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    """How far the face's centre moved (x east, y up, z south): what a step in world directions says."""
+    line: int = 0
+    """The world axis (0 x east, 1 y up, 2 z south) the turn is about: what a step in world terms says."""
+    turn: int = 1
+    """The turn's sense: +1 counterclockwise seen from the positive end of :attr:`line`, -1 clockwise."""
 
 
 @dataclass(frozen=True)
@@ -172,8 +174,9 @@ AXIS_CHOICES = 4
 """An ``axis`` perturbation turns about one of the 2 side edges, one of 2 ways: 4 choices."""
 
 
-def _turn(state: FoldState, face: Cell, hinge: Cell, how: str, axis_choice: int) -> tuple[np.ndarray, np.ndarray]:
-    """The pivot point and rotation matrix of one step: inwards about the hinge edge (``fold``), the other way
+def _turn(state: FoldState, face: Cell, hinge: Cell, how: str, axis_choice: int) -> tuple[np.ndarray, np.ndarray,
+                                                                                      float]:
+    """The pivot point, axis and angle of one step: inwards about the hinge edge (``fold``), the other way
     (``inverted``), or about a side edge (``axis``, ``axis_choice`` in 0-3: which side edge, which way)."""
     edge = shared_edge(state.corners[face], state.corners[hinge])
     if edge is None:
@@ -185,14 +188,13 @@ def _turn(state: FoldState, face: Cell, hinge: Cell, how: str, axis_choice: int)
         pivot = (a, b)[axis_choice // 2]
         other = next(p for p in state.corners[face] if np.isclose(np.linalg.norm(p - pivot), 1.0)
                      and not np.allclose(p, (b, a)[axis_choice // 2]))
-        return pivot, rotation(other - pivot, (np.pi / 2, -np.pi / 2)[axis_choice % 2])
+        return pivot, other - pivot, (np.pi / 2, -np.pi / 2)[axis_choice % 2]
     if how not in ("fold", "inverted"):
         raise ValueError(f"a step is 'fold' or one of the perturbations {PERTURBATIONS}, got {how!r}")
     mid, inward = (a + b) / 2, state.normals[hinge]
     for angle in (np.pi / 2, -np.pi / 2):
-        rot = rotation(b - a, angle)
-        if (np.dot((state.centre(face) - mid) @ rot.T, inward) > 0.25) == (how == "fold"):
-            return a, rot
+        if (np.dot((state.centre(face) - mid) @ rotation(b - a, angle).T, inward) > 0.25) == (how == "fold"):
+            return a, b - a, angle
     raise AssertionError("one of the two 90-degree turns about an edge moves the face inwards")
 
 
@@ -203,7 +205,8 @@ def fold_step(state: FoldState, face: Cell, parent: dict[Cell, Cell], edges: lis
     hinge = parent[face]
     if hinge not in state.placed or face in state.placed:
         raise ValueError(f"face {face} cannot be folded now: its hinge face {hinge} must be placed and it must not")
-    a, rot = _turn(state, face, hinge, how, axis_choice)
+    a, axis, angle = _turn(state, face, hinge, how, axis_choice)
+    rot = rotation(axis, angle)
     moved = [c for c in subtree(parent, face) if c not in state.placed]
     new = state.copy()
     for c in moved:
@@ -214,8 +217,9 @@ def fold_step(state: FoldState, face: Cell, parent: dict[Cell, Cell], edges: lis
     torn = any(len(squares[u] & squares[v]) != 2 for u, v in edges)
     new.placed.append(face)
     failure = "overlap" if clash is not None else "tear" if torn else None
-    shift = tuple(float(v) for v in np.round(new.centre(face) - state.centre(face), ROUND))
-    return new, Step(face, hinge, tuple(moved), failure, clash, how, shift)  # type: ignore[arg-type]
+    line = int(np.argmax(np.abs(axis)))
+    turn = int(np.sign(axis[line] * angle))  # +1: counterclockwise seen from the positive end of world axis `line`
+    return new, Step(face, hinge, tuple(moved), failure, clash, how, line, turn)
 
 
 def is_closed(state: FoldState, base: Cell) -> bool:

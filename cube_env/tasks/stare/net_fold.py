@@ -64,12 +64,14 @@ SEES = {
     "image-text": "The image shows the net. The same net as digits, one per face and '.' where there is no face:\n{grid}\n",
     "some": ("The image shows the net, then the net in 3D after folding {shown} (the results of the other steps "
              "are not shown). {folds}The folding steps:\n{steps}\n"),
-    "final-form": ("The image shows the net, then the net in 3D after all five folding steps. {folds}"
+    "final-form": ("The image shows the net, then the net in 3D after all five folding steps, seen from the south-east and from "
+                   "the north-west. {folds}"
                    "The folding steps:\n{steps}\n"),
-    "perturbed": ("The image shows the net. Each step turns one face by 90 degrees, and the faces attached beyond it "
-                  "(further from face {base}) turn with it; the step says which way the face's centre moves (north is "
-                  "the top of the drawing, east its right, up is off the table). A step may fold a face the wrong way, "
-                  "or turn it about the wrong edge and tear it off its neighbour. The steps:\n{moves}\n"),
+    "perturbed": ("The image shows the net lying on a table, north at the top of the drawing and east to its right. "
+                  "Each step turns one face by 90 degrees, and the faces attached beyond it (further from face {base}) "
+                  "turn with it, about a line through the edge it shares with a face already turned (or the one that "
+                  "stays flat). A step may turn a face the wrong way, or about a line that does not run along that edge, "
+                  "tearing the face off it. The steps:\n{moves}\n"),
 }
 INTERLEAVED = ("The net:\n", "\n{folds}The folding steps, each of the first four followed by the net in 3D after it "
                "(the result of the last step is not shown):\n")
@@ -156,7 +158,7 @@ class NetFold(NetItems, OneQuestionTest):
         if shown is not None:
             text = SEES["final-form" if setup == "final-form" else "some"].format(
                 steps=steps, folds=FOLDS, shown=("step " if len(shown) == 1 else "steps ") + " and ".join(map(str, shown)))
-            image = net.frames_image(shown)
+            image = net.final_image() if setup == "final-form" else net.frames_image(shown)
         else:
             text = SEES[setup].format(steps=steps, grid=net.text(), folds=FOLDS)
             draw = {"question": net.image, "steps": net.image, "image-text": net.image, "frames": net.frames_image}
@@ -182,7 +184,7 @@ class NetFold(NetItems, OneQuestionTest):
         with one step perturbed; the gold is the fold check of what is shown."""
         net = ShownNet.from_data(item.data.get("perturbed", item.data["net"]))
         ask, form = stare_ask(self.answer_protocol, PERTURBED_QUESTION, STRICT, YesNoForm())
-        text = SEES["perturbed"].format(base=net.base, moves=net.moves_text())
+        text = SEES["perturbed"].format(base=net.base, moves=net.turns_text())
         return Prompt(SYSTEM, text + ask, net.image(), form, gold="Yes" if net.folding.folds else "No",
                       name="fold (perturbed)")
 

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...render.camera import Camera
-from ...render.fold import fit_camera, render_flat_net, render_folded, tile
+from ...render.fold import VIEW, fit_camera, render_flat_net, render_folded, tile
 from .folding import AXIS_CHOICES, PERTURBATIONS, Fold, fold, net_edges, plans
 from .nets import LAST_STEP
 from .polyomino import Cell, Cells, grid_text, transform
@@ -37,9 +37,11 @@ FRAME_PX = 320
 """Side of one panel in a tiled sequence of frames."""
 SHOWN_FRAMES = LAST_STEP - 1
 """Frames shown in the ``frames`` setup: after steps 1-4, never the final one."""
-DIRECTIONS = ((1, "up", "down"), (2, "south", "north"), (0, "east", "west"))
-"""How a centre's move is put in words: (axis, positive, negative), x east, y up, z south (north is the top of
-the drawing)."""
+FAR_VIEW = (-VIEW[0], VIEW[1], -VIEW[2])
+"""The final-form probe's second camera: the usual one turned round to the north-west (:func:`~..render.fold.VIEW`)."""
+LINES = {0: ("east-west", "the east", 1), 1: ("vertical", "above", 1), 2: ("north-south", "the north", -1)}
+"""How a turn about each world axis (x east, y up, z south; north is the top of the drawing) is put in words: the
+line's name, the end it is seen from, and that end's sign (the north end is -z)."""
 
 
 @dataclass(frozen=True)
@@ -141,13 +143,17 @@ class ShownNet:
             lines.append(f"Step {n}: fold face {k} {way} by 90 degrees along its edge with face {label[hinge]}.")
         return "\n".join(lines)
 
-    def moves_text(self) -> str:
-        """The five turns in world directions, each by where the face's centre moves (the ``perturbed`` setup: the
-        words are the same for a fold and a perturbed turn, so only following the turns in 3D tells them apart)."""
+    def turns_text(self) -> str:
+        """The five turns in world terms (the ``perturbed`` setup): which world line each face turns about, through
+        its edge with its hinge face, and which way.  A fold, an inverted fold and a turn about a side edge read
+        alike; only following the turns in 3D (where each edge lies by then) tells them apart."""
+        label = dict(zip(self.cells, self.labels))
         lines = [f"Face {self.base} stays flat on the table."]
         for n, (k, step) in enumerate(zip(self.order, self.folding.steps), 1):
-            way = " and ".join(pos if step.shift[axis] > 0 else neg for axis, pos, neg in DIRECTIONS if step.shift[axis])
-            lines.append(f"Step {n}: turn face {k} by 90 degrees; its centre moves {way}.")
+            name, seen, sign = LINES[step.line]
+            way = "counterclockwise" if step.turn * sign > 0 else "clockwise"
+            lines.append(f"Step {n}: turn face {k} by 90 degrees {way} (seen from {seen}) about the {name} line through "
+                         f"its edge with face {label[step.hinge]}.")
         return "\n".join(lines)
 
     # --- images --------------------------------------------------------------------------------------------
@@ -179,20 +185,22 @@ class ShownNet:
         return tile(panels, captions, cols=3)
 
     def frames(self, steps: Sequence[int]) -> list[np.ndarray]:
-        """The net after each of ``steps``; the final step's frame only through a camera fitted to it as well (the
-        final-form probe), the others through the plan's one camera (:meth:`camera`)."""
-        camera = self.final_camera() if LAST_STEP in steps else self.camera()
-        out = []
-        for k in steps:
-            state = self.folding.states[k]
-            out.append(render_folded([state.corners[c] for c in self.cells], [str(n) for n in self.labels], self.rgb(),
-                                     camera, size=FRAME_PX))
-        return out
+        """The net after each of ``steps`` (1-4: never the final one), through the plan's one camera."""
+        if any(not 1 <= k <= SHOWN_FRAMES for k in steps):
+            raise ValueError(f"the intermediate frames are after steps 1-{SHOWN_FRAMES}, got {list(steps)}")
+        return [self.frame(k) for k in steps]
 
-    def final_camera(self) -> Camera:
-        """A camera fitted to every folded state, the final one included (the final-form probe shows it)."""
-        states = self.folding.states[1:]
-        return fit_camera(np.concatenate([s.corners[c] for s in states for c in self.cells]))
+    def final_image(self) -> np.ndarray:
+        """The final-form probe (§3.3 Q3): the flat net, then the net after the last step from the south-east and from
+        the north-west, each camera fitted to that state, so together they show the top and all four sides (a face
+        missing, two faces in one place, or a face off the cube is in sight)."""
+        state = self.folding.states[LAST_STEP]
+        faces = [state.corners[c] for c in self.cells]
+        points = np.concatenate(faces)
+        views = [render_folded(faces, [str(k) for k in self.labels], self.rgb(), fit_camera(points, view), size=FRAME_PX)
+                 for view in (VIEW, FAR_VIEW)]
+        captions = ["The net", f"After step {LAST_STEP}, from the south-east", "... from the north-west"]
+        return tile([self.image(FRAME_PX), *views], captions, cols=3)
 
 
 __all__ = ["PALETTE", "NET_PX", "FRAME_PX", "SHOWN_FRAMES", "ShownNet"]
