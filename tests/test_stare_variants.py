@@ -210,7 +210,7 @@ def test_a_rule_reading_only_the_outline_is_at_chance_on_perturbed_negatives() -
 def test_the_step_words_alone_stay_near_chance() -> None:
     """A reader of the step texts who does not follow the turns in 3D: counting each line direction, each sense,
     their pairs, and repeated step phrases; none is off chance by more than 0.08 of balanced accuracy on the
-    suite's items (the best of these 40-odd rules measured 0.564, docs/stare.md)."""
+    suite's items (the best of these 37 rules, read either way, measured 0.564, docs/stare.md)."""
     drawn = items()
     rows = []
     for item in drawn:
