@@ -339,3 +339,37 @@ def test_the_interleaved_message_reaches_the_model_in_order(provider: str) -> No
     texts = [p["text"] for p in content if p["type"] == "text"]
     assert texts[2].startswith("Face ") and texts[3].startswith("Step 1:") and texts[-1].startswith("Step 5:")
     assert len({json.dumps(p, sort_keys=True) for p in content if p["type"] == image}) == 5  # five different pictures
+
+
+# --- the Inspect task: choosing setups, and the multi-image message -------------------------------------------------
+def test_the_inspect_task_asks_the_chosen_setups_and_sends_the_frames_between_their_steps(tmp_path: Path) -> None:
+    pytest.importorskip("inspect_ai", reason=extra_reason("inspect_ai"))
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ContentImage, ContentText, ModelOutput, ModelUsage, get_model
+
+    from cubebench.bridges.inspect import questions
+    from cubebench.bridges.inspect.params import question_suite
+    from cubebench.runner.suite_fields import SuiteError
+
+    grid = question_suite("stare", tests="net-fold", variants="frames-last,perturbed")
+    assert grid.fixed["net-fold"].variants == ("frames-last", "perturbed") and grid.size == 120 + 193
+    with pytest.raises(SuiteError, match=r"net-choice has \['image', 'text'\]"):
+        question_suite("stare", variants="frames-last")
+    seen = []
+
+    def reply(messages, tools, tool_choice, config):
+        seen.append(messages[-1].content)
+        made = ModelOutput.from_content("mockllm/model", "Answer: No")
+        made.usage = ModelUsage(input_tokens=7, output_tokens=3, total_tokens=10)  # else mockllm fetches tiktoken
+        return made
+
+    task = questions(suite="stare-smoke", tests="net-fold", depths=2, items=2, variants="frames-interleaved",
+                     protocol="strict")
+    (log,) = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=reply), display="none",
+                          log_dir=str(tmp_path / "logs"))
+    assert log.status == "success" and len(seen) == 2
+    for content in seen:
+        kinds = ["image" if isinstance(p, ContentImage) else "text" for p in content]
+        assert kinds.count("image") == 5 and kinds[0] == "text" and kinds[-1] == "text"
+        texts = [p.text for p in content if isinstance(p, ContentText)]
+        assert texts[3].startswith("Step 1:") and texts[-1].startswith("Step 5:")
