@@ -373,3 +373,21 @@ def test_the_inspect_task_asks_the_chosen_setups_and_sends_the_frames_between_th
         assert kinds.count("image") == 5 and kinds[0] == "text" and kinds[-1] == "text"
         texts = [p.text for p in content if isinstance(p, ContentText)]
         assert texts[3].startswith("Step 1:") and texts[-1].startswith("Step 5:")
+
+
+def test_export_tasks_keeps_the_interleaved_order_and_refuses_an_unknown_variant(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "ex"
+    assert main(["export-tasks", "--kind", "items", "--suite", "stare-smoke", "--tests", "net-fold", "--depths", "2",
+                 "--variants", "frames-interleaved", "--out", str(out), "--images", "files"]) == 0
+    rows = [json.loads(line) for path in out.glob("*.jsonl") for line in path.read_text().splitlines()]
+    assert len(rows) == 4 and {r["variant"] for r in rows} == {"frames-interleaved"}
+    for row in rows:
+        kinds = [p["type"] for p in row["messages"][-1]["content"]]
+        assert kinds.count("image") == len(row["images"]) == 5 and kinds[-1] == "text"
+        assert all((out / image).is_file() for image in row["images"])
+    assert json.loads((out / "manifest.json").read_text())["variants"] == ["frames-interleaved"]
+    capsys.readouterr()
+    assert main(["export-tasks", "--kind", "items", "--suite", "stare-smoke", "--variants", "nope",
+                 "--out", str(tmp_path / "ex2")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "net-fold has ['question'" in err and not any((tmp_path / "ex2").glob("*.*"))
