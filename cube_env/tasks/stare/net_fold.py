@@ -153,7 +153,8 @@ class NetFold(NetItems, OneQuestionTest):
         if setup == "frames-interleaved":
             return self.interleaved_prompt(item, net)
         ask, form = stare_ask(self.answer_protocol, QUESTION, STRICT, YesNoForm())
-        steps, image = net.steps_text(), None
+        steps = net.steps_text()
+        image: np.ndarray | None
         shown = partial_steps(item) if setup == "frames-partial" else SHOWN.get(setup)
         if shown is not None:
             text = SEES["final-form" if setup == "final-form" else "some"].format(
@@ -161,8 +162,7 @@ class NetFold(NetItems, OneQuestionTest):
             image = net.final_image() if setup == "final-form" else net.frames_image(shown)
         else:
             text = SEES[setup].format(steps=steps, grid=net.text(), folds=FOLDS)
-            draw = {"question": net.image, "steps": net.image, "image-text": net.image, "frames": net.frames_image}
-            image = draw[setup]() if setup in draw else None
+            image = None if setup == "text" else net.frames_image() if setup == "frames" else net.image()
         return Prompt(SYSTEM, text + ask, image, form, gold=item.data["truth"], name=f"fold ({setup})")
 
     def interleaved_prompt(self, item: Item, net: ShownNet) -> Prompt:
