@@ -97,13 +97,17 @@ class ModelAnswerer:
         self.name = name or client.model
 
     def messages(self, prompt: Prompt) -> list[dict[str, Any]]:
-        """The chat messages for ``prompt``: system text (when any), then question text and image.
+        """The chat messages for ``prompt``: system text (when any), then question text and image, or the prompt's
+        interleaved texts and images in their order (``Prompt.parts``; without images: its text).
 
         Without an image the question is a plain string: text-only servers (llama.cpp's, which the
         ``local`` agent runs) refuse a list of content parts."""
         text = prompt.text or EMPTY_QUESTION
         content: str | list[Part] = text
-        if prompt.image is not None and self.send_images:
+        if prompt.parts is not None and self.send_images:  # one multi-image message, texts between the images
+            content = [text_part(p) if isinstance(p, str) else image_part(png_bytes(p)) for p in prompt.parts
+                       if not isinstance(p, str) or p]  # providers refuse empty text blocks
+        elif prompt.image is not None and self.send_images:
             content = [image_part(png_bytes(prompt.image))]
             if prompt.text:
                 content.insert(0, text_part(prompt.text))

@@ -25,8 +25,8 @@ from conftest import needs
 
 LLM = needs("openai", "anthropic")
 
-NET_FOLD = ("--suite", "stare-smoke", "--tests", "net-fold", "--depths", "1")
-"""Sixteen yes/no items (four setups x four nets)."""
+NET_FOLD = ("--suite", "stare-smoke", "--tests", "net-fold", "--depths", "1", "--variants", "question,steps,frames,text")
+"""Sixteen yes/no items (the paper's four setups x four nets)."""
 
 
 def run(out: Path, agent: str, *extra: str) -> int:

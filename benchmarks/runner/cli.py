@@ -206,8 +206,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> Any:
-    for flag in ("suite", "agent", "out", "tiers", "tests", "variants", "games", "depths", "system_prompt", "examples", "seat",
-                 "protocol", "reply_max_tokens"):
+    for flag in ("suite", "agent", "out", "tiers", "tests", "variants", "games", "depths", "system_prompt", "examples",
+                 "seat", "protocol", "reply_max_tokens"):
         if getattr(args, flag):
             raise _UserError(f"--resume continues a run as it was configured; drop --{flag.replace('_', '-')}")
     return resume_run(Path(args.resume), retry_errors=args.retry_errors, limit=args.limit,
@@ -469,6 +469,7 @@ def _cmd_export_tasks(args: argparse.Namespace) -> int:
         kind=args.kind, out=Path(args.out), format=args.format, suite=args.suite, tier=args.tier,
         obs_format=args.obs_format, depths=tuple(args.depths) if args.depths else None, instances=args.instances,
         tests=tuple(args.tests) if args.tests else None, items=args.items, train_fraction=args.split,
+        variants=tuple(args.variants) if args.variants else None,
         seed=args.seed, images=args.images, force=args.force, starts=args.starts)
     try:
         summary = export_tasks(request)
@@ -503,6 +504,8 @@ def _add_export_tasks(sub: argparse._SubParsersAction) -> None:
                    help="episodes, sft: certified (the suite's evaluation starts) or training (fresh positions apart "
                         "from every evaluation start and its rotations, --instances per depth, drawn with --seed)")
     p.add_argument("--tests", type=_csv(str), default=None, metavar="T1,T2", help="items: only these tests")
+    p.add_argument("--variants", type=_csv(str), default=None, metavar="V1,V2",
+                   help="items: only these variants of each test (e.g. STARE's frames-interleaved)")
     p.add_argument("--items", type=int, default=None, help="items: items per test and depth (default the suite's)")
     p.add_argument("--split", type=float, default=0.9, metavar="FRACTION",
                    help="the share of start states in train (default 0.9); the rest is test")

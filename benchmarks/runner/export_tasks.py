@@ -43,7 +43,7 @@ from cubebench.wrappers.tiers import PARTIAL_TIERS
 from .execute import PlaySettings
 from .instances import resolve_source
 from .plan import EpisodeSpec, ItemSpec, episode_key, iter_fixed_items, plan_episodes
-from .question_suites import QuestionSuite, configured_test, question_suite_from_dict
+from .question_suites import QuestionSuite, configured_test, question_suite_from_dict, restrict_questions
 from .sft_traces import ScriptedReplies, TraceError, optimal_solution, play_trace, replay_trace, trace_replies
 from .splits import SPLITS, Sides, check_fraction, group_of, split_of
 from .suite_fields import SuiteError
@@ -79,6 +79,8 @@ class ExportRequest:
     depths: tuple[int, ...] | None = None
     instances: int | None = None
     tests: tuple[str, ...] | None = None
+    variants: tuple[str, ...] | None = None
+    """Only these variants of each test (``None``: the suite's)."""
     items: int | None = None
     train_fraction: float = 0.9
     seed: int = 0
@@ -120,7 +122,8 @@ def export_tasks(request: ExportRequest) -> ExportSummary:
     manifest = {"schema": SCHEMA, "cubebench": __version__, "kind": request.kind, "format": request.format,
                 "suite": request.suite or DEFAULT_SUITE[request.kind], "tier": request.tier,
                 "obs_format": request.obs_format, "depths": request.depths, "instances": request.instances,
-                "tests": request.tests, "items": request.items, "images": request.images,
+                "tests": request.tests, **({"variants": request.variants} if request.variants else {}),
+                "items": request.items, "images": request.images,
                 "train_fraction": request.train_fraction, "seed": request.seed, "starts": request.starts,
                 "counts": summary.counts,
                 "files": {s: {"name": p.name, "sha256": _sha256(p)} for s, p in summary.files.items()},
@@ -175,7 +178,8 @@ def _check(request: ExportRequest) -> None:
             raise ExportError(f"--{given[0]} is for episodes and sft; question items are chosen with --tests, "
                               "--depths and --items")
         return
-    given = [f for f, v in (("tests", request.tests), ("items", request.items)) if v is not None]
+    given = [f for f, v in (("tests", request.tests), ("variants", request.variants), ("items", request.items))
+             if v is not None]
     if given:
         raise ExportError(f"--{given[0]} is for --kind items; episodes are chosen with --tier, --depths and --instances")
     tier, obs_format = request.tier or "symbolic", request.obs_format or "text"
@@ -314,7 +318,8 @@ def item_suite(request: ExportRequest) -> QuestionSuite:
                 grid = {k: v for k, v in grid.items() if k != "ladder"} | {"items": LADDER_ITEMS}
             chosen[test] = grid | ({"depths": list(request.depths)} if request.depths else {}) | (
                 {"items": request.items} if request.items is not None else {})
-        return question_suite_from_dict({**data, "tests": chosen}, source=f"{name} (export)")
+        cut = question_suite_from_dict({**data, "tests": chosen}, source=f"{name} (export)")
+        return restrict_questions(cut, variants=list(request.variants)) if request.variants else cut
     except SuiteError as err:
         raise ExportError(str(err)) from None
 

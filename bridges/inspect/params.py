@@ -117,6 +117,8 @@ def question_suite(suite: str | None = None, *, tests: Any = None, depths: Any =
             grid["items"] = items
         if chosen_variants is not None:
             grid["variants"] = chosen_variants
+            if "variant_items" in grid:  # a suite's fewer items per variant, for the variants still asked
+                grid["variant_items"] = {v: n for v, n in grid["variant_items"].items() if v in chosen_variants}
     data.update({"tests": grids, **{k: v for k, v in (("metric", metric), ("seed", seed)) if v is not None}})
     return question_suite_from_dict(data, source=SOURCE)
 

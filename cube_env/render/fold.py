@@ -7,7 +7,8 @@
 * :func:`render_folded`: faces in 3D (corner coordinates in any unit frame), projected through a
   pinhole :class:`~cubebench.render.camera.Camera` and painted back to front (the painter's algorithm:
   faces sorted by the depth of their centres), each a slightly translucent polygon, so a face behind
-  another still shows through, with its number at its projected centre.
+  another still shows through, with its number at its projected centre (the numbers of faces in one place,
+  an overlap, side by side).
 * :func:`tile`: several images in a grid, each under its caption, on the same white paper (a prompt
   carries one image, so a sequence of frames is shown as one sheet: :mod:`.sheet`).
 
@@ -103,6 +104,11 @@ def render_folded(faces: Sequence[np.ndarray], labels: Sequence[str], colours: S
     depth = [float((q.mean(axis=0) - camera.eye) @ camera.forward) for q in quads]
     image = Image.new("RGB", (size, size), BACKGROUND)
     label_px = max(size // 18, 8)
+    places: dict[tuple[float, ...], list[int]] = {}
+    for k, q in enumerate(quads):  # faces in one place (an overlap) get their labels side by side, all legible
+        places.setdefault(tuple(np.round(q.mean(axis=0), 6)), []).append(k)
+    shift = {k: (i - (len(ks) - 1) / 2) * label_px * 1.1 for ks in places.values() for i, k in enumerate(ks)}
+    late: list[tuple[tuple[float, float], str]] = []
     for k in sorted(range(len(quads)), key=lambda i: -depth[i]):
         corners = [tuple(p) for p in camera.project(quads[k], size)]
         layer = Image.new("RGBA", (size, size), (0, 0, 0, 0))
@@ -111,7 +117,14 @@ def render_folded(faces: Sequence[np.ndarray], labels: Sequence[str], colours: S
         draw = ImageDraw.Draw(image)
         draw.line([*corners, corners[0]], fill=EDGE, width=max(size // 192, 1))
         centre = camera.project(quads[k].mean(axis=0, keepdims=True), size)[0]
-        _label(draw, (float(centre[0]), float(centre[1])), labels[k], label_px)
+        at = (float(centre[0]) + shift[k], float(centre[1]))
+        if shift[k]:
+            late.append((at, labels[k]))  # drawn last: the face painted over it must not hide it
+        else:
+            _label(draw, at, labels[k], label_px)
+    draw = ImageDraw.Draw(image)
+    for at, text in late:
+        _label(draw, at, text, label_px)
     return np.asarray(image, dtype=np.uint8).copy()
 
 

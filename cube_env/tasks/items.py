@@ -30,6 +30,7 @@ from .oracle import EXPANSION, RADIUS
 __all__ = [
     "Answer", "ReplyForm", "ParseFailure", "Prompt", "Reply", "Ask", "Exchange", "Item", "ItemResult",
     "QuestionTest", "OneQuestionTest", "ItemGenerationError", "ask_and_judge", "item_rng", "balanced_slot",
+    "interleaved",
 ]
 
 EXACT_RANGE = {metric: RADIUS[metric] + EXPANSION for metric in RADIUS}
@@ -74,6 +75,24 @@ class Prompt:
     """Which question of the item this is (``draft``, ``reflection``, ``step 2`` ...), for records."""
     scored: bool = True
     """False for free-text turns (the reflection itself): any reply is accepted and nothing is scored."""
+    parts: tuple[str | np.ndarray, ...] | None = None
+    """Texts and images interleaved, in the order a model is sent them as one multi-image message (STARE's
+    frames between their steps); ``None``: ``text`` then ``image``.  When set, ``text`` and ``image`` are what a
+    record keeps of it: the texts with an ``[image k]`` marker where each image goes, and the images tiled
+    (:func:`interleaved`)."""
+
+
+def interleaved(parts: list[str | np.ndarray], tile: Callable[[list[np.ndarray]], np.ndarray]) -> dict[str, Any]:
+    """The :class:`Prompt` fields of a multi-image message: ``parts`` (texts and images in order), ``text`` (the texts
+    joined, ``[image k]`` where image k goes) and ``image`` (the images as ``tile`` puts them in one picture)."""
+    texts, images = [], []
+    for part in parts:
+        if isinstance(part, str):
+            texts.append(part)
+        else:
+            images.append(part)
+            texts.append(f"[image {len(images)}]\n")
+    return {"parts": tuple(parts), "text": "".join(texts), "image": tile(images) if images else None}
 
 
 @dataclass

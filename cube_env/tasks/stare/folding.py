@@ -13,11 +13,18 @@ After every step the state is checked: an *overlap* is a newly placed face landi
 face already is; a *tear* is two faces that share an edge in the net no longer sharing it in space.
 A net folds into a cube exactly when no step overlaps or tears; the step where the first failure
 happens is recorded, so a plan (base and order) can put it at the last step.
+
+A step can also be *perturbed* (App. F.3: "inverting the rotation angle or modifying the rotation axis"):
+``inverted`` folds the face by 90 degrees the other way (away from the inside); ``axis`` turns it by 90
+degrees about one of its two *side* edges (the edges meeting its hinge edge) instead of the hinge, so it
+comes off its hinge face (a tear: "disconnected faces").  A perturbed plan can also end without an overlap
+or a tear but with a face off the cube (an inverted last fold): after the last step every face must sit
+on a different face of the cube round the base, else that step fails as ``open``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import permutations
 from typing import Iterable
 
@@ -100,6 +107,12 @@ class Step:
     failure: str | None
     clash: Cell | None
     """The face it overlaps (``None`` unless ``failure == "overlap"``)."""
+    how: str = "fold"
+    """``fold`` (inwards about the hinge), or a perturbation: ``inverted`` or ``axis`` (module docstring)."""
+    line: int = 0
+    """The world axis (0 x east, 1 y up, 2 z south) the turn is about: what a step in world terms says."""
+    turn: int = 1
+    """The turn's sense: +1 counterclockwise seen from the positive end of :attr:`line`, -1 clockwise."""
 
 
 @dataclass(frozen=True)
@@ -155,23 +168,46 @@ def shared_edge(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray] |
     return (np.array(common[0], np.float64), np.array(common[1], np.float64)) if len(common) == 2 else None
 
 
-def fold_step(state: FoldState, face: Cell, parent: dict[Cell, Cell], edges: list[tuple[Cell, Cell]]) -> tuple[
-        FoldState, Step]:
-    """``state`` after folding ``face`` about its hinge with its (placed) parent, and the step's record."""
-    hinge = parent[face]
-    if hinge not in state.placed or face in state.placed:
-        raise ValueError(f"face {face} cannot be folded now: its hinge face {hinge} must be placed and it must not")
+PERTURBATIONS = ("inverted", "axis")
+"""The ways a step can be perturbed (module docstring)."""
+AXIS_CHOICES = 4
+"""An ``axis`` perturbation turns about one of the 2 side edges, one of 2 ways: 4 choices."""
+
+
+def _turn(state: FoldState, face: Cell, hinge: Cell, how: str, axis_choice: int) -> tuple[np.ndarray, np.ndarray,
+                                                                                      float]:
+    """The pivot point, axis and angle of one step: inwards about the hinge edge (``fold``), the other way
+    (``inverted``), or about a side edge (``axis``, ``axis_choice`` in 0-3: which side edge, which way)."""
     edge = shared_edge(state.corners[face], state.corners[hinge])
     if edge is None:
         raise ValueError(f"faces {face} and {hinge} no longer share an edge")
     a, b = edge
+    if how == "axis":
+        if not 0 <= axis_choice < AXIS_CHOICES:
+            raise ValueError(f"an axis perturbation takes a choice in 0-{AXIS_CHOICES - 1}, got {axis_choice}")
+        pivot = (a, b)[axis_choice // 2]
+        other = next(p for p in state.corners[face] if np.isclose(np.linalg.norm(p - pivot), 1.0)
+                     and not np.allclose(p, (b, a)[axis_choice // 2]))
+        return pivot, other - pivot, (np.pi / 2, -np.pi / 2)[axis_choice % 2]
+    if how not in ("fold", "inverted"):
+        raise ValueError(f"a step is 'fold' or one of the perturbations {PERTURBATIONS}, got {how!r}")
     mid, inward = (a + b) / 2, state.normals[hinge]
-    moved = [c for c in subtree(parent, face) if c not in state.placed]
     for angle in (np.pi / 2, -np.pi / 2):
-        rot = rotation(b - a, angle)
-        centre = (state.centre(face) - mid) @ rot.T
-        if np.dot(centre, inward) > 0.25:
-            break
+        if (np.dot((state.centre(face) - mid) @ rotation(b - a, angle).T, inward) > 0.25) == (how == "fold"):
+            return a, b - a, angle
+    raise AssertionError("one of the two 90-degree turns about an edge moves the face inwards")
+
+
+def fold_step(state: FoldState, face: Cell, parent: dict[Cell, Cell], edges: list[tuple[Cell, Cell]],
+              how: str = "fold", axis_choice: int = 0) -> tuple[FoldState, Step]:
+    """``state`` after folding ``face`` about its hinge with its (placed) parent (or as perturbed by ``how``),
+    and the step's record."""
+    hinge = parent[face]
+    if hinge not in state.placed or face in state.placed:
+        raise ValueError(f"face {face} cannot be folded now: its hinge face {hinge} must be placed and it must not")
+    a, axis, angle = _turn(state, face, hinge, how, axis_choice)
+    rot = rotation(axis, angle)
+    moved = [c for c in subtree(parent, face) if c not in state.placed]
     new = state.copy()
     for c in moved:
         new.corners[c] = np.round((state.corners[c] - a) @ rot.T + a, ROUND)
@@ -181,7 +217,18 @@ def fold_step(state: FoldState, face: Cell, parent: dict[Cell, Cell], edges: lis
     torn = any(len(squares[u] & squares[v]) != 2 for u, v in edges)
     new.placed.append(face)
     failure = "overlap" if clash is not None else "tear" if torn else None
-    return new, Step(face, hinge, tuple(moved), failure, clash)
+    line = int(np.argmax(np.abs(axis)))
+    turn = int(np.sign(axis[line] * angle))  # +1: counterclockwise seen from the positive end of world axis `line`
+    return new, Step(face, hinge, tuple(moved), failure, clash, how, line, turn)
+
+
+def is_closed(state: FoldState, base: Cell) -> bool:
+    """Whether every face sits on a different face of the cube round the base."""
+    try:
+        faces = [cube_face(state, cell, base) for cell in state.corners]
+    except ValueError:
+        return False
+    return len(set(faces)) == len(faces)
 
 
 def net_edges(cells: Iterable[Cell]) -> list[tuple[Cell, Cell]]:
@@ -191,8 +238,10 @@ def net_edges(cells: Iterable[Cell]) -> list[tuple[Cell, Cell]]:
             if (c[0] + dr, c[1] + dc) in cells]
 
 
-def fold(cells: Iterable[Cell], base: Cell, order: Iterable[Cell] | None = None) -> Fold:
-    """Fold the net from ``base`` in ``order`` (default: breadth-first), every step checked."""
+def fold(cells: Iterable[Cell], base: Cell, order: Iterable[Cell] | None = None,
+         perturb: dict[Cell, tuple[str, int]] | None = None) -> Fold:
+    """Fold the net from ``base`` in ``order`` (default: breadth-first), every step checked; ``perturb`` maps a
+    face to how its step is perturbed (``("inverted", 0)`` or ``("axis", choice)``)."""
     cells = set(cells)
     if not is_connected(cells):
         raise ValueError(f"the cells {sorted(cells)} are not connected through shared edges")
@@ -203,10 +252,15 @@ def fold(cells: Iterable[Cell], base: Cell, order: Iterable[Cell] | None = None)
     state = flat_state(cells)
     state.placed.append(base)
     states, steps, edges = [state], [], net_edges(cells)
+    perturb = perturb or {}
+    if set(perturb) - set(order):
+        raise ValueError(f"only folded faces can be perturbed, got {sorted(set(perturb) - set(order))}")
     for face in order:
-        state, step = fold_step(state, face, parent, edges)
+        state, step = fold_step(state, face, parent, edges, *perturb.get(face, ("fold", 0)))
         states.append(state)
         steps.append(step)
+    if not any(s.failure for s in steps) and not is_closed(state, base):
+        steps[-1] = replace(steps[-1], failure="open")
     return Fold(base, order, tuple(states), tuple(steps))
 
 
@@ -234,4 +288,4 @@ def plans(cells: Iterable[Cell]) -> list[tuple[Cell, tuple[Cell, ...]]]:
 
 
 __all__ = ["CUBE_FACE_OF", "cell_corners", "corner_set", "spanning_tree", "rotation", "FoldState", "Step", "Fold", "cube_face",
-           "flat_state", "subtree", "shared_edge", "fold_step", "net_edges", "fold", "orders", "plans"]
+           "flat_state", "subtree", "shared_edge", "fold_step", "PERTURBATIONS", "AXIS_CHOICES", "is_closed", "net_edges", "fold", "orders", "plans"]

@@ -12,6 +12,18 @@ geometric fold check.  The same item is asked in the paper's three setups and it
   (the final frame, which would show success or failure, is left out as in the paper);
 * ``text``: no image; the net as a block of digits (App. G.4).
 
+The paper's ablations and probes, on the same items (``docs/stare.md``):
+
+* ``image-text``: the image and the digit block (Tab. 3's Image+Text);
+* ``frames-1``, ``frames-2``, ``frames-3``: the image, the steps and the first 1-3 intermediate frames (Tab. 10's
+  0-3 simulations; 0 is ``steps``); ``frames-partial``: two of the four, drawn per item; ``frames-last``: only
+  the last intermediate one (Tab. 5/21's Partial and Last; All is ``frames``);
+* ``final-form``: the image, the steps and the fully folded outcome (§3.3 Q3's probe);
+* ``frames-interleaved``: ``frames`` as one multi-image message, each frame after its step's text (§3.1);
+* ``perturbed``: the question becomes whether *these* steps fold the net into a cube, in world directions; the
+  Yes items show their cube net and its fold, the No items their pair's cube net with one step perturbed
+  (App. F.3: an angle inverted, or the turn about a side edge, tearing the face off: disconnected faces).
+
 The reply is ``Answer: Yes`` or ``Answer: No`` (``strict``), or reasoning ending in ``\\boxed{Yes}`` (``paper``,
 :mod:`..protocols`); scored by the F1 of the Yes class (the paper's
 metric), accuracy, balanced accuracy, parse rate and the share of Yes answers.
@@ -24,15 +36,22 @@ from typing import Any
 import numpy as np
 
 from ...engine.facelets import SOLVED_FACELETS
-from ..items import Item, OneQuestionTest, Prompt, balanced_slot
+from ..items import Item, OneQuestionTest, Prompt, balanced_slot, interleaved, item_rng
 from ..metrics import Proportion, balanced_accuracy, binary_f1, yes_bias
 from ..parsing import YesNoForm
 from ..protocols import stare_ask
-from .nets import DEPTHS, check_depth, near_miss_of, partners, shape_id, stratum, valid_pool
+from .nets import DEPTHS, LAST_STEP, check_depth, near_miss_of, partners, shape_id, stratum, valid_pool
 from .polyomino import Cells
-from .shown import ShownNet
+from ...render.fold import tile
+from .shown import FRAME_PX, SHOWN_FRAMES, ShownNet
 
-SETUPS = ("question", "steps", "frames", "text")
+SETUPS = ("question", "steps", "frames", "text", "image-text", "frames-1", "frames-2", "frames-3", "frames-partial",
+          "frames-last", "final-form", "frames-interleaved", "perturbed")
+SHOWN = {"frames-1": (1,), "frames-2": (1, 2), "frames-3": (1, 2, 3), "frames-last": (SHOWN_FRAMES,),
+         "final-form": (LAST_STEP,)}
+"""The steps after which each frame setup shows the net in 3D (``frames-partial``: :func:`partial_steps`)."""
+PARTIAL = 2
+"""How many of the four intermediate frames ``frames-partial`` shows."""
 SYSTEM = ("You decide whether a net folds into a cube. A net is six squares, numbered 1 to 6, joined along the "
           "edges they share in the drawing. It folds into a cube when folding along those edges makes every "
           "square a different face of the cube: no two squares on the same face.")
@@ -42,7 +61,22 @@ SEES = {
     "frames": ("The image shows the net, then the net in 3D after each of the first four folding steps (the result "
                "of the last step is not shown). {folds}The folding steps:\n{steps}\n"),
     "text": "The net, one digit per face and '.' where there is no face:\n{grid}\n",
+    "image-text": "The image shows the net. The same net as digits, one per face and '.' where there is no face:\n{grid}\n",
+    "some": ("The image shows the net, then the net in 3D after folding {shown} (the results of the other steps "
+             "are not shown). {folds}The folding steps:\n{steps}\n"),
+    "final-form": ("The image shows the net, then the net in 3D after all five folding steps, seen from the south-east and from "
+                   "the north-west. {folds}"
+                   "The folding steps:\n{steps}\n"),
+    "perturbed": ("The image shows the net lying on a table, north at the top of the drawing and east to its right. "
+                  "Each step turns one face by 90 degrees, and the faces attached beyond it (further from face {base}) "
+                  "turn with it, about a line through the edge it shares with a face already turned (or the one that "
+                  "stays flat). A step may turn a face the wrong way, or about a line that does not run along that edge, "
+                  "tearing the face off it. The steps:\n{moves}\n"),
 }
+INTERLEAVED = ("The net:\n", "\n{folds}The folding steps, each of the first four followed by the net in 3D after it "
+               "(the result of the last step is not shown):\n")
+PERTURBED_QUESTION = ("\nTurned exactly as these steps say, does the net end up folded into a cube, with every face "
+                      "still joined to its neighbours in the drawing?")
 FOLDS = ("Each step turns one face by 90 degrees about the edge it shares with a face already in place, towards "
          "the inside of the cube; the faces attached beyond it turn with it. ")
 QUESTION = "\nCan this net be folded into a cube?"
@@ -105,19 +139,64 @@ class NetFold(NetItems, OneQuestionTest):
         shape, net = drawn
         data = net_record(shape, net, folds)
         data["shown"] = {"net": net.text(), "colours": ",".join(net.colours), "plan": repr((net.base, net.order))}
+        if not folds:  # the perturbed setup asks the pair's cube net with one fold perturbed (drawn last: the rest
+            # of the item is as before)
+            valid = valid_pool(depth)[pair_net(seed, self.name, depth, index)]
+            data["perturbed"] = ShownNet.draw_perturbed(rng, valid).to_data()
         return Item(self.name, depth, index, metric, seed, SOLVED_FACELETS, data)
 
     def prompt(self, item: Item, setup: str) -> Prompt:
+        self.check_variant(setup)
         net = ShownNet.from_data(item.data["net"])
-        steps = net.steps_text()
-        text = SEES[setup].format(steps=steps, grid=net.text(), folds=FOLDS)
-        image = {"question": net.image, "steps": net.image, "frames": net.frames_image}.get(setup)
+        if setup == "perturbed":
+            return self.perturbed_prompt(item)
+        if setup == "frames-interleaved":
+            return self.interleaved_prompt(item, net)
         ask, form = stare_ask(self.answer_protocol, QUESTION, STRICT, YesNoForm())
-        return Prompt(SYSTEM, text + ask, None if image is None else image(), form, gold=item.data["truth"],
-                      name=f"fold ({setup})")
+        steps = net.steps_text()
+        image: np.ndarray | None
+        shown = partial_steps(item) if setup == "frames-partial" else SHOWN.get(setup)
+        if shown is not None:
+            text = SEES["final-form" if setup == "final-form" else "some"].format(
+                steps=steps, folds=FOLDS, shown=("step " if len(shown) == 1 else "steps ") + " and ".join(map(str, shown)))
+            image = net.final_image() if setup == "final-form" else net.frames_image(shown)
+        else:
+            text = SEES[setup].format(steps=steps, grid=net.text(), folds=FOLDS)
+            image = None if setup == "text" else net.frames_image() if setup == "frames" else net.image()
+        return Prompt(SYSTEM, text + ask, image, form, gold=item.data["truth"], name=f"fold ({setup})")
+
+    def interleaved_prompt(self, item: Item, net: ShownNet) -> Prompt:
+        """``frames`` as one multi-image message: the net, then each step's text followed by the frame after it."""
+        ask, form = stare_ask(self.answer_protocol, QUESTION, STRICT, YesNoForm())
+        lines = net.steps_text().split("\n")
+        frames = net.frames(range(1, SHOWN_FRAMES + 1))
+        parts: list[str | np.ndarray] = [INTERLEAVED[0], net.image(FRAME_PX), INTERLEAVED[1].format(folds=FOLDS),
+                                         lines[0] + "\n"]
+        for line, frame in zip(lines[1:], frames):
+            parts += [line + "\n", frame]
+        parts += ["\n".join(lines[1 + len(frames):]) + "\n" + ask]
+        captions = ["The net"] + [f"After step {k}" for k in range(1, SHOWN_FRAMES + 1)]
+        fields = interleaved(parts, lambda images: tile(images, captions, cols=3))
+        return Prompt(SYSTEM, form=form, gold=item.data["truth"], name="fold (frames-interleaved)", **fields)
+
+    def perturbed_prompt(self, item: Item) -> Prompt:
+        """Whether these steps fold the net into a cube: a Yes item's own net and fold, a No item's pair's cube net
+        with one step perturbed; the gold is the fold check of what is shown."""
+        net = ShownNet.from_data(item.data.get("perturbed", item.data["net"]))
+        ask, form = stare_ask(self.answer_protocol, PERTURBED_QUESTION, STRICT, YesNoForm())
+        text = SEES["perturbed"].format(base=net.base, moves=net.turns_text())
+        return Prompt(SYSTEM, text + ask, net.image(), form, gold="Yes" if net.folding.folds else "No",
+                      name="fold (perturbed)")
 
     def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
         return yes_no_summary(scores)
+
+
+def partial_steps(item: Item) -> tuple[int, ...]:
+    """The intermediate frames ``frames-partial`` shows for ``item``: :data:`PARTIAL` of steps 1-4, drawn per item
+    from a stream of its own (the item is unchanged)."""
+    rng = item_rng(item.seed, f"{item.test}/partial", item.depth, item.index)
+    return tuple(sorted(int(k) + 1 for k in rng.choice(SHOWN_FRAMES, PARTIAL, replace=False)))
 
 
 def yes_no_summary(scores: list[dict[str, Any]]) -> dict[str, Any]:
@@ -134,4 +213,4 @@ def yes_no_summary(scores: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-__all__ = ["NetFold", "NetItems", "SETUPS", "DEPTHS", "yes_no_summary", "net_record", "pair_net", "draw_pair_net"]
+__all__ = ["NetFold", "NetItems", "SETUPS", "SHOWN", "partial_steps", "DEPTHS", "yes_no_summary", "net_record", "pair_net", "draw_pair_net"]

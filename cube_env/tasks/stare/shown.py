@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from ...render.camera import Camera
-from ...render.fold import fit_camera, render_flat_net, render_folded, tile
-from .folding import Fold, fold, net_edges, plans
+from ...render.fold import VIEW, fit_camera, render_flat_net, render_folded, tile
+from .folding import AXIS_CHOICES, PERTURBATIONS, Fold, fold, net_edges, plans
 from .nets import LAST_STEP
 from .polyomino import Cell, Cells, grid_text, transform
 
@@ -37,6 +37,11 @@ FRAME_PX = 320
 """Side of one panel in a tiled sequence of frames."""
 SHOWN_FRAMES = LAST_STEP - 1
 """Frames shown in the ``frames`` setup: after steps 1-4, never the final one."""
+FAR_VIEW = (-VIEW[0], VIEW[1], -VIEW[2])
+"""The final-form probe's second camera: the usual one turned round to the north-west (:func:`~..render.fold.VIEW`)."""
+LINES = {0: ("east-west", "the east", 1), 1: ("vertical", "above", 1), 2: ("north-south", "the north", -1)}
+"""How a turn about each world axis (x east, y up, z south; north is the top of the drawing) is put in words: the
+line's name, the end it is seen from, and that end's sign (the north end is -z)."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,9 @@ class ShownNet:
     """The number of the face that stays on the table."""
     order: tuple[int, ...]
     """The numbers of the other five faces, in folding order."""
+    perturb: tuple[int, str, int] | None = None
+    """A perturbed step (App. F.3): the number of the face whose fold is perturbed, how (``inverted`` or
+    ``axis``, :mod:`.folding`) and the axis choice (0-3); ``None``: every step folds inwards."""
 
     # --- building and storing ----------------------------------------------------------------------------
     @classmethod
@@ -68,14 +76,35 @@ class ShownNet:
                 return cls(cells, labels, colours, label_of[base], tuple(label_of[c] for c in order))
         return None
 
+    @classmethod
+    def draw_perturbed(cls, rng: np.random.Generator, shape: Cells) -> ShownNet:
+        """The cube net ``shape`` drawn as :meth:`draw` does, then one fold perturbed (App. F.3): a step whose
+        hinge is not the base (a fold off the base is "up" in words, so inverting it would say "down": a giveaway),
+        inverted or turned about a side edge, half and half.  The fold check must find it does not make a cube."""
+        net = cls.draw(rng, shape, fail_last=False)
+        if net is None or not net.folding.folds:
+            raise ValueError("a perturbed net starts from a cube net and its fold plan")
+        base = net.cell_of(net.base)
+        movable = [k for k, step in zip(net.order, net.folding.steps) if step.hinge != base]
+        face = movable[int(rng.integers(len(movable)))]
+        how = PERTURBATIONS[int(rng.integers(len(PERTURBATIONS)))]
+        choice = int(rng.integers(AXIS_CHOICES)) if how == "axis" else 0
+        perturbed = cls(net.cells, net.labels, net.colours, net.base, net.order, (face, how, choice))
+        if perturbed.folding.folds:
+            raise AssertionError(f"a perturbed fold made a cube: {perturbed}")
+        return perturbed
+
     def to_data(self) -> dict[str, Any]:
-        return {"cells": [list(c) for c in self.cells], "labels": list(self.labels), "colours": list(self.colours),
+        data = {"cells": [list(c) for c in self.cells], "labels": list(self.labels), "colours": list(self.colours),
                 "base": self.base, "order": list(self.order)}
+        return data if self.perturb is None else data | {"perturb": list(self.perturb)}
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> ShownNet:
+        perturb = data.get("perturb")
         return cls(tuple((int(r), int(c)) for r, c in data["cells"]), tuple(data["labels"]), tuple(data["colours"]),
-                   int(data["base"]), tuple(data["order"]))
+                   int(data["base"]), tuple(data["order"]),
+                   None if perturb is None else (int(perturb[0]), str(perturb[1]), int(perturb[2])))
 
     # --- geometry -------------------------------------------------------------------------------------------
     def cell_of(self, label: int) -> Cell:
@@ -84,7 +113,8 @@ class ShownNet:
     @cached_property
     def folding(self) -> Fold:
         """The plan played out (states and steps)."""
-        return fold(self.cells, self.cell_of(self.base), [self.cell_of(k) for k in self.order])
+        perturb = None if self.perturb is None else {self.cell_of(self.perturb[0]): self.perturb[1:]}
+        return fold(self.cells, self.cell_of(self.base), [self.cell_of(k) for k in self.order], perturb)
 
     def adjacent_pairs(self) -> set[frozenset[int]]:
         """The pairs of face numbers that share an edge in the flat net."""
@@ -113,6 +143,19 @@ class ShownNet:
             lines.append(f"Step {n}: fold face {k} {way} by 90 degrees along its edge with face {label[hinge]}.")
         return "\n".join(lines)
 
+    def turns_text(self) -> str:
+        """The five turns in world terms (the ``perturbed`` setup): which world line each face turns about, through
+        its edge with its hinge face, and which way.  A fold, an inverted fold and a turn about a side edge read
+        alike; only following the turns in 3D (where each edge lies by then) tells them apart."""
+        label = dict(zip(self.cells, self.labels))
+        lines = [f"Face {self.base} stays flat on the table."]
+        for n, (k, step) in enumerate(zip(self.order, self.folding.steps), 1):
+            name, seen, sign = LINES[step.line]
+            way = "counterclockwise" if step.turn * sign > 0 else "clockwise"
+            lines.append(f"Step {n}: turn face {k} by 90 degrees {way} (seen from {seen}) about the {name} line through "
+                         f"its edge with face {label[step.hinge]}.")
+        return "\n".join(lines)
+
     # --- images --------------------------------------------------------------------------------------------
     def rgb(self) -> list[tuple[int, int, int]]:
         return [PALETTE[c] for c in self.colours]
@@ -135,11 +178,29 @@ class ShownNet:
         states = self.folding.states[1:SHOWN_FRAMES + 1]
         return fit_camera(np.concatenate([s.corners[c] for s in states for c in self.cells]))
 
-    def frames_image(self) -> np.ndarray:
-        """The flat net, then the net after steps 1-4, tiled three across with captions."""
-        panels = [self.image(FRAME_PX)] + [self.frame(k) for k in range(1, SHOWN_FRAMES + 1)]
-        captions = ["The net"] + [f"After step {k}" for k in range(1, SHOWN_FRAMES + 1)]
+    def frames_image(self, steps: Sequence[int] = tuple(range(1, SHOWN_FRAMES + 1))) -> np.ndarray:
+        """The flat net, then the net after each of ``steps`` (default 1-4), tiled three across with captions."""
+        panels = [self.image(FRAME_PX)] + self.frames(steps)
+        captions = ["The net"] + [f"After step {k}" for k in steps]
         return tile(panels, captions, cols=3)
+
+    def frames(self, steps: Sequence[int]) -> list[np.ndarray]:
+        """The net after each of ``steps`` (1-4: never the final one), through the plan's one camera."""
+        if any(not 1 <= k <= SHOWN_FRAMES for k in steps):
+            raise ValueError(f"the intermediate frames are after steps 1-{SHOWN_FRAMES}, got {list(steps)}")
+        return [self.frame(k) for k in steps]
+
+    def final_image(self) -> np.ndarray:
+        """The final-form probe (§3.3 Q3): the flat net, then the net after the last step from the south-east and from
+        the north-west, each camera fitted to that state, so together they show the top and all four sides (a face
+        missing, two faces in one place, or a face off the cube is in sight)."""
+        state = self.folding.states[LAST_STEP]
+        faces = [state.corners[c] for c in self.cells]
+        points = np.concatenate(faces)
+        views = [render_folded(faces, [str(k) for k in self.labels], self.rgb(), fit_camera(points, view), size=FRAME_PX)
+                 for view in (VIEW, FAR_VIEW)]
+        captions = ["The net", f"After step {LAST_STEP}, from the south-east", "... from the north-west"]
+        return tile([self.image(FRAME_PX), *views], captions, cols=3)
 
 
 __all__ = ["PALETTE", "NET_PX", "FRAME_PX", "SHOWN_FRAMES", "ShownNet"]
