@@ -37,6 +37,14 @@ COLOUR_RGB = np.array(
 """RGB of each colour index, shared by every renderer."""
 
 N_STICKERS = 54
+
+
+def face_slice(face: str) -> slice:
+    """The positions of one face's nine stickers (``face_slice("F")`` is 18..26)."""
+    k = FACES.index(face)
+    return slice(9 * k, 9 * k + 9)
+
+
 SOLVED = np.arange(N_STICKERS, dtype=np.uint8)
 SOLVED_FACELETS = "".join(f * 9 for f in FACES)
 CENTRES = tuple(9 * f + 4 for f in range(6))
