@@ -8,6 +8,9 @@ layer never imports a higher one, and no two modules import each other
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,8 +33,9 @@ LAYER_OF = {
     "cubebench.bridges": "bridges",
 }
 """Subpackages above the engine; every other ``cubebench.*`` module is the engine (engine, render, solver, data)."""
-ROOT_LAYER = "wrappers"
-"""``cubebench/__init__`` registers the tier ids, which are assembled from wrappers."""
+ROOT_LAYER = "engine"
+"""``cubebench/__init__`` registers the tier ids by entry-point strings (``cubebench.registration``) and loads
+``CubeEnv`` and ``make_cube_env`` on first use, so it imports the engine layer only."""
 
 
 def package_dirs() -> dict[str, Path]:
@@ -139,7 +143,8 @@ def _is_parent_init(imported: str, importer: str) -> bool:
 def test_the_checker_sees_wrong_way_and_hidden_imports(tmp_path: Path) -> None:
     """The checker itself: a function-level import of a higher layer and a relative one are both found."""
     assert "cubebench.runner.cli" in imports_of("cubebench.runner.__main__")
-    assert "cubebench.wrappers.tiers" in imports_of("cubebench")
+    assert "cubebench.wrappers.tiers" in imports_of("cubebench.agents.episode") or \
+        "cubebench.wrappers.description" in imports_of("cubebench.agents.episode")
     assert layer("cubebench.engine.moves") == "engine" and layer("cubebench.runner.store") == "runner"
     source = "def f():\n    from cubebench.runner import store\n"
     tree = ast.parse(source)
@@ -168,3 +173,26 @@ def test_function_level_imports_are_only_for_heavy_optional_parts() -> None:
     hidden = [f"{m} imports {i} inside a function" for m in modules() for i in sorted(function_level_imports(m))
               if not any(i == a or i.startswith(a + ".") for a in LAZY_ALLOWED)]
     assert not hidden, "\n".join(hidden)
+
+
+def _modules_loaded_by(code: str) -> list[str]:
+    """The ``sys.modules`` names a fresh interpreter holds after running ``code``."""
+    out = subprocess.run([sys.executable, "-c", code + "\nimport json, sys; print(json.dumps(sorted(sys.modules)))"],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def test_importing_the_engine_loads_no_wrappers_and_no_gymnasium() -> None:
+    loaded = _modules_loaded_by("import cubebench.engine")
+    unwanted = [m for m in loaded if m.split(".")[0] == "gymnasium" or m.startswith("cubebench.wrappers")
+                or m.startswith("cubebench.envs")]
+    assert not unwanted, f"import cubebench.engine loads {unwanted}"
+    assert "cubebench.engine" in loaded
+
+
+def test_the_ids_are_registered_whichever_is_imported_first() -> None:
+    """``import cubebench`` before or after ``import gymnasium``: the ids are there, and make builds them."""
+    for code in ("import cubebench\nimport gymnasium as gym", "import gymnasium as gym\nimport cubebench"):
+        loaded = _modules_loaded_by(code + "\nassert set(cubebench.TIERS.values()) <= set(gym.registry)"
+                                    "\nassert gym.make('CubeBench-Face-v0').unwrapped.view_actions")
+        assert "cubebench.wrappers.tiers" in loaded
