@@ -21,6 +21,7 @@ import numpy as np
 
 from cubebench.budgets import LONG_BUDGET, move_budget
 from cubebench.envs.cube_env import CubeEnv
+from cubebench.tiers import TIER_SPECS
 from cubebench.wrappers.description import describe_env
 from cubebench.wrappers.observations import SymbolicObservation, colour_text, symbolic_colours
 
@@ -51,12 +52,6 @@ TASK_TEXT = (
     "from that face, R' counter-clockwise, R2 half turn){rotations}. A cube is solved when every face "
     "shows one colour. You have {max_steps} interaction steps; each step is one action.{budget} Tools: {tools}."
 )
-_TIER_NOTES = {
-    "symbolic": " given as a 54-letter facelet string in URFDLB order",
-    "visual": " shown as an unfolded net",
-    "face": " of which you see only the front face",
-    "vertex": " of which you see the up, front and right faces from a corner",
-}
 
 
 def describe_task(tier: str, setting: str, tools: tuple[str, ...], max_steps: int,
@@ -64,7 +59,7 @@ def describe_task(tier: str, setting: str, tools: tuple[str, ...], max_steps: in
     """The task text shown to models (no ground truth in it)."""
     rotations = "; rotate the whole cube with x, y, z to change your view" if "rotate" in tools else ""
     return TASK_TEXT.format(
-        tier_note=_TIER_NOTES.get(tier, ""), rotations=rotations, max_steps=max_steps, tools=", ".join(tools),
+        tier_note=TIER_SPECS[tier].task_note if tier in TIER_SPECS else "", rotations=rotations, max_steps=max_steps, tools=", ".join(tools),
         budget=_budget_text(max_moves, max_rotations if "rotate" in tools else None, metric),
     )
 

@@ -87,8 +87,7 @@ def role_text(game: Any, seat: str) -> str:
 
 def _view_text(view: Any, rotates: bool) -> str:
     """How a seat's view is shown to it (``rotates``: it may turn the whole cube to look at other faces)."""
-    where = {"symbolic": "the whole cube", "visual": "the whole cube as an unfolded net",
-             "face": "one face (the front)", "vertex": "three faces from a corner"}[view.tier]
+    where = view.spec.seat_note
     if rotates:
         where += ", and you may turn the whole cube in your hands to look at others"
     form = ("an image" if view.form == "image" else

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from cubebench.engine.facelets import FACES
-from cubebench.wrappers.tiers import PARTIAL_TIERS
+from cubebench.tiers import PARTIAL_TIERS
 
 __all__ = ["TOOL_SETTINGS", "MAX_TOKENS", "Tokens", "Letters", "Param", "ToolSpec", "MOVES", "ROTATIONS",
            "FACELETS", "REGISTRY", "TOOL_NAMES", "tools_for", "tool_docs"]
