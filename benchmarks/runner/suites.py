@@ -21,7 +21,7 @@ from cubebench.agents.episode import DEFAULT_MAX_ROTATIONS
 from cubebench.budgets import move_budget
 from cubebench.engine.metric import Metric
 from cubebench.engine.rewards import ORACLE_REWARDS, REWARDS, unalias_reward
-from cubebench.wrappers.tiers import TIERS as TIER_IDS
+from cubebench.tiers import TIERS as TIER_IDS
 
 from .multi_suites import SCHEMA as MULTI_SCHEMA
 from .multi_suites import MultiSuite, multi_suite_from_dict

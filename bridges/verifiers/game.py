@@ -26,7 +26,7 @@ from cubebench.agents.tool_registry import TOOL_SETTINGS
 from cubebench.runner.execute import PlaySettings
 from cubebench.runner.plan import EpisodeSpec
 from cubebench.runner.suites import Suite
-from cubebench.wrappers.tiers import TIERS
+from cubebench.tiers import TIERS
 
 from .dataset import episode_grid
 from .relay import Ask, EpisodeRelay
