@@ -35,7 +35,7 @@ from cubebench.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, N_STICKERS
 from cubebench.engine.moves import MOVE_INDEX
 from cubebench.engine.state import canonical, from_colour_indices, from_facelets, to_facelets
 from cubebench.solver.twophase import solve_twophase
-from cubebench.tasks.oracle import oracle
+from cubebench.solver.oracle import oracle
 from cubebench.tiers import TIER_SPECS
 
 WAIT, SAY = 0, 1

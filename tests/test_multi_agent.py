@@ -30,7 +30,7 @@ from cubebench.engine.state import from_colour_indices  # noqa: E402
 from cubebench.envs.multi import MULTI_ENVS, make_multi_env, observer_actor, scrambler_solver, two_cameras  # noqa: E402
 from cubebench.envs.multi.channel import CHARSET  # noqa: E402
 from cubebench.generators import NoInstanceSetError, shipped_instances  # noqa: E402
-from cubebench.tasks.oracle import oracle  # noqa: E402
+from cubebench.solver.oracle import oracle  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # api_test's advice (Dict observations, ...)
 

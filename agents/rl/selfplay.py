@@ -53,7 +53,7 @@ from cubebench.engine.state import from_colour_indices
 from cubebench.envs.vector_env import CubeVectorEnv
 from cubebench.generators import Generator, Instance, ScrambleGenerator
 from cubebench.tasks.items import MAX_DEPTH
-from cubebench.tasks.oracle import oracle
+from cubebench.solver.oracle import oracle
 
 from .evaluate import evaluate, onehot, policy_rollouts
 from .policy import SHIPPED_CHECKPOINT, MLPPolicy, action_names, load_checkpoint, save_checkpoint

@@ -29,7 +29,7 @@ from typing import Any
 from cubebench.engine import SOLVED, TABLE, kernels
 from cubebench.engine.notation import parse_array
 from cubebench.solver.twophase import solve_twophase
-from cubebench.tasks.oracle import oracle
+from cubebench.solver.oracle import oracle
 
 from .answering import no_question_settings, question_settings
 from .backends import BACKENDS, run_backend

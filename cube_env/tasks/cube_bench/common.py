@@ -15,7 +15,7 @@ from ...engine.kernels import apply_move, apply_moves
 from ...engine.moves import MOVE_INDEX, TABLE
 from ...render.net import render_net
 from ...render.text import net_text_grid
-from ..oracle import metric_moves, oracle
+from ...solver.oracle import metric_moves, oracle
 
 IMAGE_SIZE = 384
 """Side of the net image in pixels (stickers about 9 px: legible to a vision model)."""

@@ -25,7 +25,7 @@ from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, 
 from ..metrics import Proportion, balanced_accuracy, yes_bias
 from ..protocols import PROTOCOLS
 from ..parsing import YesNoForm
-from ..oracle import RADIUS
+from ...solver.oracle import RADIUS
 from .common import COLOURS, certified_start, front_face, grid_text, net_image, scramble
 
 EDITABLE = (0, 1, 2, 3, 5, 6, 7, 8)
