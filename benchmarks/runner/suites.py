@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from cubebench.agents.base import TOOL_SETTINGS
-from cubebench.agents.episode import DEFAULT_MAX_ROTATIONS
-from cubebench.budgets import move_budget
+from cubebench.budgets import DEFAULT_MAX_ROTATIONS, move_budget
 from cubebench.engine.metric import Metric
 from cubebench.engine.rewards import ORACLE_REWARDS, REWARDS, unalias_reward
 from cubebench.tiers import TIERS as TIER_IDS
