@@ -94,7 +94,7 @@ class Report:
             tests = ", ".join(self.suite["tests"])
             agent = self.config["agent"]
             decoding = [("decoding", decoding_text(agent.get("temperature"), agent.get("reply_max_tokens")))] if \
-                agent["spec"].partition(":")[0] in ("openai", "anthropic", "openai-compatible", "local") else []
+                agent["spec"].partition(":")[0] in PROVIDERS else []
             return [("suite", f"{self.suite['name']} ({self.suite.get('metric', '?')}-turn metric; question tests: {tests})"),
                     ("protocol", protocol_text(self.config.get("play", {}).get("answer_protocol"))),
                     ("agent", self.agent), *decoding]
