@@ -169,7 +169,7 @@ class Toolbox:
 
     def _tool_solve(self, record: ToolCall, facelets: str) -> str:
         if not isinstance(facelets, str):
-            raise ToolError("solve() takes the cube as one 54-character string of URFDLB letters")
+            raise ToolError(f"solve() takes the cube as one 54-character string of {FACES} letters")
         try:
             solution = solve_twophase(facelets)
         except CubeInputError as err:
