@@ -94,8 +94,13 @@ class TierSpec:
     """Whole-cube rotations, one per step, after which every face has been in view (partial tiers)."""
     hides_state: bool = True
     """Whether ``info`` keeps only :data:`PUBLIC_INFO_KEYS` (every tier but Symbolic, which is the state)."""
-    vector: bool = False
-    """Whether the tier has a native batched env (``gym.make_vec(id, num_envs=N)``)."""
+    vector_forms: tuple[str, ...] = ()
+    """The forms the native batched env (``gym.make_vec(id, num_envs=N)``) steps in one Numba call, default first."""
+
+    @property
+    def vector(self) -> bool:
+        """Whether the tier has a native batched env."""
+        return bool(self.vector_forms)
 
     @property
     def partial(self) -> bool:
@@ -137,13 +142,13 @@ TIER_SPECS: dict[str, TierSpec] = {spec.name: spec for spec in (
         name="symbolic", title="Symbolic", env_id="CubeBench-Symbolic-v0",
         forms=("onehot", "indices", "text"), visible_faces=FACES,
         image=render_net, text=_colour_string, canvas=net_canvas,
-        task_note=" given as a 54-letter facelet string in URFDLB order", seat_note="the whole cube",
-        hides_state=False, vector=True),
+        task_note=f" given as a 54-letter facelet string in {FACES} order", seat_note="the whole cube",
+        hides_state=False, vector_forms=("onehot", "indices")),
     TierSpec(
         name="visual", title="Visual", env_id="CubeBench-Visual-v0",
         forms=("image", "text"), visible_faces=FACES,
         image=render_net, text=net_text_grid, canvas=net_canvas,
-        task_note=" shown as an unfolded net", seat_note="the whole cube as an unfolded net", vector=True),
+        task_note=" shown as an unfolded net", seat_note="the whole cube as an unfolded net", vector_forms=("image",)),
     TierSpec(
         name="face", title="Face", env_id="CubeBench-Face-v0",
         forms=("image", "text"), visible_faces="F",

@@ -196,3 +196,44 @@ def test_the_ids_are_registered_whichever_is_imported_first() -> None:
         loaded = _modules_loaded_by(code + "\nassert set(cubebench.TIERS.values()) <= set(gym.registry)"
                                     "\nassert gym.make('CubeBench-Face-v0').unwrapped.view_actions")
         assert "cubebench.wrappers.tiers" in loaded
+
+
+TIER_NAMES = ("symbolic", "visual", "face", "vertex")
+HOMES = {"tiers": "cubebench.tiers", "providers": "cubebench.agents.llm.factory", "faces": "cubebench.engine.facelets"}
+"""Where each restated fact has its one definition: the tier registry, the model-spec heads, the face order."""
+
+
+def _restated_facts(module: str) -> list[str]:
+    """Literals in ``module`` that restate a fact defined in :data:`HOMES`: a table keyed by two or more tier
+    names (or a tuple of them), a tuple of model providers, the face-order string."""
+    found = []
+    for node in ast.walk(ast.parse(modules()[module].read_text())):
+        if isinstance(node, ast.Dict):
+            items = node.keys
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            items = node.elts
+        else:
+            items = None
+        if items is not None:
+            names = [k.value for k in items if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+            if module != HOMES["tiers"] and len(set(names) & set(TIER_NAMES)) >= 2:
+                found.append(f"{module}:{node.lineno}: a table of tiers {sorted(set(names) & set(TIER_NAMES))}")
+            if module != HOMES["providers"] and {"anthropic", "openai-compatible"} <= set(names):
+                found.append(f"{module}:{node.lineno}: a list of model providers")
+        if (module != HOMES["faces"] and isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and (node.value == "URFDLB" or "[URFDLB]" in node.value)):
+            found.append(f"{module}:{node.lineno}: the face order typed out")
+    return found
+
+
+def test_each_per_tier_fact_provider_list_and_the_face_order_is_defined_once() -> None:
+    """Adding a tier means one spec in ``cubebench.tiers``; a provider, one entry in ``PROVIDERS``."""
+    restated = [line for m in modules() for line in _restated_facts(m)]
+    assert not restated, "restated facts (read them from their home instead):\n" + "\n".join(restated)
+
+
+def test_the_restatement_check_sees_a_tier_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "fake.py"
+    fake.write_text('NOTES = {"face": 1, "vertex": 2}\nP = ("openai", "anthropic", "openai-compatible")\nF = "URFDLB"\n')
+    monkeypatch.setitem(modules(), "cubebench.runner.fake", fake)
+    assert len(_restated_facts("cubebench.runner.fake")) == 3
