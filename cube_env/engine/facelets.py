@@ -1,7 +1,7 @@
 """Facelet layout: Kociemba's URFDLB order and the geometry behind it.
 
 Every other module derives its tables from the positions defined here, so the
-facelet order (DESIGN.md) lives in exactly one place.
+facelet order (docs/conventions.md) lives in exactly one place.
 
 Position ``i`` (0..53) is face ``FACES[i // 9]``, sticker ``i % 9`` in row-major
 order as seen on the standard net: U from above with B at the top, D from below
