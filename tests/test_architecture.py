@@ -237,3 +237,12 @@ def test_the_restatement_check_sees_a_tier_table(tmp_path: Path, monkeypatch: py
     fake.write_text('NOTES = {"face": 1, "vertex": 2}\nP = ("openai", "anthropic", "openai-compatible")\nF = "URFDLB"\n')
     monkeypatch.setitem(modules(), "cubebench.runner.fake", fake)
     assert len(_restated_facts("cubebench.runner.fake")) == 3
+
+
+def test_tests_import_their_helpers_from_helpers_not_conftest() -> None:
+    """conftest.py holds fixtures, which pytest injects; helpers a test imports live in tests/helpers.py."""
+    importers = [p.name for p in sorted((ROOT / "tests").glob("*.py"))
+                 if any(isinstance(n, ast.ImportFrom) and n.module == "conftest"
+                        or isinstance(n, ast.Import) and any(a.name == "conftest" for a in n.names)
+                        for n in ast.walk(ast.parse(p.read_text())))]
+    assert not importers, f"import these from helpers, not conftest: {importers}"

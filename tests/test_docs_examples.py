@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXTRA_OF, extra_reason
+from helpers import EXTRA_OF, extra_reason
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import extra_reason
+from helpers import extra_reason
 
 pytest.importorskip("pettingzoo", reason=extra_reason("pettingzoo"))
 

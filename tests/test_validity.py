@@ -20,7 +20,7 @@ from cubebench.agents.llm import OpenAIChatClient, RetryPolicy
 from cubebench.agents.llm.testing import ScriptedServer
 from cubebench.agents.sandbox import SandboxLimits
 from cubebench.budgets import DEFAULT_MAX_MOVES, DEFAULT_MAX_ROTATIONS, move_budget
-from conftest import needs
+from helpers import needs
 
 OPENAI = needs("openai")
 FAST = RetryPolicy(max_attempts=2, base_delay_s=0.001, max_delay_s=0.01)
