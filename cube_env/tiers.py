@@ -72,12 +72,12 @@ class TierSpec:
 
     name: str
     """As the ids, suites, records and command line spell it (``symbolic``)."""
+    forms: tuple[str, ...]
+    """Observation forms, the default first: ``onehot``, ``indices``, ``image``, ``text``."""
     title: str
     """As tables and plots title it (``Symbolic``)."""
     env_id: str
     """The Gymnasium id (``CubeBench-Symbolic-v0``)."""
-    forms: tuple[str, ...]
-    """Observation forms, the default first: ``onehot``, ``indices``, ``image``, ``text``."""
     visible_faces: str
     """Faces of the held cube the tier shows (``URFDLB`` for all of them)."""
     image: Callable[[np.ndarray, int], np.ndarray]

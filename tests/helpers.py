@@ -55,3 +55,35 @@ def needs(*modules: str) -> pytest.MarkDecorator:
     ``pytest.importorskip(name, reason=extra_reason(name))`` instead."""
     gone = missing(*modules)
     return pytest.mark.skipif(bool(gone), reason=extra_reason(*gone) if gone else "")
+
+
+HANGING_DRIVER = """
+import os, sys, time
+from pathlib import Path
+from cubebench.agents import scripted
+from cubebench.runner import store
+
+stored = 0
+add_episode, act = store.RunStore.add_episode, scripted.RandomAgent.act
+
+def counting_add_episode(self, spec, record):
+    global stored
+    add_episode(self, spec, record)
+    stored += 1
+
+def act_or_wait(self, observation, tools):
+    if stored == int(os.environ["HANG_AFTER"]):  # inside the next episode: touch MARK, wait for RELEASE (or a signal)
+        Path(os.environ["MARK"]).touch()
+        release = os.environ.get("RELEASE")
+        while not (release and Path(release).exists()):
+            time.sleep(0.05)
+    return act(self, observation, tools)
+
+store.RunStore.add_episode = counting_add_episode
+scripted.RandomAgent.act = act_or_wait
+from cubebench.runner.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+"""A ``cubebench`` command line (``python driver.py run ...``) whose random agent stops inside the episode after
+``$HANG_AFTER`` stored ones: it touches ``$MARK`` and waits there until ``$RELEASE`` exists (without
+``RELEASE``, until the test signals or kills it)."""
