@@ -143,8 +143,8 @@ def _is_parent_init(imported: str, importer: str) -> bool:
 def test_the_checker_sees_wrong_way_and_hidden_imports(tmp_path: Path) -> None:
     """The checker itself: a function-level import of a higher layer and a relative one are both found."""
     assert "cubebench.runner.cli" in imports_of("cubebench.runner.__main__")
-    assert "cubebench.wrappers.tiers" in imports_of("cubebench.agents.episode") or \
-        "cubebench.wrappers.description" in imports_of("cubebench.agents.episode")
+    assert "cubebench.wrappers.description" in imports_of("cubebench.agents.episode")
+    assert "cubebench.tiers" in imports_of("cubebench") and "cubebench.wrappers.tiers" not in imports_of("cubebench")
     assert layer("cubebench.engine.moves") == "engine" and layer("cubebench.runner.store") == "runner"
     source = "def f():\n    from cubebench.runner import store\n"
     tree = ast.parse(source)
