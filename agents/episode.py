@@ -19,8 +19,9 @@ from typing import Any, Callable, cast
 import gymnasium as gym
 import numpy as np
 
-from cubebench.budgets import LONG_BUDGET, move_budget
+from cubebench.budgets import episode_budget
 from cubebench.envs.cube_env import CubeEnv
+from cubebench.tiers import TIER_SPECS
 from cubebench.wrappers.description import describe_env
 from cubebench.wrappers.observations import SymbolicObservation, colour_text, symbolic_colours
 
@@ -30,20 +31,6 @@ from .tools import Toolbox, tools_for
 
 DEFAULT_MAX_STEPS = 20
 """CubeBench's budget of interaction steps per episode."""
-DEFAULT_MAX_MOVES: dict[str, int] = dict(LONG_BUDGET)
-"""The episode move budget (face turns, in the env's metric) at depths the blind bound does not tighten, and
-for an episode whose depth is unknown (a given state or scramble); :func:`ensure_budget` gives an env that has
-none :func:`~cubebench.budgets.move_budget` of its depth (5 quarter turns at depths 1-2, 34 at 3, 40 from 4).
-
-Room for any optimal plan (God's number is 26 quarter turns, 20 face turns)
-plus exploration, and for the two-phase solver's plan of every shipped
-instance in any orientation (at most 36 quarter turns, 23 face turns); far
-too little to enumerate (every sequence of 2 quarter turns, each undone, is
-576 turns) or, but for luck (about 1 % of blind attempts at depth 8), to
-follow the heuristic reward by trial and error.  The measurements are in
-docs/environments.md."""
-DEFAULT_MAX_ROTATIONS = 40
-"""The view-rotation budget :func:`run_episode` gives a partial tier that has none (two looks per step)."""
 
 TASK_TEXT = (
     "You are solving a 3x3 Rubik's cube{tier_note}. Faces are named U (up), D (down), L (left), "
@@ -51,12 +38,6 @@ TASK_TEXT = (
     "from that face, R' counter-clockwise, R2 half turn){rotations}. A cube is solved when every face "
     "shows one colour. You have {max_steps} interaction steps; each step is one action.{budget} Tools: {tools}."
 )
-_TIER_NOTES = {
-    "symbolic": " given as a 54-letter facelet string in URFDLB order",
-    "visual": " shown as an unfolded net",
-    "face": " of which you see only the front face",
-    "vertex": " of which you see the up, front and right faces from a corner",
-}
 
 
 def describe_task(tier: str, setting: str, tools: tuple[str, ...], max_steps: int,
@@ -64,7 +45,7 @@ def describe_task(tier: str, setting: str, tools: tuple[str, ...], max_steps: in
     """The task text shown to models (no ground truth in it)."""
     rotations = "; rotate the whole cube with x, y, z to change your view" if "rotate" in tools else ""
     return TASK_TEXT.format(
-        tier_note=_TIER_NOTES.get(tier, ""), rotations=rotations, max_steps=max_steps, tools=", ".join(tools),
+        tier_note=TIER_SPECS[tier].task_note if tier in TIER_SPECS else "", rotations=rotations, max_steps=max_steps, tools=", ".join(tools),
         budget=_budget_text(max_moves, max_rotations if "rotate" in tools else None, metric),
     )
 
@@ -81,27 +62,19 @@ def _budget_text(max_moves: int | None, max_rotations: int | None, metric: str) 
     return text
 
 
-def ensure_budget(env: gym.Env, reset_options: dict[str, Any] | None = None) -> None:
-    """Give ``env`` a move budget (and rotation budget, on a partial tier) if it has none.
+def budgeted_options(env: gym.Env, reset_options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``reset_options`` plus the episode's budgets (:func:`~cubebench.budgets.episode_budget`).
 
     No episode the evaluation loop plays is unbounded: a face-turn budget
     makes blind enumeration and reward probing fail (docs/environments.md).
-    The move budget is :func:`~cubebench.budgets.move_budget` of the depth the
-    reset will draw (``reset_options["depth"]``, else the env's ``depth``), or
-    :data:`DEFAULT_MAX_MOVES` when the start is given as a state or scramble.
+    The env keeps its own budget (none, or what it was made with); the reset
+    options bound this one episode.
     """
     core = cast(CubeEnv, env.unwrapped)
-    max_moves = core.max_moves
-    if max_moves is None:
-        options = reset_options or {}
-        known = not ({"state", "scramble"} & set(options))
-        depth = options.get("depth", core.depth)
-        max_moves = move_budget(depth, core.metric) if known and isinstance(depth, int) and depth >= 0 \
-            else DEFAULT_MAX_MOVES[core.metric]
-    max_rotations = core.max_rotations
-    if max_rotations is None and core.view_actions:
-        max_rotations = DEFAULT_MAX_ROTATIONS
-    core.set_budget(max_moves, max_rotations)
+    budget = episode_budget(depth=core.depth, metric=core.metric, view_actions=core.view_actions,
+                            max_moves=core.own_budget[0], max_rotations=core.own_budget[1],
+                            reset_options=reset_options)
+    return {**(reset_options or {}), **budget}
 
 
 def _observation_view(obs: Any, tier: str, letters: Callable[[np.ndarray], str]) -> tuple[str, np.ndarray | None]:
@@ -175,17 +148,18 @@ def run_episode(
     env's own wrapper stack (:func:`~cubebench.wrappers.description.describe_env`),
     so the tools and the record follow what the agent really faces; an env
     that cannot say its tier raises.  ``tier``, if given, must agree with it.
-    An env without a move budget gets its depth's (:func:`ensure_budget`).
+    An env without a move budget plays the episode under its depth's (:func:`budgeted_options`: reset
+    options, so the env given is left as it was).
     ``distance_budget_s`` bounds the optimal-solver time spent on the
     distance at each step's end (``None`` skips it).
     """
-    ensure_budget(env, reset_options)
     described = describe_env(env)
     if tier is not None and tier != described.tier:
         raise ValueError(f"run_episode(tier={tier!r}) but the env is the {described.tier!r} tier")
     tier = described.tier
     letters = _symbolic_letters(env)
-    obs, info = env.reset(seed=seed, options=reset_options)
+    obs, info = env.reset(seed=seed, options=budgeted_options(env, reset_options))
+    described = describe_env(env)  # the budgets this episode plays under
     _observation_view(obs, tier, letters)  # an observation no model can be shown fails here, before any step
     core = cast(CubeEnv, env.unwrapped)  # the CubeBench env under the wrappers
     toolbox = Toolbox(env, tier, tool_setting, obs, info)
@@ -284,5 +258,4 @@ def _finish(record: EpisodeRecord, toolbox: Toolbox, started: float, errored: bo
     return record
 
 
-__all__ = ["run_episode", "describe_task", "ensure_budget", "tools_for", "DEFAULT_MAX_STEPS", "DEFAULT_MAX_MOVES",
-           "DEFAULT_MAX_ROTATIONS"]
+__all__ = ["run_episode", "describe_task", "budgeted_options", "tools_for", "DEFAULT_MAX_STEPS"]

@@ -27,27 +27,18 @@ from typing import Callable
 import numpy as np
 
 from cubebench.budgets import LONG_BUDGET, blind_target, blind_walk
-from cubebench.engine import ORIENTATION_NAMES, ORIENTATIONS, TABLE, kernels
-from cubebench.engine.facelets import CENTRES
+from cubebench.engine import TABLE, kernels
 from cubebench.engine.moves import MOVE_INDEX
 from cubebench.engine.notation import invert_sequence
 from cubebench.solver.twophase import solve_twophase
+from cubebench.tiers import TIER_SPECS
 
 from .base import Agent, Task, Turn
 from .tools import Toolbox
 
 
-def _opposite_corner_rotation() -> str:
-    """A rotation that brings the D, L and B faces to where U, F and R are seen."""
-    for name, rot in zip(ORIENTATION_NAMES, ORIENTATIONS):
-        seen = {int(rot[CENTRES[f]]) // 9 for f in (0, 2, 1)}
-        if seen == {3, 4, 5}:
-            return name
-    raise AssertionError("no rotation shows the opposite corner")
-
-
-EXPLORATION = {"face": ["y", "y", "y", "x", "x2"], "vertex": [_opposite_corner_rotation()]}
-"""Rotations (one per step) that bring every face into view once."""
+EXPLORATION = {name: list(spec.looks) for name, spec in TIER_SPECS.items() if spec.looks}
+"""Rotations (one per step) that bring every face into view once (the tier registry's ``looks``)."""
 
 
 class RandomAgent:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.facelets import COLOUR_LETTERS
+from ..engine.facelets import COLOUR_LETTERS, FACES
 from ..render.text import net_text_grid
 from .base import Observation, Task, Turn
 from .chat import PROMPTS, ChatAgent
@@ -33,7 +33,7 @@ __all__ = ["ModelSeat", "parse_seat_reply", "seat_observation", "role_text", "ac
 
 MAX_CONSECUTIVE_ERRORS = 3
 """Failed model calls in a row after which a seat gives up (it waits from then on): its game is an error."""
-FACE_COLOURS = ", ".join(f"{face} the {colour} centre" for face, colour in zip("URFDLB", COLOUR_LETTERS))
+FACE_COLOURS = ", ".join(f"{face} the {colour} centre" for face, colour in zip(FACES, COLOUR_LETTERS))
 _ACTION = re.compile(r"^\s*Action\s*:\s*(?P<act>.*)$", re.MULTILINE)
 _SAY = re.compile(r"^say\b\s*:?\s*(?P<text>.*)$", re.DOTALL | re.IGNORECASE)
 
@@ -57,8 +57,7 @@ def role_text(game: Any, seat: str) -> str:
 
 def _view_text(view: Any, rotates: bool) -> str:
     """How a seat's view is shown to it (``rotates``: it may turn the whole cube to look at other faces)."""
-    where = {"symbolic": "the whole cube", "visual": "the whole cube as an unfolded net",
-             "face": "one face (the front)", "vertex": "three faces from a corner"}[view.tier]
+    where = view.spec.seat_note
     if rotates:
         where += ", and you may turn the whole cube in your hands to look at others"
     form = ("an image" if view.form == "image" else
@@ -91,7 +90,7 @@ def action_docs(names: tuple[str, ...], talking: bool) -> str:
     else:
         lines.append("pass  (do nothing this turn; the only action outside your phase)")
         own = names[1:]
-    turns = [n for n in own if n[0] in "URFDLB"]
+    turns = [n for n in own if n[0] in FACES]
     rotations = [n for n in own if n[0] in "xyz"]
     if turns:
         lines.append("one face turn: " + " ".join(turns))

@@ -35,18 +35,16 @@ from cubebench.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, N_STICKERS
 from cubebench.engine.moves import MOVE_INDEX
 from cubebench.envs.games import OBSERVER_ACTOR, SCRAMBLER_SOLVER, TWO_CAMERAS
 from cubebench.engine.state import canonical, from_colour_indices, from_facelets, to_facelets
-from cubebench.render.face import face_canvas
-from cubebench.render.net import net_canvas
-from cubebench.render.text import face_text_grid, net_text_grid, vertex_text_grids
-from cubebench.render.vertex import vertex_canvas
 from cubebench.solver.twophase import solve_twophase
-from cubebench.tasks.oracle import oracle
+from cubebench.solver.oracle import oracle
+from cubebench.tiers import TIER_SPECS
 
 WAIT, SAY = 0, 1
 """The first two choices of a talking seat (``cubebench.envs.multi.channel``)."""
-EXPLORATION = {"face": ("y", "y", "y", "x", "x", "x"), "vertex": ("y", "x", "x")}
-"""View rotations, one per step, after which every face has been in view (Face: the four side
-faces, then D, then U; Vertex: the opposite corner, ``y x2``)."""
+EXPLORATION = {name: spec.quarter_looks() for name, spec in TIER_SPECS.items() if spec.looks}
+"""View rotations, one quarter turn per step, after which every face has been in view: the tier registry's
+``looks`` (the single-agent solver's, one look per step) cut into the quarter turns a seat can make (Face: the
+four side faces, then D, then U; Vertex: the opposite corner, ``x z2``)."""
 
 
 class Seat(Protocol):
@@ -87,7 +85,7 @@ def _letters(text: str) -> np.ndarray:
 
 def _read_image(image: np.ndarray, tier: str) -> np.ndarray:
     """The colour index of every sticker slot of a rendered view (nearest shaded palette colour)."""
-    canvas = {"face": face_canvas, "vertex": vertex_canvas}.get(tier, net_canvas)(image.shape[0])
+    canvas = TIER_SPECS[tier].canvas(image.shape[0])
     pixels = image.reshape(-1, 3).astype(np.int64)
     out = np.empty(canvas.n_slots, dtype=np.int64)
     for slot, pixel in enumerate(_slot_pixels(canvas)):
@@ -104,19 +102,16 @@ def _slot_pixels(canvas: Any) -> list[int]:
     return [int(p) for p in first]
 
 
-_TEXT_FORMS: dict[str, tuple[int, Callable[[np.ndarray], str]]] = {
-    "visual": (54, net_text_grid), "face": (9, face_text_grid), "vertex": (27, vertex_text_grids)}
-
-
 @lru_cache(maxsize=None)
 def _text_slots(tier: str) -> tuple[int, ...]:
-    """Character index of each sticker in a tier's text form, in the renderer's slot order
+    """Character index of each sticker the tier's text form shows, in the order of its visible positions
     (found by writing one sticker at a time in another colour)."""
-    n, write = _TEXT_FORMS[tier]
-    plain = write(np.zeros(n, dtype=np.int64))
+    spec = TIER_SPECS[tier]
+    write = spec.text
+    plain = write(np.zeros(N_STICKERS, dtype=np.int64))
     slots = []
-    for k in range(n):
-        marked = np.zeros(n, dtype=np.int64)
+    for k in spec.visible:
+        marked = np.zeros(N_STICKERS, dtype=np.int64)
         marked[k] = 1
         slots.append(next(i for i, (a, b) in enumerate(zip(plain, write(marked))) if a != b))
     return tuple(slots)

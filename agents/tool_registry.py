@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from cubebench.engine.facelets import FACES
-from cubebench.wrappers.tiers import PARTIAL_TIERS
+from cubebench.tiers import PARTIAL_TIERS
 
 __all__ = ["TOOL_SETTINGS", "MAX_TOKENS", "Tokens", "Letters", "Param", "ToolSpec", "MOVES", "ROTATIONS",
            "FACELETS", "REGISTRY", "TOOL_NAMES", "tools_for", "tool_docs"]
@@ -147,7 +147,7 @@ REGISTRY: dict[str, ToolSpec] = {spec.name: spec for spec in (
     ToolSpec("observe", (), "look at the cube again"),
     ToolSpec("done", (), "end the episode (when you believe the cube is solved)"),
     ToolSpec("solve", (Param("facelets", FACELETS),),
-             "a solver: give it the cube as 54 letters in URFDLB facelet order, it returns a solution",
+             f"a solver: give it the cube as 54 letters in {FACES} facelet order, it returns a solution",
              settings=("standard",), returns="str"),
     ToolSpec("solve_current", (),
              "a solver that reads the cube itself (every face must have been seen since your last face "

@@ -41,13 +41,14 @@ from cubebench.engine.moves import MOVE_NAMES
 from cubebench.engine.notation import parse
 from cubebench.envs.cube_env import CubeEnv
 from cubebench.solver.twophase import solve_twophase
+from cubebench.tiers import TIER_SPECS
 
 from .tool_registry import REGISTRY, ROTATIONS, tool_docs, tools_for
 
 __all__ = ["Toolbox", "ToolCall", "ToolError", "ToolCallError", "VISIBLE_FACES", "tools_for", "tool_docs"]
 
-VISIBLE_FACES = {"symbolic": FACES, "visual": FACES, "face": "F", "vertex": "UFR"}
-"""Positions (faces of the held cube) each tier shows."""
+VISIBLE_FACES = {name: spec.visible_faces for name, spec in TIER_SPECS.items()}
+"""Positions (faces of the held cube) each tier shows (the tier registry's)."""
 MAX_ARG_CHARS = 4096
 """Longest string argument a tool takes: a move sequence of a thousand turns, far past any budget."""
 _ROTATION_TOKENS = ROTATIONS.tokens()
@@ -168,7 +169,7 @@ class Toolbox:
 
     def _tool_solve(self, record: ToolCall, facelets: str) -> str:
         if not isinstance(facelets, str):
-            raise ToolError("solve() takes the cube as one 54-character string of URFDLB letters")
+            raise ToolError(f"solve() takes the cube as one 54-character string of {FACES} letters")
         try:
             solution = solve_twophase(facelets)
         except CubeInputError as err:

@@ -31,7 +31,7 @@ def timed(fn, repeat: int) -> float:
 
 
 def oracle_build() -> None:
-    from cubebench.tasks.oracle import DistanceOracle
+    from cubebench.solver.oracle import DistanceOracle
 
     for metric in ("half", "quarter"):
         DistanceOracle(metric)  # compile (cached) and warm
@@ -78,7 +78,7 @@ def label_ratio(n: int) -> None:
     from cubebench.engine.moves import TABLE
     from cubebench.runner.run import optimal_tables_ready
     from cubebench.solver.optimal import optimal_distance
-    from cubebench.tasks.oracle import oracle
+    from cubebench.solver.oracle import oracle
 
     if not optimal_tables_ready("half"):
         print("\n(optimal solver tables not built: no oracle/solver ratio; `python -m cubebench.solver.optimal build`)")

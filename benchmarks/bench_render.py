@@ -33,6 +33,7 @@ from cubebench.render.face import render_face
 from cubebench.render.net import render_net
 from cubebench.render.text import face_text_grid, net_text_grid, vertex_text_grids
 from cubebench.render.vertex import render_vertex
+from cubebench.tiers import FRONT
 
 
 def best_rate(fn: Callable[[], int], repeats: int) -> float:
@@ -74,7 +75,7 @@ def core_step_rate(steps: int, repeats: int) -> float:
 def renderers(size: int, with_gl: bool) -> dict[str, Callable[[np.ndarray], object]]:
     out: dict[str, Callable[[np.ndarray], object]] = {
         "net image": lambda c: render_net(c, size),
-        "face image": lambda c: render_face(c[18:27], size),
+        "face image": lambda c: render_face(c[FRONT], size),
         "vertex image, painter": lambda c: render_vertex(c, size),
     }
     if with_gl:
@@ -82,7 +83,7 @@ def renderers(size: int, with_gl: bool) -> dict[str, Callable[[np.ndarray], obje
 
         out["vertex image, pyrender"] = lambda c: render_vertex_gl(c, size)
     out["net text"] = net_text_grid
-    out["face text"] = lambda c: face_text_grid(c[18:27])
+    out["face text"] = lambda c: face_text_grid(c[FRONT])
     out["vertex text"] = vertex_text_grids
     return out
 

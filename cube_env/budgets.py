@@ -42,7 +42,7 @@ from .engine.metric import TURN_ACTIONS, Metric, check_metric
 from .engine.moves import MOVE_INDEX, TABLE
 
 __all__ = ["BLIND_SHARE", "DESIGN_SHARE", "DEEP_ODDS", "LONG_BUDGET", "EXACT_DEPTH", "move_budget", "blind_reach", "largest_odds", "odds",
-           "blind_target", "blind_walk", "Ball", "ball"]
+           "blind_target", "blind_walk", "Ball", "ball", "DEFAULT_MAX_MOVES", "DEFAULT_MAX_ROTATIONS", "episode_budget"]
 
 BLIND_SHARE = 0.05
 """The most a blind agent may solve at any depth >= 2."""
@@ -55,6 +55,20 @@ DEEP_ODDS: dict[str, float] = {"quarter": 1 / 2400, "half": 1 / 6075}
 which stand in for every deeper depth (the odds fall with depth: 1/60, 1/480, 1/2400 in quarter turns)."""
 LONG_BUDGET: dict[str, int] = {"quarter": 40, "half": 30}
 """The cap: the budget of every depth the blind bound does not tighten (docs/environments.md, "Move budget")."""
+DEFAULT_MAX_MOVES: dict[str, int] = dict(LONG_BUDGET)
+"""The episode move budget (face turns, in the env's metric) at depths the blind bound does not tighten, and
+for an episode whose depth is unknown (a given state or scramble); :func:`episode_budget` gives an episode
+whose env has none :func:`move_budget` of its depth (5 quarter turns at depths 1-2, 34 at 3, 40 from 4).
+
+Room for any optimal plan (God's number is 26 quarter turns, 20 face turns)
+plus exploration, and for the two-phase solver's plan of every shipped
+instance in any orientation (at most 36 quarter turns, 23 face turns); far
+too little to enumerate (every sequence of 2 quarter turns, each undone, is
+576 turns) or, but for luck (about 1 % of blind attempts at depth 8), to
+follow the heuristic reward by trial and error.  The measurements are in
+docs/environments.md."""
+DEFAULT_MAX_ROTATIONS = 40
+"""The view-rotation budget an evaluated episode on a partial tier gets when its env has none (two looks per step)."""
 EXACT_DEPTH = 3
 """Depths whose odds are enumerated exactly; deeper ones use depth 3's (a bound: the odds fall with depth)."""
 RULE_DEPTHS = range(0, 21)
@@ -235,3 +249,27 @@ def _toward_nearest(g: Ball, cur: int, weight: np.ndarray, order: np.ndarray) ->
                 later.append(nxt)
         frontier = later
     raise ValueError("no unpassed position is reachable inside the ball")
+
+
+def episode_budget(*, depth: int, metric: Metric, view_actions: bool, max_moves: int | None,
+                   max_rotations: int | None, reset_options: dict | None = None) -> dict[str, int | None]:
+    """The budget reset options (``max_moves``, ``max_rotations``) of an evaluated episode: never unbounded.
+
+    An env's own budget (``max_moves``, ``max_rotations``) and budgets the reset options already give are
+    kept; a missing move budget is :func:`move_budget` of the depth the reset will draw
+    (``reset_options["depth"]``, else the env's ``depth``), or :data:`DEFAULT_MAX_MOVES` when the start is
+    given as a state or scramble; a missing rotation budget is :data:`DEFAULT_MAX_ROTATIONS` where the env
+    has the view actions.  Pure: the env's own budget is left as it is (``CubeEnv.reset`` applies these
+    options to one episode only).
+    """
+    options = reset_options or {}
+    max_moves = options.get("max_moves", max_moves)
+    if max_moves is None:
+        known = not ({"state", "scramble"} & set(options))
+        depth = options.get("depth", depth)
+        max_moves = move_budget(depth, metric) if known and isinstance(depth, int) and depth >= 0 \
+            else DEFAULT_MAX_MOVES[metric]
+    max_rotations = options.get("max_rotations", max_rotations)
+    if max_rotations is None and view_actions:
+        max_rotations = DEFAULT_MAX_ROTATIONS
+    return {"max_moves": max_moves, "max_rotations": max_rotations}

@@ -23,7 +23,7 @@ from .engine.metric import Metric, check_metric, parse_metric
 from .engine.scramble import scramble
 from .engine.state import from_facelets
 from .shipped import INSTANCES_ENV_VAR, instances_dir, largest_instance_file
-from .tasks.oracle import EXPANSION, RADIUS, oracle
+from .solver.oracle import EXPANSION, RADIUS, oracle
 
 # Non-redundant scrambles of at most this many moves are always optimal and distinct: the numbers
 # of canonical sequences equal the numbers of positions at these distances (HTM 18, 243, 3240;
@@ -75,7 +75,7 @@ class CertifiedGenerator:
     A seeded scramble of ``depth`` moves is kept when its exact distance is
     ``depth`` (others are redrawn): shallow depths are optimal by construction,
     depths up to 9 half turns or 10 quarter turns are certified by the
-    table-free distance oracle (:mod:`cubebench.tasks.oracle`, about a second
+    table-free distance oracle (:mod:`cubebench.solver.oracle`, about a second
     to build once), deeper ones by the exact optimal solver, whose tables are
     built on first use (announced on stderr first).  ``instance(depth, metric, k)`` returns
     the k-th shipped instance of ``benchmarks/instances/``.

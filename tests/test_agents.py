@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import SCRAMBLES, apply
+from helpers import SCRAMBLES, apply
 
 import cubebench
 from cubebench.wrappers.description import EnvDescriptionError

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import extra_reason
+from helpers import extra_reason
 
 from cubebench.agents.answerers import (EMPTY_QUESTION, ORACLE_FREE_TEXT, Answerer, ModelAnswerer,
                                         OracleAnswerer, RandomAnswerer)

@@ -8,6 +8,9 @@ layer never imports a higher one, and no two modules import each other
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,8 +33,9 @@ LAYER_OF = {
     "cubebench.bridges": "bridges",
 }
 """Subpackages above the engine; every other ``cubebench.*`` module is the engine (engine, render, solver, data)."""
-ROOT_LAYER = "wrappers"
-"""``cubebench/__init__`` registers the tier ids, which are assembled from wrappers."""
+ROOT_LAYER = "engine"
+"""``cubebench/__init__`` registers the tier ids by entry-point strings (``cubebench.registration``) and loads
+``CubeEnv`` and ``make_cube_env`` on first use, so it imports the engine layer only."""
 
 
 def package_dirs() -> dict[str, Path]:
@@ -139,7 +143,8 @@ def _is_parent_init(imported: str, importer: str) -> bool:
 def test_the_checker_sees_wrong_way_and_hidden_imports(tmp_path: Path) -> None:
     """The checker itself: a function-level import of a higher layer and a relative one are both found."""
     assert "cubebench.runner.cli" in imports_of("cubebench.runner.__main__")
-    assert "cubebench.wrappers.tiers" in imports_of("cubebench")
+    assert "cubebench.wrappers.description" in imports_of("cubebench.agents.episode")
+    assert "cubebench.tiers" in imports_of("cubebench") and "cubebench.wrappers.tiers" not in imports_of("cubebench")
     assert layer("cubebench.engine.moves") == "engine" and layer("cubebench.runner.store") == "runner"
     source = "def f():\n    from cubebench.runner import store\n"
     tree = ast.parse(source)
@@ -168,3 +173,76 @@ def test_function_level_imports_are_only_for_heavy_optional_parts() -> None:
     hidden = [f"{m} imports {i} inside a function" for m in modules() for i in sorted(function_level_imports(m))
               if not any(i == a or i.startswith(a + ".") for a in LAZY_ALLOWED)]
     assert not hidden, "\n".join(hidden)
+
+
+def _modules_loaded_by(code: str) -> list[str]:
+    """The ``sys.modules`` names a fresh interpreter holds after running ``code``."""
+    out = subprocess.run([sys.executable, "-c", code + "\nimport json, sys; print(json.dumps(sorted(sys.modules)))"],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def test_importing_the_engine_loads_no_wrappers_and_no_gymnasium() -> None:
+    loaded = _modules_loaded_by("import cubebench.engine")
+    unwanted = [m for m in loaded if m.split(".")[0] == "gymnasium" or m.startswith("cubebench.wrappers")
+                or m.startswith("cubebench.envs")]
+    assert not unwanted, f"import cubebench.engine loads {unwanted}"
+    assert "cubebench.engine" in loaded
+
+
+def test_the_ids_are_registered_whichever_is_imported_first() -> None:
+    """``import cubebench`` before or after ``import gymnasium``: the ids are there, and make builds them."""
+    for code in ("import cubebench\nimport gymnasium as gym", "import gymnasium as gym\nimport cubebench"):
+        loaded = _modules_loaded_by(code + "\nassert set(cubebench.TIERS.values()) <= set(gym.registry)"
+                                    "\nassert gym.make('CubeBench-Face-v0').unwrapped.view_actions")
+        assert "cubebench.wrappers.tiers" in loaded
+
+
+TIER_NAMES = ("symbolic", "visual", "face", "vertex")
+HOMES = {"tiers": "cubebench.tiers", "providers": "cubebench.agents.llm.factory", "faces": "cubebench.engine.facelets"}
+"""Where each restated fact has its one definition: the tier registry, the model-spec heads, the face order."""
+
+
+def _restated_facts(module: str) -> list[str]:
+    """Literals in ``module`` that restate a fact defined in :data:`HOMES`: a table keyed by two or more tier
+    names (or a tuple of them), a tuple of model providers, the face-order string."""
+    found = []
+    for node in ast.walk(ast.parse(modules()[module].read_text())):
+        if isinstance(node, ast.Dict):
+            items = node.keys
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            items = node.elts
+        else:
+            items = None
+        if items is not None:
+            names = [k.value for k in items if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+            if module != HOMES["tiers"] and len(set(names) & set(TIER_NAMES)) >= 2:
+                found.append(f"{module}:{node.lineno}: a table of tiers {sorted(set(names) & set(TIER_NAMES))}")
+            if module != HOMES["providers"] and {"anthropic", "openai-compatible"} <= set(names):
+                found.append(f"{module}:{node.lineno}: a list of model providers")
+        if (module != HOMES["faces"] and isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and (node.value == "URFDLB" or "[URFDLB]" in node.value)):
+            found.append(f"{module}:{node.lineno}: the face order typed out")
+    return found
+
+
+def test_each_per_tier_fact_provider_list_and_the_face_order_is_defined_once() -> None:
+    """Adding a tier means one spec in ``cubebench.tiers``; a provider, one entry in ``PROVIDERS``."""
+    restated = [line for m in modules() for line in _restated_facts(m)]
+    assert not restated, "restated facts (read them from their home instead):\n" + "\n".join(restated)
+
+
+def test_the_restatement_check_sees_a_tier_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "fake.py"
+    fake.write_text('NOTES = {"face": 1, "vertex": 2}\nP = ("openai", "anthropic", "openai-compatible")\nF = "URFDLB"\n')
+    monkeypatch.setitem(modules(), "cubebench.runner.fake", fake)
+    assert len(_restated_facts("cubebench.runner.fake")) == 3
+
+
+def test_tests_import_their_helpers_from_helpers_not_conftest() -> None:
+    """conftest.py holds fixtures, which pytest injects; helpers a test imports live in tests/helpers.py."""
+    importers = [p.name for p in sorted((ROOT / "tests").glob("*.py"))
+                 if any(isinstance(n, ast.ImportFrom) and n.module == "conftest"
+                        or isinstance(n, ast.Import) and any(a.name == "conftest" for a in n.names)
+                        for n in ast.walk(ast.parse(p.read_text())))]
+    assert not importers, f"import these from helpers, not conftest: {importers}"

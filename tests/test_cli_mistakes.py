@@ -17,7 +17,7 @@ import pytest
 import cubebench.solver.optimal.tables as tables
 from cubebench.runner import run as run_module
 from cubebench.runner.cli import build_parser, main
-from conftest import missing
+from helpers import missing
 
 
 def _no_tables(monkeypatch: pytest.MonkeyPatch) -> None:

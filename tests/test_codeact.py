@@ -14,7 +14,7 @@ from cubebench.agents.llm import OpenAIChatClient, RetryPolicy
 from cubebench.agents.llm.testing import ScriptedServer
 from cubebench.agents.sandbox import SandboxLimits
 from cubebench.engine import SOLVED, to_facelets
-from conftest import needs
+from helpers import needs
 
 FAST = RetryPolicy(max_attempts=2, base_delay_s=0.001, max_delay_s=0.01)
 OPENAI = needs("openai")

@@ -13,7 +13,7 @@ from gymnasium.utils.env_checker import check_env
 import cubebench
 from cubebench import CubeEnv
 from cubebench.engine import SOLVED, InvalidStateError, NotationError, to_facelets
-from conftest import SCRAMBLES, apply
+from helpers import SCRAMBLES, apply
 
 
 @pytest.mark.parametrize(

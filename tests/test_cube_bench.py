@@ -23,7 +23,7 @@ from cubebench.tasks.cube_bench.recovery import max_attempts
 from cubebench.tasks.cube_bench.verification import STREAM_CAP, face_stream
 from cubebench.tasks.items import Item, Prompt, Reply, balanced_slot
 from cubebench.tasks.metrics import Proportion
-from cubebench.tasks.oracle import DistanceOracle, metric_moves, oracle
+from cubebench.solver.oracle import DistanceOracle, metric_moves, oracle
 from cubebench.tasks.cube_bench import CUBE_BENCH_TESTS
 from cubebench.tasks.registry import TESTS, get_test
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXTRA_OF, extra_reason
+from helpers import EXTRA_OF, extra_reason
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -106,5 +106,5 @@ def test_links_stay_inside_the_repository_and_resolve(page: Path) -> None:
 
 def test_the_link_check_sees_an_outside_link(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
-    page.write_text("[design](../../shared/DESIGN.md) [web](https://example.org) [here](#top) ![i](img/a.png)")
-    assert relative_links(page) == ["../../shared/DESIGN.md", "img/a.png"]
+    page.write_text("[design](../../elsewhere/NOTES.md) [web](https://example.org) [here](#top) ![i](img/a.png)")
+    assert relative_links(page) == ["../../elsewhere/NOTES.md", "img/a.png"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import apply
+from helpers import apply
 
 from cubebench.engine import (
     MOVE_INDEX, MOVE_NAMES, ORIENTATIONS, SOLVED, TABLE, from_colour_string, from_facelets,

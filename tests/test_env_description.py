@@ -10,7 +10,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import SCRAMBLES
+from helpers import SCRAMBLES
 
 import cubebench
 from cubebench import CubeEnv, make_cube_env

@@ -30,7 +30,7 @@ from cubebench.engine.facelets import SOLVED_FACELETS
 from cubebench.runner.splits import SplitError, check_disjoint, split_of, state_key
 from cubebench.runner.suites import load_suite
 from cubebench.runner.verifier_refs import verify
-from conftest import missing, needs
+from helpers import missing, needs
 
 DATASETS = needs("datasets", "pyarrow")
 

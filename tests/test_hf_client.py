@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs
+from helpers import needs
 
 pytestmark = needs("transformers", "torch", "peft")
 

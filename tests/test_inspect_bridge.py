@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import extra_reason, needs
+from helpers import extra_reason, needs
 
 inspect_ai = pytest.importorskip("inspect_ai", reason=extra_reason("inspect_ai"))
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from conftest import apply, extra_reason, needs
+from helpers import apply, extra_reason, needs
 
 pytest.importorskip("inspect_ai", reason=extra_reason("inspect_ai"))
 pytestmark = needs("openai")  # Inspect's openai providers use the openai package

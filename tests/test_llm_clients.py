@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import extra_reason
+from helpers import extra_reason
 
 pytest.importorskip("openai", reason=extra_reason("openai"))
 pytest.importorskip("anthropic", reason=extra_reason("anthropic"))

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import gymnasium as gym
 import pytest
 
-from conftest import extra_reason
+from helpers import extra_reason
 
 pytest.importorskip("openai", reason=extra_reason("openai"))
 pytest.importorskip("anthropic", reason=extra_reason("anthropic"))

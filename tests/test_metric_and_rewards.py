@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from conftest import SCRAMBLES
+from helpers import SCRAMBLES
 from cubebench import CubeEnv, make_cube_env
 from cubebench.cli import add_subcommands as engine_subcommands
 from cubebench.engine import MOVE_NAMES, SOLVED, TABLE, kernels, simd

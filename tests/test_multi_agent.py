@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import extra_reason
+from helpers import extra_reason
 
 pytest.importorskip("pettingzoo", reason=extra_reason("pettingzoo"))
 
@@ -30,7 +30,7 @@ from cubebench.engine.state import from_colour_indices  # noqa: E402
 from cubebench.envs.multi import MULTI_ENVS, make_multi_env, observer_actor, scrambler_solver, two_cameras  # noqa: E402
 from cubebench.envs.multi.channel import CHARSET  # noqa: E402
 from cubebench.generators import NoInstanceSetError, shipped_instances  # noqa: E402
-from cubebench.tasks.oracle import oracle  # noqa: E402
+from cubebench.solver.oracle import oracle  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # api_test's advice (Dict observations, ...)
 

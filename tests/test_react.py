@@ -12,7 +12,7 @@ from cubebench.agents.episode import run_episode
 from cubebench.agents.llm import AnthropicClient, Budget, OpenAIChatClient, RetryPolicy
 from cubebench.agents.llm.testing import ScriptedServer, Step
 from cubebench.agents.react import ReActAgent
-from conftest import needs
+from helpers import needs
 
 pytestmark = needs("openai")  # the real openai client (the llm extra) against a scripted server
 

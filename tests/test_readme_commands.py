@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from cubebench.runner.cli import build_parser, main
-from conftest import missing
+from helpers import missing
 
 try:
     import tomllib

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import cubebench
-from conftest import SCRAMBLES
+from helpers import SCRAMBLES
 from cubebench import CubeEnv
 from cubebench.engine import ORIENTATIONS, SOLVED, kernels
 from cubebench.wrappers.rewards import FaceReward, StickerReward, make_reward_wrapper

@@ -29,7 +29,7 @@ from cubebench.engine.facelets import SOLVED  # noqa: E402
 from cubebench.engine.moves import MOVE_INDEX  # noqa: E402
 from cubebench.envs.multi import SelfPlayCurriculum  # noqa: E402
 from cubebench.generators import Instance  # noqa: E402
-from cubebench.tasks.oracle import oracle  # noqa: E402
+from cubebench.solver.oracle import oracle  # noqa: E402
 
 
 class SpyCurriculum(SelfPlayCurriculum):

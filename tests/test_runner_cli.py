@@ -15,7 +15,7 @@ from cubebench.agents.llm.testing import RecordedRequest, ScriptedServer, Step
 from cubebench.runner.attribution import attribute
 from cubebench.runner.store import open_run
 from cubebench.runner.cli import main
-from conftest import missing, needs
+from helpers import missing, needs
 
 OPENAI = needs("openai")
 """Runs whose agent is ``openai-compatible:``, the real openai client (the llm extra)."""

@@ -19,7 +19,7 @@ from cubebench.runner.compare import compare_runs, pearson_text
 from cubebench.runner.published import UNITS, PublishedError, check_published, load_papers, paper_for, value_of
 from cubebench.runner.question_report import cell_metrics, question_cells
 from cubebench.runner.store import open_run
-from conftest import needs
+from helpers import needs
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED = REPO / "benchmarks" / "runner" / "published"

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from conftest import extra_reason
+from helpers import extra_reason
 
 pytest.importorskip("pettingzoo", reason=extra_reason("pettingzoo"))
 pytest.importorskip("openai", reason=extra_reason("openai"))

@@ -25,6 +25,7 @@ from contextlib import closing
 from pathlib import Path
 
 from cubebench.runner.cli import main
+from helpers import HANGING_DRIVER
 from cubebench.runner.store import open_run
 
 SUITE = {"name": "one-driver", "tiers": ["symbolic"], "depths": [1, 3], "instances": 2, "rewards": ["none"],
@@ -32,32 +33,7 @@ SUITE = {"name": "one-driver", "tiers": ["symbolic"], "depths": [1, 3], "instanc
 PLANNED = 1 * 2 * 2 * 2
 HANG_AFTER = 2
 
-DRIVER = """
-import os, sys, time
-from pathlib import Path
-from cubebench.agents import scripted
-from cubebench.runner import store
-
-stored = 0
-add_episode, act = store.RunStore.add_episode, scripted.RandomAgent.act
-
-def counting_add_episode(self, spec, record):
-    global stored
-    add_episode(self, spec, record)
-    stored += 1
-
-def act_or_wait(self, observation, tools):
-    if stored == int(os.environ["HANG_AFTER"]):  # inside the next episode: wait until released
-        Path(os.environ["MARK"]).touch()
-        while not Path(os.environ["RELEASE"]).exists():
-            time.sleep(0.05)
-    return act(self, observation, tools)
-
-store.RunStore.add_episode = counting_add_episode
-scripted.RandomAgent.act = act_or_wait
-from cubebench.runner.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
+DRIVER = HANGING_DRIVER
 
 
 def _start(tmp: Path) -> tuple[subprocess.Popen, Path, Path, Path]:

@@ -21,7 +21,7 @@ from cubebench.runner.specs import AgentSpec
 from cubebench.runner.store import open_run
 from cubebench.runner.suites import load_suite
 from cubebench.tasks.protocols import STEP_BY_STEP
-from conftest import needs
+from helpers import needs
 
 LLM = needs("openai", "anthropic")
 

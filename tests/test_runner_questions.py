@@ -36,7 +36,7 @@ from cubebench.tasks.items import Ask, Item, ItemResult, Prompt, QuestionTest, a
 from cubebench.tasks.metrics import Proportion
 from cubebench.tasks.parsing import LetterForm
 from cubebench.tasks.registry import TESTS
-from conftest import needs
+from helpers import needs
 
 SOLVED = "U" * 9 + "R" * 9 + "F" * 9 + "D" * 9 + "L" * 9 + "B" * 9
 IMAGE = np.full((6, 6, 3), 200, np.uint8)

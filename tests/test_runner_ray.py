@@ -49,7 +49,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from conftest import needs
+from helpers import needs
 from cubebench.runner.cli import main
 from cubebench.runner.store import open_run
 

@@ -20,7 +20,7 @@ from PIL import Image
 
 from cubebench.runner.cli import main
 from cubebench.engine.facelets import COLOUR_RGB
-from conftest import needs
+from helpers import needs
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")

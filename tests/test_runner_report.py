@@ -14,7 +14,7 @@ from cubebench.runner.report import build_report, text_report
 from cubebench.runner.store import open_run
 from cubebench.runner.tables import render_text
 from cubebench.runner.cli import main
-from conftest import needs
+from helpers import needs
 
 SUITE = {"name": "rep", "tiers": ["symbolic", "vertex"], "depths": [1, 8], "instances": 2,
          "rewards": ["none", "face"], "tool_settings": ["basic"]}

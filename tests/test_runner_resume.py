@@ -30,38 +30,14 @@ import pytest
 
 from cubebench.runner.store import open_run
 from cubebench.runner.cli import main
+from helpers import HANGING_DRIVER
 
 SUITE = {"name": "resume", "tiers": ["symbolic", "face"], "depths": [1, 2, 3, 8], "instances": 3,
          "rewards": ["none"], "tool_settings": ["basic", "standard", "ideal"]}
 PLANNED = 2 * 4 * 3 * 3
 HANG_AFTER = 3
 
-DRIVER = """
-import os, sys, time
-from pathlib import Path
-from cubebench.agents import scripted
-from cubebench.runner import store
-
-stored = 0
-add_episode, act = store.RunStore.add_episode, scripted.RandomAgent.act
-
-def counting_add_episode(self, spec, record):
-    global stored
-    add_episode(self, spec, record)
-    stored += 1
-
-def act_or_wait(self, observation, tools):
-    if stored >= int(os.environ["HANG_AFTER"]):  # inside the next episode: wait here for the signal
-        Path(os.environ["MARK"]).touch()
-        while True:
-            time.sleep(0.1)
-    return act(self, observation, tools)
-
-store.RunStore.add_episode = counting_add_episode
-scripted.RandomAgent.act = act_or_wait
-from cubebench.runner.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
+DRIVER = HANGING_DRIVER
 
 
 def _stored(db: Path) -> int:

@@ -16,7 +16,7 @@ from cubebench.agents.tools import Toolbox
 from cubebench.runner import specs
 from cubebench.runner.cli import main
 from cubebench.runner.store import open_run
-from conftest import needs
+from helpers import needs
 
 LONE = "\ud800"
 LOW = "\udcff"

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import extra_reason
+from helpers import extra_reason
 
 from cubebench.agents.answerers import ModelAnswerer
 from cubebench.render.fold import tile

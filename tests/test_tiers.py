@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import SCRAMBLES
+from helpers import SCRAMBLES
 from gymnasium.utils.env_checker import check_env
 
 import cubebench  # noqa: F401  (registers the ids)

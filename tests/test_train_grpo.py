@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs
+from helpers import needs
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "train_grpo.py"
 

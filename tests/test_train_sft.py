@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs
+from helpers import needs
 
 pytestmark = [pytest.mark.slow, needs("trl", "peft", "transformers", "datasets")]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import apply
+from helpers import apply
 
 from cubebench.engine import ORIENTATIONS, SOLVED, TABLE, InvalidStateError, kernels, to_facelets
 from cubebench.engine.notation import parse_array

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import apply
+from helpers import apply
 
 from cubebench.engine import (
     SOLVED, SOLVED_FACELETS, InvalidStateError, NotationError, from_facelets, to_facelets,

@@ -15,12 +15,12 @@ import pytest
 
 import cubebench
 from cubebench.agents.codeact import CodeActAgent
-from cubebench.agents.episode import DEFAULT_MAX_MOVES, DEFAULT_MAX_ROTATIONS, run_episode
-from cubebench.budgets import move_budget
+from cubebench.agents.episode import run_episode
 from cubebench.agents.llm import OpenAIChatClient, RetryPolicy
 from cubebench.agents.llm.testing import ScriptedServer
 from cubebench.agents.sandbox import SandboxLimits
-from conftest import needs
+from cubebench.budgets import DEFAULT_MAX_MOVES, DEFAULT_MAX_ROTATIONS, move_budget
+from helpers import needs
 
 OPENAI = needs("openai")
 FAST = RetryPolicy(max_attempts=2, base_delay_s=0.001, max_delay_s=0.01)
@@ -201,6 +201,22 @@ def test_run_episode_gives_an_unbudgeted_env_the_default_budget_and_says_so() ->
     half = gym.make(cubebench.TIERS["symbolic"], max_steps=None, metric="half", max_moves=7)
     record = run_episode(RandomAgent(seed=0), half, reset_options={"scramble": "R U"}, distance_budget_s=None)
     assert record.config["env"]["max_moves"] == 7 and record.config["env"]["max_rotations"] is None
+
+
+def test_run_episode_leaves_the_env_it_is_given_as_it_was() -> None:
+    """The default budget bounds the episode through its reset options: the env keeps no budget, and its
+    next plain reset (an RL rollout after an evaluation) is unbounded again."""
+    from cubebench.agents.scripted import RandomAgent
+
+    env = gym.make(cubebench.TIERS["face"], max_steps=None, obs_format="text")
+    record = run_episode(RandomAgent(seed=0), env, reset_options={"depth": 3}, distance_budget_s=None)
+    assert record.config["env"]["max_moves"] == move_budget(3, "quarter")
+    assert record.config["reset_options"] == {"depth": 3}
+    assert env.unwrapped.own_budget == (None, None)
+    _, info = env.reset(options={"depth": 3})
+    assert env.unwrapped.max_moves is None and "moves_left" not in info and "rotations_left" not in info
+    with pytest.raises(ValueError, match="max_moves"):
+        env.reset(options={"max_moves": 0})
 
 
 def test_tools_stop_a_sequence_at_the_budget_and_say_what_is_left() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from conftest import extra_reason, needs
+from helpers import extra_reason, needs
 
 pytest.importorskip("verifiers", reason=extra_reason("verifiers"))
 pytest.importorskip("openai", reason=extra_reason("openai"))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import extra_reason
+from helpers import extra_reason
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -28,28 +28,10 @@ import numpy as np
 from gymnasium import spaces
 
 from cubebench.engine.facelets import CENTRES, COLOUR_LETTERS, FACES, N_STICKERS
-from cubebench.render.face import render_face
-from cubebench.render.net import render_net
-from cubebench.render.text import face_text_grid, net_text_grid, vertex_text_grids
-from cubebench.render.vertex import render_vertex
-
-PUBLIC_INFO_KEYS = frozenset({"depth", "steps", "moves", "is_success", "reward_kind",
-                              "moves_left", "rotations_left", "refused"})
-"""``info`` keys the partial tiers pass on: episode bookkeeping (the budgets
-left, a refused action's reason) and the task's curriculum depth, nothing
-computed from the current or initial state beyond whether it is solved
-(which termination reveals anyway).  The dense reward's potential ``phi`` is
-hidden too (it is a function of the hidden state: minus the exact distance
-with the oracle reward), and so is ``phi_source`` (whether the solver
-answered in time depends on the distance); the reward itself is the agent's
-to see.  A
-reward wrapper put *outside* a partial tier asks :attr:`hides_state` and
-leaves these keys out as well."""
+from cubebench.tiers import PUBLIC_INFO_KEYS, TIER_SPECS, TierSpec
 
 _ONE_HOT = np.eye(6, dtype=np.uint8)
 
-F_FACE = slice(18, 27)
-"""Positions of the held cube's F face in the colour array."""
 
 _LETTERS = {"faces": FACES, "colours": COLOUR_LETTERS}
 _FACE_CODES = np.frombuffer(FACES.encode("ascii"), dtype=np.uint8)
@@ -79,16 +61,6 @@ def _check_form(form: str, allowed: tuple[str, ...]) -> str:
     return form
 
 
-def _text_space(sample: str) -> spaces.Text:
-    """A fixed-length Text space over exactly the characters a text form can use."""
-    charset = "".join(sorted(set(sample) | set(COLOUR_LETTERS)))
-    return spaces.Text(min_length=len(sample), max_length=len(sample), charset=charset)
-
-
-def _image_space(size: int) -> spaces.Box:
-    return spaces.Box(0, 255, shape=(size, size, 3), dtype=np.uint8)
-
-
 class SymbolicObservation(gym.ObservationWrapper):
     """Tier 1: the full state, an MDP.
 
@@ -110,7 +82,7 @@ class SymbolicObservation(gym.ObservationWrapper):
     def __init__(self, env: gym.Env, form: str = "onehot", letters: str = "faces") -> None:
         super().__init__(env)
         core_shape = _check_core_observation(env, (_INDICES_SHAPE, _ONEHOT_SHAPE))
-        self.form = _check_form(form, ("onehot", "text", "indices"))
+        self.form = _check_form(form, TIER_SPECS[self.tier].forms)
         if core_shape == _ONEHOT_SHAPE and form != "onehot":
             raise ValueError(f"a core env with one-hot observations serves only form='onehot', not {form!r}")
         # the core already emits this form, as a fresh array each step: nothing to convert or copy
@@ -118,10 +90,8 @@ class SymbolicObservation(gym.ObservationWrapper):
         if letters not in _LETTERS:
             raise ValueError(f"letters must be 'faces' or 'colours', got {letters!r}")
         self.letters = letters
-        if form == "onehot":
-            self.observation_space = spaces.Box(0, 1, shape=(N_STICKERS, 6), dtype=np.uint8)
-        elif form == "indices":
-            self.observation_space = spaces.Box(0, 5, shape=(N_STICKERS,), dtype=np.uint8)
+        if form != "text":
+            self.observation_space = TIER_SPECS[self.tier].space(form)
         else:
             self.observation_space = spaces.Text(
                 min_length=N_STICKERS, max_length=N_STICKERS, charset=_LETTERS[letters]
@@ -190,39 +160,40 @@ def colour_text(colours: np.ndarray, letters: str = "faces") -> str:
     return _FACE_CODES[face_of_colour[colours]].tobytes().decode("ascii")
 
 
-class _PartialTierObservation(gym.ObservationWrapper):
-    """Shared machinery of Tiers 2-3: an image or text form, and ``info`` stripped of ground truth."""
+class TierObservation(gym.ObservationWrapper):
+    """A tier of :data:`cubebench.tiers.TIER_SPECS` that shows an image or a text and hides the state:
+    the spec's image or text function of the held colours, and ``info`` stripped of ground truth.
+
+    Tiers 2-3 are its subclasses; a new tier needs no subclass (``make_cube_env`` wraps it in this class).
+    """
 
     tier = ""
     """The tier's name (``visual``, ``face``, ``vertex``), as the ids and the runner spell it."""
 
-    needs_view_actions = False
-    """Tier 3 must be able to turn the cube to see the rest of it."""
-
     def __init__(
         self,
         env: gym.Env,
+        spec: TierSpec,
         form: str,
         size: int,
         debug: bool,
-        image: Callable[[np.ndarray, int], np.ndarray],
-        text: Callable[[np.ndarray], str],
+        image: Callable[[np.ndarray, int], np.ndarray] | None = None,
     ) -> None:
         super().__init__(env)
         _check_core_observation(env)
+        self.tier, self.tier_spec = spec.name, spec
+        self.needs_view_actions = spec.partial
+        """A partial tier must be able to turn the cube to see the rest of it."""
         if self.needs_view_actions and not getattr(env.unwrapped, "view_actions", False):
             raise ValueError(
                 f"{type(self).__name__} shows part of the cube, so its agent needs the view actions "
                 "x x' y y' z z': build the core env with CubeEnv(view_actions=True) (make_cube_env does)"
             )
-        self.form = _check_form(form, ("image", "text"))
+        self.form = _check_form(form, spec.forms)
         self.size = int(size)
         self.debug = bool(debug)
-        self._image, self._text = image, text
-        if self.form == "image":
-            self.observation_space = _image_space(self.size)
-        else:
-            self.observation_space = _text_space(text(np.zeros(N_STICKERS, dtype=np.uint8)))
+        self._image, self._text = image or spec.image, spec.text
+        self.observation_space = spec.space(self.form, self.size)
 
     def observation(self, observation: np.ndarray) -> np.ndarray | str:
         col = np.asarray(observation, dtype=np.uint8)
@@ -230,12 +201,12 @@ class _PartialTierObservation(gym.ObservationWrapper):
 
     @property
     def hides_state(self) -> bool:
-        """Whether ``info`` is stripped to :data:`PUBLIC_INFO_KEYS` (everything but ``debug``)."""
-        return not self.debug
+        """Whether ``info`` is stripped to :data:`PUBLIC_INFO_KEYS` (the tier hides the state, and not ``debug``)."""
+        return self.tier_spec.hides_state and not self.debug
 
     def public_info(self, info: dict[str, Any]) -> dict[str, Any]:
         """``info`` as the agent may see it: :data:`PUBLIC_INFO_KEYS` only, unless ``debug``."""
-        if self.debug:
+        if not self.hides_state:
             return info
         return {k: v for k, v in info.items() if k in PUBLIC_INFO_KEYS}
 
@@ -250,17 +221,17 @@ class _PartialTierObservation(gym.ObservationWrapper):
         return self.observation(obs), reward, terminated, truncated, self.public_info(info)
 
 
-class NetObservation(_PartialTierObservation):
+class NetObservation(TierObservation):
     """Tier 2: the unfolded cross net as an RGB image (``size`` square), or as a
     labelled letter grid (``form="text"``).  The agent must fold it mentally."""
 
     tier = "visual"
 
     def __init__(self, env: gym.Env, form: str = "image", size: int = 224, debug: bool = False) -> None:
-        super().__init__(env, form, size, debug, image=render_net, text=net_text_grid)
+        super().__init__(env, TIER_SPECS[self.tier], form, size, debug)
 
 
-class FaceViewObservation(_PartialTierObservation):
+class FaceViewObservation(TierObservation):
     """Tier 3a: only the F face of the held cube, as an image or a 3x3 letter grid.
 
     The renderers are given the nine F-face colours and nothing else, so no
@@ -271,17 +242,12 @@ class FaceViewObservation(_PartialTierObservation):
     """
 
     tier = "face"
-    needs_view_actions = True
 
     def __init__(self, env: gym.Env, form: str = "image", size: int = 224, debug: bool = False) -> None:
-        super().__init__(
-            env, form, size, debug,
-            image=lambda col, px: render_face(col[F_FACE], px),
-            text=lambda col: face_text_grid(col[F_FACE]),
-        )
+        super().__init__(env, TIER_SPECS[self.tier], form, size, debug)
 
 
-class VertexViewObservation(_PartialTierObservation):
+class VertexViewObservation(TierObservation):
     """Tier 3b: the U, F and R faces of the held cube seen from the UFR corner.
 
     ``renderer="painter"`` (default) projects the sticker quads with
@@ -294,7 +260,6 @@ class VertexViewObservation(_PartialTierObservation):
     """
 
     tier = "vertex"
-    needs_view_actions = True
 
     RENDERERS = ("painter", "pyrender")
 
@@ -309,20 +274,25 @@ class VertexViewObservation(_PartialTierObservation):
         if renderer not in self.RENDERERS:
             raise ValueError(f"renderer must be one of {self.RENDERERS}, got {renderer!r}")
         self.renderer = renderer
-        super().__init__(env, form, size, debug, image=_vertex_renderer(renderer), text=vertex_text_grids)
+        super().__init__(env, TIER_SPECS[self.tier], form, size, debug, image=_vertex_renderer(renderer))
 
 
 def _vertex_renderer(name: str) -> Callable[[np.ndarray, int], np.ndarray]:
     """The vertex image function; pyrender is imported only when asked for."""
     if name == "painter":
-        return render_vertex
+        return TIER_SPECS["vertex"].image
     from cubebench.render.vertex_gl import ensure_renderer, render_vertex_gl
 
     ensure_renderer()
     return render_vertex_gl
 
 
+TIER_WRAPPERS: dict[str, Callable[..., gym.ObservationWrapper]] = {
+    cls.tier: cls for cls in (SymbolicObservation, NetObservation, FaceViewObservation, VertexViewObservation)}
+"""The tiers with a wrapper class of their own; any other tier of the registry is a :class:`TierObservation`."""
+
+
 __all__ = [
     "SymbolicObservation", "NetObservation", "FaceViewObservation", "VertexViewObservation",
-    "PUBLIC_INFO_KEYS", "colour_text",
+    "TierObservation", "PUBLIC_INFO_KEYS", "colour_text",
 ]

@@ -1,9 +1,11 @@
-"""The four tiers: their registered ids and the factory that assembles them.
+"""The tiers' factory: what every registered id builds.
 
 Each id is the core :class:`~cubebench.envs.CubeEnv` plus a reward wrapper and
 the tier's observation wrapper, so every tier shares one engine and one action
-set.  Assembling wrappers is the wrappers layer's job, so the ids are
-registered here (by ``import cubebench``), never by the core env package.
+set.  The ids themselves are registered by entry-point string
+(:mod:`cubebench.registration`, run by ``import cubebench``), which names
+:func:`make_checked_env` here without importing this module; the tiers' facts
+are the registry's (:mod:`cubebench.tiers`).
 """
 
 from __future__ import annotations
@@ -15,21 +17,10 @@ import gymnasium as gym
 from cubebench.engine.metric import Metric, metric_argument
 from cubebench.engine.rewards import parse_reward
 from cubebench.envs.cube_env import CubeEnv
+from cubebench.registration import VECTOR_ENTRY_POINT, register_envs  # noqa: F401  (re-exported)
+from cubebench.tiers import PARTIAL_TIERS, TIERS, VECTOR_TIERS, tier_spec  # noqa: F401  (re-exported)
 
 from . import observations, rewards
-
-TIERS = {
-    "symbolic": "CubeBench-Symbolic-v0",
-    "visual": "CubeBench-Visual-v0",
-    "face": "CubeBench-Face-v0",
-    "vertex": "CubeBench-Vertex-v0",
-}
-VECTOR_ENTRY_POINT = "cubebench.envs.vector_env:CubeVectorEnv"
-PARTIAL_TIERS = ("face", "vertex")
-"""Tiers that show part of the cube: their core env has the view actions and their agent the ``rotate`` tool."""
-VECTOR_TIERS = ("symbolic", "visual")
-"""Tiers with a native batched env: ``gym.make_vec(id, num_envs=N)`` steps them in one Numba call."""
-
 
 def make_cube_env(
     tier: str = "symbolic",
@@ -65,15 +56,14 @@ def make_cube_env(
     face-turn and view-rotation budgets (:class:`~cubebench.envs.CubeEnv`;
     ``None``: unbounded).
     """
-    if tier not in TIERS:
-        raise ValueError(f"unknown tier {tier!r}; expected one of {sorted(TIERS)}")
+    spec = tier_spec(tier)
     reward = parse_reward(reward)
     metric = metric_argument(metric, moves)
     onehot = tier == "symbolic" and (obs_format or "onehot") == "onehot"
     env: gym.Env = CubeEnv(
         depth=depth,
         metric=metric,
-        view_actions=tier in PARTIAL_TIERS,
+        view_actions=spec.partial,
         move_frame=move_frame,
         max_steps=max_steps,
         render_mode=render_mode,
@@ -85,12 +75,13 @@ def make_cube_env(
     env = rewards.make_reward_wrapper(env, reward, **(reward_kwargs or {}))
     if tier == "symbolic":
         return observations.SymbolicObservation(env, form=obs_format or "onehot", letters=letters)
-    form = obs_format or "image"
-    if tier == "visual":
-        return observations.NetObservation(env, form=form, size=image_size, debug=debug)
-    if tier == "face":
-        return observations.FaceViewObservation(env, form=form, size=image_size, debug=debug)
-    return observations.VertexViewObservation(env, form=form, size=image_size, renderer=renderer, debug=debug)
+    form = obs_format or spec.forms[0]
+    if tier == "vertex":
+        return observations.VertexViewObservation(env, form=form, size=image_size, renderer=renderer, debug=debug)
+    wrapper = observations.TIER_WRAPPERS.get(tier)
+    if wrapper is None:
+        return observations.TierObservation(env, spec, form=form, size=image_size, debug=debug)
+    return wrapper(env, form=form, size=image_size, debug=debug)
 
 
 class RetryingPassiveEnvChecker(gym.wrappers.PassiveEnvChecker):
@@ -117,16 +108,3 @@ class RetryingPassiveEnvChecker(gym.wrappers.PassiveEnvChecker):
 def make_checked_env(**kwargs: Any) -> gym.Env:
     """The registered ids' entry point: :func:`make_cube_env` under :class:`RetryingPassiveEnvChecker`."""
     return RetryingPassiveEnvChecker(make_cube_env(**kwargs))
-
-
-def register_envs() -> None:
-    """Register the four tier ids (idempotent)."""
-    for tier, env_id in TIERS.items():
-        if env_id not in gym.registry:
-            gym.register(
-                id=env_id,
-                entry_point="cubebench.wrappers.tiers:make_checked_env",
-                vector_entry_point=VECTOR_ENTRY_POINT if tier in VECTOR_TIERS else None,
-                kwargs={"tier": tier},
-                disable_env_checker=True,  # make_checked_env adds the checker (see RetryingPassiveEnvChecker)
-            )

@@ -54,7 +54,7 @@ from cubebench.envs.games import SCRAMBLER_SOLVER
 from cubebench.envs.vector_env import CubeVectorEnv
 from cubebench.generators import Generator, Instance, ScrambleGenerator
 from cubebench.tasks.items import MAX_DEPTH
-from cubebench.tasks.oracle import oracle
+from cubebench.solver.oracle import oracle
 
 from .evaluate import evaluate, onehot, policy_rollouts
 from .policy import SHIPPED_CHECKPOINT, MLPPolicy, action_names, load_checkpoint, save_checkpoint

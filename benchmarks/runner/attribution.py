@@ -23,7 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
-from cubebench.wrappers.tiers import PARTIAL_TIERS
+from cubebench.tiers import PARTIAL_TIERS
 
 from .stats import Rate
 from .store import EpisodeRow, RunStore

@@ -24,7 +24,7 @@ from cubebench.agents.records import EpisodeRecord, StepRecord, observation_dige
 from cubebench.tasks.items import Exchange, Item, ItemResult, Prompt, Reply
 from cubebench.tasks.protocols import STRICT
 from cubebench.wrappers.description import describe_env
-from cubebench.wrappers.tiers import PARTIAL_TIERS
+from cubebench.tiers import PARTIAL_TIERS
 
 from .plan import EpisodeSpec, ItemSpec
 from .question_suites import configured_test

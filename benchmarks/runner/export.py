@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import asdict
 from typing import TextIO
 
 from .protocols import protocol_named
-from .store import RunStore, _jsonable
-
+from .store import RunStore, record_json
 
 def export_jsonl(store: RunStore, out: TextIO, images: bool = True) -> int:
     """One line per episode: ``{"key": ..., "record": <EpisodeRecord.to_dict()>}``; returns the count."""
@@ -19,7 +17,7 @@ def export_jsonl(store: RunStore, out: TextIO, images: bool = True) -> int:
         if not images:
             for step in data["steps"]:
                 step["observation_png_b64"] = None
-        out.write(json.dumps({"key": key, "record": data}, default=_jsonable) + "\n")
+        out.write(record_json({"key": key, "record": data}) + "\n")
         n += 1
     return n
 

@@ -38,7 +38,7 @@ from cubebench import __version__
 from cubebench.agents.answerers import ModelAnswerer
 from cubebench.curriculum import Instance, load_instance_file
 from cubebench.shipped import largest_instance_file
-from cubebench.wrappers.tiers import PARTIAL_TIERS
+from cubebench.tiers import PARTIAL_TIERS
 
 from .execute import PlaySettings
 from .instances import resolve_source

@@ -26,6 +26,7 @@ import numpy as np
 
 from cubebench.agents.records import EpisodeRecord, StepRecord, observation_digest
 from cubebench.agents.seats import ModelSeat, seat_observation
+from cubebench.engine.facelets import FACES
 from cubebench.engine.state import from_colour_indices, to_facelets
 
 from cubebench.envs.games import GAMES
@@ -114,7 +115,7 @@ class _Game:
         self.steps.append(StepRecord(
             index=len(self.steps), observation_text=text, observation_sha256=digest, observation_png_b64=png,
             reply=last.reply if last else "", action=label, tool_calls=[],
-            moves=int(label[0] in "URFDLB"), reward=reward,
+            moves=int(label[0] in FACES), reward=reward,
             input_tokens=last.input_tokens if last else 0, output_tokens=last.output_tokens if last else 0,
             cost_usd=last.cost_usd if last else 0.0, latency_s=0.0, error=last.error if last else None,
             model_log=list(last.model_log) if last else [], parse_error=last.parse_error if last else None))

@@ -39,7 +39,7 @@ from .run import optimal_tables_ready
 from .suites import SuiteError
 
 _GRID_ROW = re.compile(r"^\s*[WRGYOB](?: +[WRGYOB])*\s*$")
-_FACELETS = re.compile(r"^\s*[URFDLB]{54}\s*$")
+_FACELETS = re.compile(rf"^\s*[{FACES}]{{54}}\s*$")
 
 
 def _paint(ch: str, index: int) -> str:
@@ -53,7 +53,7 @@ def colourise(text: str) -> str:
     out = []
     for line in text.splitlines():
         if _FACELETS.match(line):
-            out.append(re.sub(r"[URFDLB]", lambda m: _paint(m.group(0), FACES.index(m.group(0))), line))
+            out.append(re.sub(f"[{FACES}]", lambda m: _paint(m.group(0), FACES.index(m.group(0))), line))
         elif _GRID_ROW.match(line):
             out.append(re.sub(r"[WRGYOB]", lambda m: _paint(m.group(0), COLOUR_LETTERS.index(m.group(0))), line))
         else:

@@ -17,7 +17,8 @@ from .store import EpisodeRow
 from .suites import REWARDS, TIERS
 from .tables import SETTING_TITLES, SETTINGS, TIER_TITLES, condition_label, conditions
 
-TIER_COLOURS = {"symbolic": "#4c72b0", "visual": "#dd8452", "face": "#55a868", "vertex": "#c44e52"}
+TIER_COLOURS = dict(zip(TIERS, ("#4c72b0", "#dd8452", "#55a868", "#c44e52")))
+"""A plot colour per tier, in the registry's order (a tier past these gets matplotlib's next colour)."""
 
 
 class PlotsUnavailable(RuntimeError):

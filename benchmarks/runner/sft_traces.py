@@ -27,7 +27,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from cubebench.agents.actions import ActionParseError, parse_action
-from cubebench.agents.episode import ensure_budget, run_episode
+from cubebench.agents.episode import budgeted_options, run_episode
 from cubebench.agents.llm import ModelClient
 from cubebench.agents.llm.client import _Result
 from cubebench.agents.llm.messages import Message
@@ -140,9 +140,8 @@ def replay_trace(spec: EpisodeSpec, settings: PlaySettings, messages: Sequence[M
     Returns ``""`` when the last reply solves the cube, else what went wrong (a reply that does not parse,
     a refused tool call, a reply after the episode ended, an unsolved cube)."""
     env = make_env(spec, settings)
-    ensure_budget(env, spec.reset_options)
     try:
-        obs, info = env.reset(seed=spec.env_seed, options=spec.reset_options)
+        obs, info = env.reset(seed=spec.env_seed, options=budgeted_options(env, spec.reset_options))
         tools = Toolbox(env, spec.tier, spec.setting, obs, info)
         replies = [m["content"] for m in messages if m["role"] == "assistant"]
         for k, reply in enumerate(replies):

@@ -169,9 +169,15 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(f"cannot store {type(value).__name__} in a record")
 
 
+def record_json(data: dict[str, Any]) -> str:
+    """A record's :meth:`~EpisodeRecord.to_dict` form (or a dict holding one) as the JSON text the store keeps:
+    numpy values as numbers and lists, ``TypeError`` for anything else JSON cannot hold.  Exports use it."""
+    return json.dumps(data, default=_jsonable)
+
+
 def encode_record(record: EpisodeRecord) -> bytes:
     """A record as zlib-compressed JSON (its :meth:`~EpisodeRecord.to_dict` form: text is UTF-8-safe)."""
-    return zlib.compress(json.dumps(record.to_dict(), default=_jsonable).encode(), 6)
+    return zlib.compress(record_json(record.to_dict()).encode(), 6)
 
 
 def decode_record(blob: Any) -> EpisodeRecord:
@@ -707,4 +713,5 @@ def open_run(path: str | Path, *, check_records: bool = True) -> RunStore:
     return RunStore(path, create=False, check_records=check_records)
 
 
-__all__ = ["RunStore", "StoreError", "StoreDamaged", "EpisodeRow", "open_run", "encode_record", "decode_record"]
+__all__ = ["RunStore", "StoreError", "StoreDamaged", "EpisodeRow", "open_run", "encode_record", "decode_record",
+           "record_json"]

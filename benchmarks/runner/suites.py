@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar
 
 from cubebench.agents.base import TOOL_SETTINGS
-from cubebench.agents.episode import DEFAULT_MAX_ROTATIONS
-from cubebench.budgets import move_budget
+from cubebench.budgets import DEFAULT_MAX_ROTATIONS, move_budget
 from cubebench.engine.metric import Metric
 from cubebench.engine.rewards import ORACLE_REWARDS, REWARDS, unalias_reward
-from cubebench.wrappers.tiers import TIERS as TIER_IDS
+from cubebench.tiers import TIERS as TIER_IDS
 
 from .multi_suites import SCHEMA as MULTI_SCHEMA
 from .multi_suites import MultiSuite, multi_suite_from_dict

@@ -11,13 +11,15 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
+from cubebench.tiers import TIER_SPECS
+
 from .aggregate import group, ordered
 from .attribution import Attribution
 from .stats import Rate
 from .store import EpisodeRow
 from .suites import REWARDS, TIERS
 
-TIER_TITLES = {"symbolic": "Symbolic", "visual": "Visual", "face": "Face", "vertex": "Vertex"}
+TIER_TITLES = {name: spec.title for name, spec in TIER_SPECS.items()}
 SETTING_TITLES = {"basic": "basic tools", "standard": "standard solver", "ideal": "ideal solver"}
 SETTINGS = ("basic", "standard", "ideal")
 

@@ -4,7 +4,7 @@ A model fine-tuned on the positions it is then evaluated on learns nothing the e
 Every start state the benchmark evaluates on is a shipped certified instance (``cubebench.instances``:
 every metric, depth and file), so training starts are drawn apart from all of them: seeded random walks
 of any face turns (a walk may turn one face twice, which the certified scrambler never does), each
-labelled by its exact distance (:func:`~cubebench.tasks.oracle.oracle`, never the walk's length), and
+labelled by its exact distance (:func:`~cubebench.solver.oracle.oracle`, never the walk's length), and
 kept only when it is at the asked distance, new, and not a shipped start seen from any of the 24 sides: a
 start turned whole and recoloured so its centres read URFDLB again (``B D`` seen after ``x2`` is ``F U``)
 is the same problem in other letters, so :func:`symmetry_key` names all 24 by one string.
@@ -28,7 +28,7 @@ from cubebench.engine.notation import invert_sequence
 from cubebench.engine.facelets import CENTRES, FACES
 from cubebench.engine.state import from_facelets, to_facelets
 from cubebench.shipped import instances_dir
-from cubebench.tasks.oracle import metric_moves, oracle
+from cubebench.solver.oracle import metric_moves, oracle
 
 from .splits import state_key
 

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from cubebench.agents.answerers import OracleAnswerer
-from cubebench.agents.episode import DEFAULT_MAX_MOVES
 from cubebench.agents.tools import Toolbox, ToolError
+from cubebench.budgets import DEFAULT_MAX_MOVES
 from cubebench.tasks.items import Item, Prompt, Reply, ask_and_judge
-from cubebench.wrappers.tiers import PARTIAL_TIERS, make_cube_env
+from cubebench.tiers import PARTIAL_TIERS
+from cubebench.wrappers.tiers import make_cube_env
 
 from .question_suites import configured_test
 

@@ -19,7 +19,7 @@ import json
 from typing import Any, Iterable
 
 from cubebench.agents.records import EpisodeRecord
-from cubebench.engine.facelets import COLOUR_LETTERS, COLOUR_RGB
+from cubebench.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, FACES
 
 from .protocols import PROTOCOLS, EpisodesProtocol
 from .store import RunStore
@@ -46,6 +46,7 @@ button{font-size:14px;margin-right:6px}
 
 _SCRIPT = r"""
 const DATA = JSON.parse(document.getElementById('data').textContent);
+const FACELETS = new RegExp(`^\\s*[${DATA.faces}]{54}\\s*$`), FACE_LETTER = new RegExp(`[${DATA.faces}]`, 'g');
 let cur = 0, step = 0;
 const $ = (id) => document.getElementById(id);
 function esc(s){return String(s ?? '').replace(/[&<>]/g, c => ({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));}
@@ -53,8 +54,8 @@ function paint(text){  // sticker letters of text observations in their colours
   return esc(text).split('\n').map(line => {
     if (/^\s*[WRGYOB](?: +[WRGYOB])*\s*$/.test(line))
       return line.replace(/[WRGYOB]/g, c => `<span class="st" style="background:${DATA.colours[c]}">${c}</span>`);
-    if (/^\s*[URFDLB]{54}\s*$/.test(line))
-      return line.replace(/[URFDLB]/g, c => `<span class="st" style="background:${DATA.colours['URFDLB'.indexOf(c)]}">${c}</span>`);
+    if (FACELETS.test(line))
+      return line.replace(FACE_LETTER, c => `<span class="st" style="background:${DATA.colours[DATA.faces.indexOf(c)]}">${c}</span>`);
     return line;
   }).join('\n');
 }
@@ -124,7 +125,7 @@ show();
 
 
 def sticker_colours() -> dict[str, str]:
-    """CSS colours of the six stickers, by colour letter (WRGYOB) and by face index (0-5, URFDLB)."""
+    """CSS colours of the six stickers, by colour letter (WRGYOB) and by face index (0-5, in ``FACES`` order)."""
     css = [f"rgb({r},{g},{b})" for r, g, b in (tuple(int(v) for v in rgb) for rgb in COLOUR_RGB)]
     return {**dict(zip(COLOUR_LETTERS, css)), **{str(i): c for i, c in enumerate(css)}}
 
@@ -170,7 +171,7 @@ def script_json(value: Any) -> str:
 def viewer_html(store: RunStore, contains: str | None = None, max_episodes: int | None = DEFAULT_MAX_EPISODES) -> str:
     """The viewer page for a run."""
     episodes = [episode_view(k, r) for k, r in select(store, contains, max_episodes)]
-    data = script_json({"run": str(store.path), "episodes": episodes, "colours": sticker_colours()})
+    data = script_json({"run": str(store.path), "episodes": episodes, "colours": sticker_colours(), "faces": FACES})
     name = html.escape(store.get_meta("suite")["name"])
     agent = html.escape(store.get_meta("config")["agent"]["spec"])
     return (

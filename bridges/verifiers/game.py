@@ -24,7 +24,7 @@ from cubebench.agents.episode import DEFAULT_MAX_STEPS
 from cubebench.agents.records import EpisodeRecord
 from cubebench.agents.tool_registry import TOOL_SETTINGS
 from cubebench.runner import EpisodeSpec, PlaySettings, Suite
-from cubebench.wrappers.tiers import TIERS
+from cubebench.tiers import TIERS
 
 from .dataset import episode_grid
 from .relay import Ask, EpisodeRelay

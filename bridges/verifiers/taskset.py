@@ -19,15 +19,15 @@ module registers itself under the id ``cubebench`` (:data:`PLUGIN_ID`) when impo
 
 from __future__ import annotations
 
+import inspect
 import sys
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_type_hints
 
 import httpx
 import verifiers.v1 as vf
-from pydantic import Field
+from pydantic import Field, create_model
 from verifiers.v1.runtimes import ProgramResult, SubprocessConfig
 
-from cubebench.agents.episode import DEFAULT_MAX_STEPS
 from cubebench.runner import EpisodeSpec
 
 from . import game
@@ -66,32 +66,34 @@ class CubeBenchTask(vf.Task[CubeBenchData, vf.State, vf.TaskConfig]):
         return str(self.data.info.get("key") or self.hash)
 
 
-class CubeBenchTasksetConfig(vf.TasksetConfig):
+def _option_fields() -> dict[str, Any]:
+    """:func:`.game.options`'s parameters (``load_environment``'s arguments) as pydantic fields, with their types
+    and defaults, so the config and the function cannot drift apart; a tuple default becomes a list."""
+    hints = get_type_hints(game.options)
+    fields: dict[str, Any] = {}
+    for name, param in inspect.signature(game.options).parameters.items():
+        if isinstance(param.default, tuple):
+            element = get_args(hints[name])[0]
+            fields[name] = (list[element], Field(default_factory=lambda d=param.default: list(d)))  # type: ignore[valid-type]
+        else:
+            fields[name] = (hints[name], param.default)
+    return fields
+
+
+_OptionsConfig: Any = create_model("_OptionsConfig", __base__=vf.TasksetConfig, **_option_fields())
+
+
+class CubeBenchTasksetConfig(_OptionsConfig):
     """The environment's options (``load_environment``'s arguments, :func:`.game.options`) and the split."""
 
     id: str = PLUGIN_ID
     split: Literal["train", "eval"] = "train"
-    tier: str = "symbolic"
-    depths: list[int] = Field(default_factory=lambda: [1, 2, 3, 4])
-    instances: int = 20
-    eval_instances: int = 5
-    reward: str = "none"
-    shaping_weight: float | None = None
-    tool_setting: str = "basic"
-    metric: str = "quarter"
-    max_steps: int = DEFAULT_MAX_STEPS
-    max_moves: int | None = None
-    max_rotations: int | None = None
-    seed: int = 0
-    instance_source: str = "certified"
-    max_tokens: int = 256
     episode_timeout_s: float = 600.0
     """How long a rollout waits for the episode's next model call or end."""
 
     def options(self) -> game.Options:
         """The validated options (a bad value raises ``ValueError`` or the runner's ``SuiteError``)."""
-        names = [f for f in game.Options.__dataclass_fields__]
-        return game.options(**{name: getattr(self, name) for name in names})
+        return game.options(**{name: getattr(self, name) for name in inspect.signature(game.options).parameters})
 
 
 class CubeBenchTaskset(vf.Taskset[CubeBenchTask, CubeBenchTasksetConfig]):

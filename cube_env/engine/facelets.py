@@ -1,7 +1,7 @@
 """Facelet layout: Kociemba's URFDLB order and the geometry behind it.
 
 Every other module derives its tables from the positions defined here, so the
-facelet order (DESIGN.md) lives in exactly one place.
+facelet order (docs/conventions.md) lives in exactly one place.
 
 Position ``i`` (0..53) is face ``FACES[i // 9]``, sticker ``i % 9`` in row-major
 order as seen on the standard net: U from above with B at the top, D from below
@@ -37,6 +37,14 @@ COLOUR_RGB = np.array(
 """RGB of each colour index, shared by every renderer."""
 
 N_STICKERS = 54
+
+
+def face_slice(face: str) -> slice:
+    """The positions of one face's nine stickers (``face_slice("F")`` is 18..26)."""
+    k = FACES.index(face)
+    return slice(9 * k, 9 * k + 9)
+
+
 SOLVED = np.arange(N_STICKERS, dtype=np.uint8)
 SOLVED_FACELETS = "".join(f * 9 for f in FACES)
 CENTRES = tuple(9 * f + 4 for f in range(6))

@@ -17,9 +17,10 @@ from typing import Iterable
 import numpy as np
 
 from .errors import NotationError, excerpt
+from .facelets import FACES
 from .moves import INVERSE, MOVE_INDEX, MOVE_NAMES
 
-_TOKEN = re.compile(r"\s*(?:([URFDLB])w|([URFDLBxyzMESurfdlb]))(2['’]?|['’]2?)?")
+_TOKEN = re.compile(rf"\s*(?:([{FACES}])w|([{FACES}xyzMESurfdlb]))(2['’]?|['’]2?)?")
 TOKEN_EXCERPT = 20
 """At most this many characters of a bad token appear in a :class:`NotationError` message."""
 TEXT_EXCERPT = 60

@@ -31,7 +31,7 @@ from ..render.window import Window, display_available
 if TYPE_CHECKING:
     from numba.core.dispatcher import Dispatcher
 
-_RESET_KEYS = ("state", "scramble", "depth", "instance")
+_RESET_KEYS = ("state", "scramble", "depth", "instance", "max_moves", "max_rotations")
 OBS_FORMATS = ("indices", "onehot")
 
 # Layout of an env's work buffer: the held state, then what the step kernel
@@ -130,7 +130,10 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     (face turns may still solve the cube).  Refused actions count as neither
     steps nor moves, but they count toward ``max_steps``, so refusals cannot
     keep an episode going forever.  ``info["moves_left"]`` and
-    ``info["rotations_left"]`` are reported where a budget is set.
+    ``info["rotations_left"]`` are reported where a budget is set.  The reset
+    options ``max_moves`` and ``max_rotations`` set one episode's budgets in
+    place of the env's own (what ``run_episode`` does for an env without one,
+    leaving the env as it was given).
 
     The observation is the held cube's colours: ``obs_format="indices"``
     (default) gives 54 colour indices, ``"onehot"`` the (54, 6) uint8 rows
@@ -196,7 +199,19 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         self._refused = 0
 
     def set_budget(self, max_moves: int | None, max_rotations: int | None) -> None:
-        """Set the move and rotation budgets (``None``: unbounded); they apply from the next step on."""
+        """Set the move and rotation budgets (``None``: unbounded); they apply from the next step on.
+
+        They are the env's own: an episode whose reset options give ``max_moves`` or ``max_rotations``
+        plays under those instead, and the next reset without them goes back to these."""
+        self._apply_budget(max_moves, max_rotations)
+        self._own_budget = (self.max_moves, self.max_rotations)
+
+    @property
+    def own_budget(self) -> tuple[int | None, int | None]:
+        """The env's own ``(max_moves, max_rotations)``, which an episode's reset options may replace."""
+        return self._own_budget
+
+    def _apply_budget(self, max_moves: int | None, max_rotations: int | None) -> None:
         self.max_moves = None if max_moves is None else _count(max_moves, "max_moves (None or an int)", 1)
         self.max_rotations = None if max_rotations is None else _count(max_rotations, "max_rotations (None or an int)", 0)
         self._budgeted = self.max_moves is not None or self.max_rotations is not None
@@ -218,6 +233,8 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         self.instance = self._instance_from({} if options is None else options)
+        episode = options or {}
+        self._apply_budget(episode.get("max_moves", self._own_budget[0]), episode.get("max_rotations", self._own_budget[1]))
         self._episode_info = self._info_template(self.instance)
         self.state = self.instance.state
         self.steps = 0

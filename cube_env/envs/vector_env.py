@@ -48,6 +48,7 @@ from ..engine import simd
 from ..generators import Generator, ScrambleGenerator
 from ..render.ansi import net_text
 from ..render.net import render_net
+from ..tiers import TIER_SPECS, VECTOR_TIERS
 from .vector_kernels import (
     _MODES, _NEXT32, _all_obs, _all_solved, _reset_envs, _status, _step_parallel, _step_serial,
 )
@@ -137,13 +138,13 @@ class CubeVectorEnv(VectorEnv):
     def _check_args(num_envs, tier, reward, obs_format, move_frame, letters, render_mode) -> None:
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
-        allowed = {"symbolic": (None, "onehot", "indices"), "visual": (None, "image")}
-        if tier not in allowed:
-            raise ValueError(f"CubeVectorEnv supports tiers 'symbolic' and 'visual', got {tier!r}; "
+        if tier not in VECTOR_TIERS:
+            raise ValueError(f"CubeVectorEnv supports tiers {' and '.join(map(repr, VECTOR_TIERS))}, got {tier!r}; "
                              "use gymnasium.make_vec(..., vectorization_mode='sync') for the others")
-        if obs_format not in allowed[tier]:
+        forms = TIER_SPECS[tier].vector_forms
+        if obs_format not in (None, *forms):
             raise ValueError(f"obs_format {obs_format!r} is not batched natively for tier {tier!r}; "
-                             f"use one of {[f for f in allowed[tier] if f]} or vectorization_mode='sync'")
+                             f"use one of {list(forms)} or vectorization_mode='sync'")
         if reward not in NATIVE_REWARDS:
             raise ValueError(f"reward {reward!r} is not computed natively; use one of "
                              f"{list(NATIVE_REWARDS)} or vectorization_mode='sync' (heuristic and oracle call a solver)")

@@ -1,7 +1,7 @@
 """The unfolded cross net as an RGB image (Tier 2, and ``render("rgb_array")``).
 
 The net is the standard cross: U above F; L, F, R, B in a ring; D below F,
-each face drawn as seen in the facelet order (DESIGN.md).  The face's name is
+each face drawn as seen in the facelet order (docs/conventions.md).  The face's name is
 written above each face, as in the papers' renders; nothing else is written,
 so the image carries no text form of the state.
 """

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, Protocol
 import numpy as np
 
 from .metrics import Proportion
-from .oracle import EXPANSION, RADIUS
+from ..solver.oracle import EXPANSION, RADIUS
 
 __all__ = [
     "Answer", "ReplyForm", "ParseFailure", "Prompt", "Reply", "Ask", "Exchange", "Item", "ItemResult",
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 EXACT_RANGE = {metric: RADIUS[metric] + EXPANSION for metric in RADIUS}
-"""The distances the oracle answers exactly without tables (9 half turns, 10 quarter turns: :mod:`cubebench.tasks.oracle`)."""
+"""The distances the oracle answers exactly without tables (9 half turns, 10 quarter turns: :mod:`cubebench.solver.oracle`)."""
 MAX_DEPTH = {metric: EXACT_RANGE[metric] - 1 for metric in RADIUS}
 """The deepest items (8 half turns, 9 quarter turns): one below the oracle's exact range, so a start and every
 state one move from it (the labels of move choice, move effect, a closed-loop step) are certified without the

@@ -14,7 +14,7 @@ then (partial tiers) the view rotations.  Turns are named by centre colour, as i
 multi-agent env.
 
 **Rewards** are zero-sum at every step and paid when the game is decided.  With ``d`` the
-exact optimal distance of the scrambled position (:func:`cubebench.tasks.oracle.oracle`:
+exact optimal distance of the scrambled position (:func:`cubebench.solver.oracle.oracle`:
 breadth-first tables, exact up to 9 quarter turns or 8 half turns, the exact optimal solver
 beyond), the scrambler gets ``d / k`` plus 1 if the solver fails or minus 1 if it solves, and
 the solver the negation.  The game is decided (``terminated``) when the solver solves, when
@@ -48,7 +48,7 @@ from ...engine.metric import Metric, parse_metric
 from ...engine.state import canonical
 from ...generators import Instance, NoInstanceSetError
 from ...render.net import render_net
-from ...tasks.oracle import oracle
+from ...solver.oracle import oracle
 from .channel import positive_int
 from .panels import RENDER_MODES, Panel, render_panels, render_text, checked_render_mode
 from .table import SharedCube

@@ -1,7 +1,7 @@
 """What a seat sees: one of the four tiers, rendered from the shared cube's colours.
 
-The same tiers as the single-agent ids (docs/tiers.md), built here from the engine's renderers
-(``cubebench.render``), since the envs layer sits below the wrappers: Symbolic (``onehot``,
+The same tiers as the single-agent ids (docs/tiers.md), read off the tier registry
+(:mod:`cubebench.tiers`, below the envs layer): Symbolic (``onehot``,
 ``indices`` or ``text``), Visual (the unfolded net: ``image`` or ``text``), Face (the held
 cube's F face) and Vertex (U, F and R seen from the UFR corner).  Text forms write colours
 ``WRGYOB`` (the Symbolic text too, unlike the single-agent Symbolic text, which relabels by
@@ -24,29 +24,17 @@ import numpy as np
 from gymnasium import spaces
 
 from ...engine import kernels
-from ...engine.facelets import COLOUR_LETTERS, N_STICKERS, SOLVED
+from ...engine.facelets import SOLVED
 from ...engine.moves import TABLE
 from ...engine.notation import parse_array
-from ...render.face import render_face
-from ...render.net import render_net
-from ...render.text import face_text_grid, net_text_grid, vertex_text_grids
-from ...render.vertex import render_vertex
+from ...tiers import PARTIAL_TIERS, TIER_SPECS, TierSpec
 
-FORMS = {
-    "symbolic": ("onehot", "indices", "text"),
-    "visual": ("image", "text"),
-    "face": ("image", "text"),
-    "vertex": ("image", "text"),
-}
-"""Each tier's observation forms, the default first (as the single-agent ids)."""
-PARTIAL_TIERS = ("face", "vertex")
-"""Tiers that show part of the cube: their seat gets the view rotations ``x x' y y' z z'``."""
-VISIBLE = {"symbolic": tuple(range(N_STICKERS)), "visual": tuple(range(N_STICKERS)),
-           "face": tuple(range(18, 27)), "vertex": tuple(range(27))}
+FORMS = {name: spec.forms for name, spec in TIER_SPECS.items()}
+"""Each tier's observation forms, the default first (the registry's, as the single-agent ids)."""
+VISIBLE = {name: spec.visible for name, spec in TIER_SPECS.items()}
 """Positions of the (rotated) held cube that each tier shows."""
 HIDDEN_CHAR = "?"
 """What a hidden text observation is made of."""
-_F_FACE = slice(18, 27)
 _ONE_HOT = np.eye(6, dtype=np.uint8)
 
 
@@ -73,9 +61,14 @@ class SeatView:
         parse_array(self.rotation)  # NotationError (a ValueError) on a bad token
 
     @property
+    def spec(self) -> TierSpec:
+        """The tier's registry entry."""
+        return TIER_SPECS[self.tier]
+
+    @property
     def partial(self) -> bool:
-        """Whether this view shows part of the cube (Face, Vertex)."""
-        return self.tier in PARTIAL_TIERS
+        """Whether this view shows part of the cube (Face, Vertex): its seat gets the view rotations."""
+        return self.spec.partial
 
     @property
     def visible(self) -> np.ndarray:
@@ -90,15 +83,7 @@ class SeatView:
     @cached_property
     def space(self) -> spaces.Space:
         """The observation space of this view (one object per view)."""
-        if self.form == "onehot":
-            return spaces.Box(0, 1, shape=(N_STICKERS, 6), dtype=np.uint8)
-        if self.form == "indices":
-            return spaces.Box(0, 5, shape=(N_STICKERS,), dtype=np.uint8)
-        if self.form == "image":
-            return spaces.Box(0, 255, shape=(self.size, self.size, 3), dtype=np.uint8)
-        sample = self._text(np.zeros(N_STICKERS, dtype=np.uint8))
-        charset = "".join(sorted(set(sample) | set(COLOUR_LETTERS) | {HIDDEN_CHAR}))
-        return spaces.Text(min_length=len(sample), max_length=len(sample), charset=charset)
+        return self.spec.space(self.form, self.size, extra_chars=HIDDEN_CHAR)
 
     def observe(self, colours: np.ndarray) -> Any:
         """The observation of a held cube given as 54 colour indices (a new object every call)."""
@@ -109,24 +94,11 @@ class SeatView:
             return col.copy()
         if self.form == "image":
             return self.image(col)
-        return self._text(col)
+        return self.spec.text(col)
 
     def image(self, col: np.ndarray) -> np.ndarray:
         """The tier's picture of these (already rotated) colours; the net for Symbolic (render panels use it)."""
-        if self.tier == "face":
-            return render_face(col[_F_FACE], self.size)
-        if self.tier == "vertex":
-            return render_vertex(col, self.size)
-        return render_net(col, self.size)
-
-    def _text(self, col: np.ndarray) -> str:
-        if self.tier == "symbolic":
-            return "".join(COLOUR_LETTERS[c] for c in col)
-        if self.tier == "visual":
-            return net_text_grid(col)
-        if self.tier == "face":
-            return face_text_grid(col[_F_FACE])
-        return vertex_text_grids(col)
+        return self.spec.image(col, self.size)
 
     def hidden(self) -> Any:
         """A blank observation in :attr:`space`: zeros, or the form's length of ``?``."""

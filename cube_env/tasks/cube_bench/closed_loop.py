@@ -44,7 +44,7 @@ from ..items import (
     Ask, Exchange, Item, ItemResult, Prompt, QuestionTest, ReplyForm, ask_and_judge, balanced_slot, item_rng,
 )
 from ..metrics import Proportion, abstention_metrics
-from ..oracle import oracle
+from ...solver.oracle import oracle
 from ..parsing import IDK, ConfidenceForm, LetterForm, TaggedForm
 from ..protocols import PROTOCOLS, RELEASE, STRICT
 from .common import (

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...engine.facelets import COLOUR_LETTERS, SOLVED, colours
+from ...engine.facelets import COLOUR_LETTERS, SOLVED, colours, face_slice
 from ...engine.kernels import apply_move, apply_moves
 from ...engine.moves import MOVE_INDEX, TABLE
 from ...render.net import render_net
 from ...render.text import net_text_grid
-from ..oracle import metric_moves, oracle
+from ...solver.oracle import metric_moves, oracle
 
 IMAGE_SIZE = 384
 """Side of the net image in pixels (stickers about 9 px: legible to a vision model)."""
 LETTERS = "ABCD"
-FRONT = slice(18, 27)
+FRONT = face_slice("F")
 """The Front face's nine facelets (URFDLB order)."""
 
 NOTATION = (

@@ -27,7 +27,7 @@ import numpy as np
 from ...engine.state import from_facelets, to_facelets
 from ..items import EXACT_RANGE, Ask, Exchange, Item, ItemResult, ask_and_judge, balanced_slot, item_rng
 from ..metrics import recovery_metrics
-from ..oracle import oracle
+from ...solver.oracle import oracle
 from .closed_loop import ClosedLoop, step_prompt, take
 
 PAPER_BUDGET = {1: 4, 2: 5, 3: 6, 4: 7}

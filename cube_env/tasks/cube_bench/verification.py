@@ -34,7 +34,7 @@ from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, 
 from ..metrics import Proportion, balanced_accuracy, yes_bias
 from ..protocols import PROTOCOLS
 from ..parsing import YesNoForm
-from ..oracle import RADIUS
+from ...solver.oracle import RADIUS
 from ...engine.facelets import COLOUR_LETTERS, COLOUR_NAMES
 from .common import COLOURS, certified_start, front_face, grid_text, net_image, scramble
 
