@@ -18,7 +18,8 @@ nodes are started by Ray's own ``ray start`` command line with that one rewrite 
 keeps the address 127.0.0.1 as given).  Each node is started in its own process group, and the finalizer kills exactly
 those groups: ``ray stop --force`` would kill every Ray process of the user on the machine.
 
-A last test (``slow``) runs ``--backend ray`` without an address: Ray starts a local cluster for the
+A run started inline with ``--limit`` resumes on the cluster with ``--resume RUN --backend ray
+--ray-address ADDR``.  A last test (``slow``) runs ``--backend ray`` without an address: Ray starts a local cluster for the
 driver, and nothing of it may outlive the driver.
 
 Time (2 shared cores): the cluster starts in ≈ 20-30 s, each protocol takes 20-55 s (each driver is a
@@ -303,6 +304,27 @@ def test_a_driver_killed_mid_run_resumes_to_the_inline_run(cluster: Cluster, tmp
         assert store.retired_count() == store.damaged_count() == 0
     assert all(after > before for before, after in zip(played_before, cluster.tasks_played())), \
         (played_before, cluster.tasks_played())  # both nodes played
+
+
+@pytest.mark.timeout(600)
+def test_a_run_started_inline_resumes_on_the_cluster_it_names(cluster: Cluster, tmp_path: Path) -> None:
+    """``--resume RUN --backend ray --ray-address ADDR`` plays the rest on that cluster (how a run moves to, or
+    back onto, a cluster: the stored backend and address are the run's own, the resume's apply to its session)."""
+    suite = ["--suite", "smoke", "--tiers", "symbolic", "--depths", "1,3", "--distance-budget", "0", "--agent", "random"]
+    inline, moved = tmp_path / "inline.sqlite", tmp_path / "moved.sqlite"
+    assert main(["run", *suite, "--out", str(inline), "--no-progress", "--quiet"]) == 0
+    assert main(["run", *suite, "--out", str(moved), "--limit", "3", "--no-progress", "--quiet"]) == 0
+    played_before = sum(cluster.tasks_played())
+    resumed = subprocess.run([sys.executable, "-m", "cubebench.runner", "run", "--resume", str(moved), "--backend", "ray",
+                              "--ray-address", cluster.address, "--concurrency", "2", "--no-progress", "--quiet"],
+                             env=cluster.driver_env(), capture_output=True, text=True, timeout=500)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    plan, stored = _keys(moved)
+    assert sorted(stored) == sorted(set(stored)) == sorted(plan)
+    assert _comparable(moved) == _comparable(inline)
+    assert sum(cluster.tasks_played()) > played_before  # played on the cluster (the inline part was not)
+    with open_run(moved) as store:
+        assert store.get_meta("config")["backend"] == "local"
 
 
 @pytest.mark.slow

@@ -210,12 +210,15 @@ def _resume(args: argparse.Namespace) -> Any:
         if getattr(args, flag):
             raise _UserError(f"--resume continues a run as it was configured; drop --{flag.replace('_', '-')}")
     return resume_run(Path(args.resume), retry_errors=args.retry_errors, limit=args.limit,
-                      concurrency=args.concurrency, progress=args.progress, argv=sys.argv[:])
+                      concurrency=args.concurrency, progress=args.progress, argv=sys.argv[:],
+                      backend=args.backend, ray_address=args.ray_address)
 
 
 def _start(args: argparse.Namespace) -> Any:
     if not args.suite or not args.agent:
         raise _UserError("run needs --suite and --agent (or --resume RUN)")
+    if args.ray_address and args.backend != "ray":
+        raise _UserError("--ray-address needs --backend ray")
     suite = _restricted(load_suite(args.suite), args)
     obs_format = args.obs_format or AgentSpec(args.agent).default_obs_format
     questions = isinstance(suite, QuestionSuite)
@@ -231,7 +234,7 @@ def _start(args: argparse.Namespace) -> Any:
         agent=agent,
         play=PlaySettings(obs_format=obs_format, store_images=not args.no_images, distance_budget_s=budget,
                           answer_protocol=args.protocol),
-        backend=args.backend, concurrency=args.concurrency or 1, ray_address=args.ray_address,
+        backend=args.backend or "local", concurrency=args.concurrency or 1, ray_address=args.ray_address,
         max_cost_usd=args.max_cost,
     )
     print(f"cubebench: run {path} (suite {suite.name}, agent {args.agent})", file=sys.stderr)
@@ -285,7 +288,7 @@ def _read_text(path: str | None, flag: str) -> str | None:
 
 
 RUN_USAGE = """cubebench run --suite NAME|FILE --agent SPEC [options]
-       cubebench run --resume RUN [--retry-errors] [--limit N] [--concurrency N]"""
+       cubebench run --resume RUN [--retry-errors] [--limit N] [--concurrency N] [--backend B] [--ray-address A]"""
 
 RUN_EXAMPLES = """examples:
   cubebench run --suite smoke --agent solver --out runs/smoke.sqlite       72 episodes in seconds, no API key
@@ -385,9 +388,11 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     running = p.add_argument_group("execution and output")
     running.add_argument("--concurrency", type=_count(1), default=None, metavar="N",
                          help="episodes played at once (threads for API agents; default 1)")
-    running.add_argument("--backend", choices=("local", "process", "ray"), default="local",
-                         help="local: in-process threads (default); process: a process pool; ray: a Ray cluster")
-    running.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local one)")
+    running.add_argument("--backend", choices=("local", "process", "ray"), default=None,
+                         help="local: in-process threads (default); process: a process pool; ray: a Ray cluster "
+                              "(with --resume: play the rest there instead of the run's own backend)")
+    running.add_argument("--ray-address", default=None,
+                         help="Ray cluster address (default: start a local one; with --resume: the run's own)")
     running.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                          help="show the progress bar (default: when stderr is a terminal)")
     running.add_argument("--quiet", action="store_true", help="no summary tables at the end")

@@ -226,8 +226,13 @@ def _plan_games(suite: MultiSuite, factory: AgentFactory) -> tuple[list[Spec], d
 
 def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = None,
                concurrency: int | None = None, progress: bool | None = None,
-               argv: list[str] | None = None) -> RunOutcome:
-    """Play the unfinished episodes of an existing run (and its ``error`` ones with ``retry_errors``)."""
+               argv: list[str] | None = None, backend: str | None = None,
+               ray_address: str | None = None) -> RunOutcome:
+    """Play the unfinished episodes of an existing run (and its ``error`` ones with ``retry_errors``).
+
+    ``concurrency``, ``backend`` and ``ray_address`` replace the stored ones for this session only (a Ray run
+    killed with its cluster resumes on another cluster, or locally); where a record is played changes no
+    record, and the stored configuration stays as the run was started (each session keeps its command line)."""
     with open_run(path, check_records=False) as store:
         store.claim()  # before anything is retired or played: a driver still playing this run refuses us
         try:
@@ -237,6 +242,7 @@ def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = No
                                f"{type(err).__name__}: {err})") from None
         if concurrency is not None:
             config.concurrency = concurrency
+        _override_backend(config, backend, ray_address)
         damaged = store.retire_damaged()
         if damaged:
             keys = ", ".join(key for key, _ in damaged[:5]) + (", ..." if len(damaged) > 5 else "")
@@ -249,6 +255,21 @@ def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = No
                       "(their records are kept in the 'retired' table)", file=sys.stderr)
         factory = AgentFactory(config.agent, store.protocol)
         return execute(store, config, factory, limit=limit, progress=progress, argv=argv)
+
+
+def _override_backend(config: RunConfig, backend: str | None, ray_address: str | None) -> None:
+    """A resume's ``--backend`` / ``--ray-address`` in ``config``; an address without the ray backend is refused."""
+    if backend is not None:
+        if backend not in BACKENDS:
+            raise SuiteError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+        if backend != config.backend:
+            config.ray_address = None  # the stored address belongs to the stored backend
+        config.backend = backend
+    if ray_address is not None:
+        if config.backend != "ray":
+            raise SuiteError(f"--ray-address needs the ray backend, and this run's backend is {config.backend}: "
+                             "add --backend ray")
+        config.ray_address = ray_address
 
 
 def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit: int | None,
