@@ -23,6 +23,7 @@ from cubebench.engine import CubeInputError
 from cubebench.engine.metric import METRICS
 from cubebench.engine.rewards import REWARDS, unalias_reward
 
+from .backends import WorkersLost
 from .compare import add_compare
 from .execute import PlaySettings
 from .export import export_csv, export_jsonl
@@ -58,6 +59,9 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
         except (_UserError, SuiteError, StoreError, AgentSpecError, PlotsUnavailable) as err:
             print(f"cubebench: error: {err}", file=sys.stderr)
             return EXIT_USAGE
+        except WorkersLost as err:  # a cluster failure, not a usage error: one line, exit 1
+            print(f"cubebench: error: {err}", file=sys.stderr)
+            return 1
         except sqlite3.DatabaseError as err:  # damage the checks at opening could not see
             run = getattr(args, "resume", None) or getattr(args, "run", None) or getattr(args, "out", None)
             print(f"cubebench: error: the run database{f' {run}' if run else ''} is damaged or unreadable: {err}",

@@ -32,7 +32,7 @@ from cubebench.solver.twophase import solve_twophase
 from cubebench.tasks.oracle import oracle
 
 from .answering import no_question_settings, question_settings
-from .backends import BACKENDS, run_backend
+from .backends import BACKENDS, WorkersLost, run_backend
 from .execute import PlaySettings
 from .instances import resolve_source, source_notes
 from .multi_suites import SEATS, MultiSuite
@@ -310,6 +310,11 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
     except KeyboardInterrupt:
         outcome = "interrupted"
         raise
+    except WorkersLost as err:
+        outcome = f"failed: {err}"
+        unit = UNITS.get(store.protocol, "episode")
+        raise WorkersLost(f"{err}; every finished {unit} is stored: resume with "
+                          f"`cubebench run --resume {store.path}`") from None
     except BaseException as err:
         outcome = f"failed: {type(err).__name__}: {err}"
         raise
