@@ -17,7 +17,8 @@ pays several times over the runner's synchronous one, and no provider does that)
   inside its time;
 - Inspect's floor: no CubeBench at all, an Inspect solver that sends the same conversation through
   ``generate`` (the runner's first request, then at each step the reply and the same observation message,
-  as many calls as steps), with and without the realtime log: what any Inspect agent pays for these calls.
+  as many calls as steps) and a scorer of the same shape as ``episode_outcome`` (four values, the same
+  metrics), with and without the realtime log: what any scored Inspect eval of these calls pays.
 
 Prints, per episode, the wall time and the process's CPU time (every thread of it: the client, Inspect's
 event loop, the episode's worker thread and the scripted server), each the median of ``--repeat``, the
@@ -39,6 +40,7 @@ from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser, get_model
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cubebench.agents.llm.testing import ScriptedServer
@@ -118,12 +120,22 @@ def same_conversation(first: list[dict], observation: str, steps: int) -> Solver
     return solve
 
 
+@scorer(metrics={"solved": [mean(), stderr()], "moves": [mean()], "rotations": [mean()], "steps": [mean()]})
+def same_shape() -> Scorer:
+    """A score shaped like ``episode_outcome``'s (its values are not the point: the floor plays no episode)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        return Score(value={"solved": 0.0, "moves": 0, "rotations": 0, "steps": len(state.messages)})
+
+    return score
+
+
 def floor(episodes: int, steps: int, talk: tuple[list[dict], str], realtime: bool) -> Times:
     """Wall and CPU seconds for an Inspect eval of ``episodes`` samples of :func:`same_conversation`."""
     with ScriptedServer([], default=REPLY, keep_alive=True) as server, tempfile.TemporaryDirectory() as logs:
         model = get_model("openai-api/scripted/scripted", base_url=server.base_url, api_key="none")
         task = Task(dataset=MemoryDataset([Sample(id=i, input="-") for i in range(episodes)]),
-                    solver=same_conversation(*talk, steps))
+                    solver=same_conversation(*talk, steps), scorer=same_shape())
         start = _clock()
         (log,) = inspect_eval(task, model=model, log_dir=logs, display="none", max_samples=1, log_realtime=realtime)
         elapsed = _since(start)
