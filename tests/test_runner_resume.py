@@ -137,3 +137,57 @@ def test_a_kill_while_the_run_is_created_leaves_no_run_and_the_same_out_starts_o
     with open_run(db) as store:
         assert len(store.rows()) == len(store.plan()) == 3
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.sqlite", "suite.json"]  # the killed creator's file is gone
+
+
+# --- a resume may choose where it plays ---------------------------------------------------------
+SMALL = ["--suite", "smoke", "--tiers", "symbolic", "--depths", "1,3", "--distance-budget", "0", "--agent", "random"]
+
+
+def _records(db: Path) -> dict[str, dict]:
+    with open_run(db) as store:
+        out = {}
+        for key, record in store.records():
+            data = record.to_dict()
+            data.pop("wall_s")
+            for step in data["steps"]:
+                step.pop("latency_s")
+            out[key] = data
+        return out
+
+
+def test_a_resume_plays_on_the_backend_it_names_and_keeps_the_stored_configuration(tmp_path: Path, monkeypatch) -> None:
+    from cubebench.runner import run as run_module
+
+    inline, partial = tmp_path / "inline.sqlite", tmp_path / "partial.sqlite"
+    assert main(["run", *SMALL, "--out", str(inline), "--no-progress", "--quiet"]) == 0
+    assert main(["run", *SMALL, "--out", str(partial), "--limit", "3", "--no-progress", "--quiet"]) == 0
+    used: list[tuple[str, int, str | None]] = []
+    run_backend = run_module.run_backend
+
+    def spy(backend, todo, factory, agent, play, concurrency, ray_address):
+        used.append((backend, concurrency, ray_address))
+        return run_backend(backend, todo, factory, agent, play, concurrency, ray_address)
+
+    monkeypatch.setattr(run_module, "run_backend", spy)
+    assert main(["run", "--resume", str(partial), "--backend", "process", "--concurrency", "2", "--no-progress",
+                 "--quiet"]) == 0
+    assert used == [("process", 2, None)]
+    assert _records(partial) == _records(inline)  # nothing lost, duplicated or changed
+    with open_run(partial) as store:
+        assert store.get_meta("config")["backend"] == "local"  # the run as started
+        assert [s["outcome"] for s in store.sessions()] == ["partial: --limit 3", "complete"]
+
+
+def test_a_resume_refuses_a_ray_address_without_the_ray_backend_in_one_line(tmp_path: Path, capsys) -> None:
+    partial = tmp_path / "partial.sqlite"
+    assert main(["run", *SMALL, "--out", str(partial), "--limit", "2", "--no-progress", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["run", "--resume", str(partial), "--ray-address", "127.0.0.1:1", "--no-progress", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["cubebench: error: --ray-address needs the ray backend, and this run's backend is local: "
+                   "add --backend ray"]
+    with open_run(partial) as store:
+        assert len(store.rows()) == 2  # nothing played, nothing lost
+    assert main(["run", *SMALL, "--out", str(tmp_path / "x.sqlite"), "--ray-address", "127.0.0.1:1"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == ["cubebench: error: --ray-address needs --backend ray"]
+    assert not (tmp_path / "x.sqlite").exists()

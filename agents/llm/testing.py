@@ -16,11 +16,17 @@ Every request to either endpoint consumes the next :class:`Step`, whatever its p
 path suffix (``.../chat/completions`` or ``.../messages``), so both ``srv.base_url`` (ending in
 ``/v1``, OpenAI style) and ``srv.root_url`` (Anthropic style) work as a client's base URL.
 Streaming is not implemented: a request with ``"stream": true`` gets HTTP 400.
+
+Each reply closes its connection unless ``keep_alive=True``: then a client's connection stays open for its
+next request, as a provider's does (a benchmark that reconnects for every call charges each client a new
+TCP connection per call, which an asynchronous client pays several times over a synchronous one); replies
+that break the HTTP exchange (``Step.drop``, ``Step.truncated``) still close it.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import threading
 import time
@@ -200,6 +206,12 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: "_Server"
 
+    def setup(self) -> None:
+        """Send each reply at once on a kept-alive connection (no Nagle delay waiting on the client's ACK)."""
+        super().setup()
+        if self.server.owner.keep_alive:
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         """Silence the default stderr access log."""
 
@@ -264,22 +276,36 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_raw(self, status: int, payload: bytes, content_type: str, *,
                   headers: dict[str, str] | None = None, content_length: int | None = None) -> None:
+        close = not self.server.owner.keep_alive or content_length is not None
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(payload) if content_length is None else content_length))
-        self.send_header("Connection", "close")
+        if close:
+            self.send_header("Connection", "close")
         for key, value in (headers or {}).items():
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(payload)
         self.wfile.flush()
-        self.close_connection = True
+        self.close_connection = close or self.close_connection
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     owner: "ScriptedServer"
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Count and keep the connection (so :meth:`ScriptedServer.stop` can end a kept-alive one)."""
+        with self.owner._lock:
+            self.owner._connections += 1
+            self.owner._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.owner._lock:
+            self.owner._open.discard(request)
+        super().shutdown_request(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Ignore clients that hung up (a timed-out client leaves a slow reply nowhere to go)."""
@@ -294,9 +320,10 @@ class ScriptedServer:
     one per request; or a callable ``f(RecordedRequest) -> Step`` for replies that depend on the
     request. When a sequence runs out, requests get HTTP 400 "script exhausted" (a clear,
     non-retryable error) unless ``default`` is given, which is then replayed for ever.
+    ``keep_alive=True`` keeps each client's connection open between requests (see the module docstring).
     """
 
-    def __init__(self, script: Script, *, default: Step | str | None = None) -> None:
+    def __init__(self, script: Script, *, default: Step | str | None = None, keep_alive: bool = False) -> None:
         self._responder = script if callable(script) else None
         self._script = [] if callable(script) else [_as_step(s) for s in script]
         self._default = None if default is None else _as_step(default)
@@ -305,6 +332,9 @@ class ScriptedServer:
         self._requests: list[RecordedRequest] = []
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
+        self.keep_alive = keep_alive
+        self._connections = 0
+        self._open: set[socket.socket] = set()
 
     def start(self) -> "ScriptedServer":
         """Bind to a free loopback port and serve in a daemon thread."""
@@ -325,6 +355,13 @@ class ScriptedServer:
         self._stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
+        with self._lock:
+            kept, self._open = list(self._open), set()
+        for conn in kept:  # a kept-alive connection's handler waits for the next request: end it
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._httpd = None
@@ -352,6 +389,12 @@ class ScriptedServer:
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT/v1`` (the OpenAI client's base URL form)."""
         return self.root_url + "/v1"
+
+    @property
+    def connections(self) -> int:
+        """How many TCP connections the server has accepted."""
+        with self._lock:
+            return self._connections
 
     @property
     def requests(self) -> list[RecordedRequest]:

@@ -9,7 +9,11 @@ the cost cap, Ctrl-C) stops handing out work; episodes still running are
 abandoned and stay unfinished in the store, to be played again on resume.
 
 The ``ray`` backend connects once per process and stays connected (a ladder's waves reuse the Ray job
-and its warm worker processes); Ray disconnects, and stops a local cluster it started, at exit.
+and its warm worker processes); Ray disconnects, and stops a local cluster it started, at exit.  An
+episode whose worker process (or node) dies is played again from its start by Ray, up to
+:data:`RAY_RETRIES` more times (the driver stores only finished records, so nothing half-played is ever
+stored); after that the session ends with :class:`WorkersLost`, every finished episode stored and the rest
+left for a resume.  An episode's own exception is not retried.
 
 The ``process`` backend's workers never outlive the driver: closed early, the
 pool's workers are terminated; and each worker dies with the driver process
@@ -43,6 +47,12 @@ from .specs import AgentFactory, AgentSpec
 
 BACKENDS = ("local", "process", "ray")
 Result = tuple[Spec, EpisodeRecord]
+RAY_RETRIES = 2
+"""How many more times Ray plays an episode whose worker process or node died (not on the episode's own error)."""
+
+
+class WorkersLost(RuntimeError):
+    """An episode's Ray worker died on every try: the session ends, the finished episodes stay stored."""
 
 
 def run_backend(name: str, episodes: list[Spec], factory: AgentFactory, agent_spec: AgentSpec,
@@ -244,7 +254,8 @@ def _ray(episodes: list[Spec], agent_spec: AgentSpec, settings: PlaySettings, n:
     """
     ray = import_ray()
     _ray_connect(ray, address)
-    remote = ray.remote(num_cpus=1, max_retries=0)(play_in_worker)
+    remote = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(play_in_worker)
+    lost = _lost_worker_errors(ray)
     window = n if n > 0 else max(1, int(ray.cluster_resources().get("CPU", 1)))
     queue_ = list(reversed(episodes))
     pending: dict[Any, Spec] = {}
@@ -256,10 +267,21 @@ def _ray(episodes: list[Spec], agent_spec: AgentSpec, settings: PlaySettings, n:
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
             for ref in ready:
                 ep = pending.pop(ref)
-                yield ep, EpisodeRecord.from_dict(ray.get(ref))
+                try:
+                    data = ray.get(ref)
+                except lost as err:
+                    raise WorkersLost(f"the Ray worker playing {ep.key} died {RAY_RETRIES + 1} times "
+                                      f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})") from None
+                yield ep, EpisodeRecord.from_dict(data)
     finally:
         for ref in pending:
             ray.cancel(ref, force=True)
+
+
+def _lost_worker_errors(ray: Any) -> tuple[type[BaseException], ...]:
+    """Ray's errors for a task whose worker process, node or result was lost (not the task's own exception)."""
+    names = ("WorkerCrashedError", "NodeDiedError", "ObjectLostError", "LocalRayletDiedError")
+    return tuple(getattr(ray.exceptions, name) for name in names if hasattr(ray.exceptions, name))
 
 
 def _pythonpath() -> list[str]:

@@ -23,6 +23,7 @@ from cubebench.engine import CubeInputError
 from cubebench.engine.metric import METRICS
 from cubebench.engine.rewards import REWARDS, unalias_reward
 
+from .backends import WorkersLost
 from .compare import add_compare
 from .execute import PlaySettings
 from .export import export_csv, export_jsonl
@@ -59,6 +60,9 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
         except (_UserError, SuiteError, StoreError, AgentSpecError, PlotsUnavailable) as err:
             print(f"cubebench: error: {err}", file=sys.stderr)
             return EXIT_USAGE
+        except WorkersLost as err:  # a cluster failure, not a usage error: one line, exit 1
+            print(f"cubebench: error: {err}", file=sys.stderr)
+            return 1
         except sqlite3.DatabaseError as err:  # damage the checks at opening could not see
             run = getattr(args, "resume", None) or getattr(args, "run", None) or getattr(args, "out", None)
             print(f"cubebench: error: the run database{f' {run}' if run else ''} is damaged or unreadable: {err}",
@@ -211,12 +215,15 @@ def _resume(args: argparse.Namespace) -> Any:
         if getattr(args, flag):
             raise _UserError(f"--resume continues a run as it was configured; drop --{flag.replace('_', '-')}")
     return resume_run(Path(args.resume), retry_errors=args.retry_errors, limit=args.limit,
-                      concurrency=args.concurrency, progress=args.progress, argv=sys.argv[:])
+                      concurrency=args.concurrency, progress=args.progress, argv=sys.argv[:],
+                      backend=args.backend, ray_address=args.ray_address)
 
 
 def _start(args: argparse.Namespace) -> Any:
     if not args.suite or not args.agent:
         raise _UserError("run needs --suite and --agent (or --resume RUN)")
+    if args.ray_address and args.backend != "ray":
+        raise _UserError("--ray-address needs --backend ray")
     suite = _restricted(load_suite(args.suite), args)
     obs_format = args.obs_format or AgentSpec(args.agent).default_obs_format
     protocol = protocol_for(suite)
@@ -232,7 +239,7 @@ def _start(args: argparse.Namespace) -> Any:
         agent=agent,
         play=PlaySettings(obs_format=obs_format, store_images=not args.no_images, distance_budget_s=budget,
                           answer_protocol=args.protocol),
-        backend=args.backend, concurrency=args.concurrency or 1, ray_address=args.ray_address,
+        backend=args.backend or "local", concurrency=args.concurrency or 1, ray_address=args.ray_address,
         max_cost_usd=args.max_cost,
     )
     print(f"cubebench: run {path} (suite {suite.name}, agent {args.agent})", file=sys.stderr)
@@ -283,7 +290,7 @@ def _read_text(path: str | None, flag: str) -> str | None:
 
 
 RUN_USAGE = """cubebench run --suite NAME|FILE --agent SPEC [options]
-       cubebench run --resume RUN [--retry-errors] [--limit N] [--concurrency N]"""
+       cubebench run --resume RUN [--retry-errors] [--limit N] [--concurrency N] [--backend B] [--ray-address A]"""
 
 RUN_EXAMPLES = """examples:
   cubebench run --suite smoke --agent solver --out runs/smoke.sqlite       72 episodes in seconds, no API key
@@ -386,9 +393,11 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     running = p.add_argument_group("execution and output")
     running.add_argument("--concurrency", type=_count(1), default=None, metavar="N",
                          help="episodes played at once (threads for API agents; default 1)")
-    running.add_argument("--backend", choices=("local", "process", "ray"), default="local",
-                         help="local: in-process threads (default); process: a process pool; ray: a Ray cluster")
-    running.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local one)")
+    running.add_argument("--backend", choices=("local", "process", "ray"), default=None,
+                         help="local: in-process threads (default); process: a process pool; ray: a Ray cluster "
+                              "(with --resume: play the rest there instead of the run's own backend)")
+    running.add_argument("--ray-address", default=None,
+                         help="Ray cluster address (default: start a local one; with --resume: the run's own)")
     running.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                          help="show the progress bar (default: when stderr is a terminal)")
     running.add_argument("--quiet", action="store_true", help="no summary tables at the end")

@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .backends import BACKENDS, run_backend
+from .backends import BACKENDS, WorkersLost, run_backend
 from .execute import PlaySettings
 from .ladders import next_rounds
 from .multi_suites import MultiSuite
@@ -171,8 +171,13 @@ def start_run(suite: Suite | QuestionSuite | MultiSuite, config: RunConfig, path
 
 def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = None,
                concurrency: int | None = None, progress: bool | None = None,
-               argv: list[str] | None = None) -> RunOutcome:
-    """Play the unfinished episodes of an existing run (and its ``error`` ones with ``retry_errors``)."""
+               argv: list[str] | None = None, backend: str | None = None,
+               ray_address: str | None = None) -> RunOutcome:
+    """Play the unfinished episodes of an existing run (and its ``error`` ones with ``retry_errors``).
+
+    ``concurrency``, ``backend`` and ``ray_address`` replace the stored ones for this session only (a Ray run
+    killed with its cluster resumes on another cluster, or locally); where a record is played changes no
+    record, and the stored configuration stays as the run was started (each session keeps its command line)."""
     with open_run(path, check_records=False) as store:
         store.claim()  # before anything is retired or played: a driver still playing this run refuses us
         try:
@@ -182,6 +187,7 @@ def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = No
                                f"{type(err).__name__}: {err})") from None
         if concurrency is not None:
             config.concurrency = concurrency
+        _override_backend(config, backend, ray_address)
         damaged = store.retire_damaged()
         if damaged:
             keys = ", ".join(key for key, _ in damaged[:5]) + (", ..." if len(damaged) > 5 else "")
@@ -196,17 +202,33 @@ def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = No
         return execute(store, config, factory, limit=limit, progress=progress, argv=argv)
 
 
+def _override_backend(config: RunConfig, backend: str | None, ray_address: str | None) -> None:
+    """A resume's ``--backend`` / ``--ray-address`` in ``config``; an address without the ray backend is refused."""
+    if backend is not None:
+        if backend not in BACKENDS:
+            raise SuiteError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+        if backend != config.backend:
+            config.ray_address = None  # the stored address belongs to the stored backend
+        config.backend = backend
+    if ray_address is not None:
+        if config.backend != "ray":
+            raise SuiteError(f"--ray-address needs the ray backend, and this run's backend is {config.backend}: "
+                             "add --backend ray")
+        config.ray_address = ray_address
+
+
 def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit: int | None,
             progress: bool | None, argv: list[str] | None) -> RunOutcome:
     """Play the store's pending episodes; commit each as it finishes.  A suite with ladders plays in
     waves: after each, the ladders' next rounds are planned (:func:`~.ladders.next_rounds`) and played."""
-    suite = protocol_named(store.protocol).ladder_suite(store)
+    protocol = protocol_named(store.protocol)
+    suite = protocol.ladder_suite(store)
     if suite is not None:
         store.extend_plan(next_rounds(suite, store.plan(), store.rows()))
     planned, pending = len(store.plan()), len(store.pending())
     store.begin_session(list(argv if argv is not None else sys.argv))
     bar = Progress(planned, initial=planned - pending, enabled=progress,
-                   unit=protocol_named(store.protocol).unit,
+                   unit=protocol.unit,
                    spent=sum(row.cost_usd for row in store.rows()))  # the cap counts earlier sessions too
     started, outcome, played = time.perf_counter(), "complete", 0
     if config.backend == "local" and config.concurrency > 1:
@@ -234,6 +256,10 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
     except KeyboardInterrupt:
         outcome = "interrupted"
         raise
+    except WorkersLost as err:
+        outcome = f"failed: {err}"
+        raise WorkersLost(f"{err}; every finished {protocol.unit} is stored: resume with "
+                          f"`cubebench run --resume {store.path}`") from None
     except BaseException as err:
         outcome = f"failed: {type(err).__name__}: {err}"
         raise
@@ -242,7 +268,7 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
         store.end_session(outcome)
         factory.close()
     return RunOutcome(store.path, outcome, played, len(store.finished_keys()), len(store.plan()),
-                      time.perf_counter() - started, protocol_named(store.protocol).unit, planned)
+                      time.perf_counter() - started, protocol.unit, planned)
 
 
 def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: list[Spec], bar: Progress) -> int:
