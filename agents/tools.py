@@ -18,7 +18,7 @@ parameters and the texts models read about them are the registry's
   again), and otherwise says how many faces are still unseen.
 
 Each tool is the method ``_tool_<name>`` taking the registry's parameters
-(``tests/test_tool_registry.py`` holds them to it).
+(``tests/agents/test_tool_registry.py`` holds them to it).
 
 Every call is bounded on the host, whatever calls it (a parsed reply, code in
 the sandbox): a string argument longer than :data:`MAX_ARG_CHARS` is refused
@@ -54,7 +54,7 @@ MAX_ARG_CHARS = 4096
 _ROTATION_TOKENS = ROTATIONS.tokens()
 """What ``rotate`` takes: the registry's rotation tokens (x x' x2 y ...)."""
 
-# Slice and wide turns as face turns plus a rotation (identities checked in tests/test_engine.py).
+# Slice and wide turns as face turns plus a rotation (identities checked in tests/engine/test_engine.py).
 _EXPANSIONS = {
     "M": "R L' x'", "E": "U D' y'", "S": "F' B z",
     "r": "L x", "l": "R x'", "u": "D y", "d": "U y'", "f": "B z", "b": "F z'",

@@ -51,7 +51,7 @@ DESIGN_SHARE = BLIND_SHARE * 2 / 3
 20-instance set (what the suites play; it resolves 5 % to one instance) that happens to hold half again its
 share of the likeliest positions (the shipped quarter-turn depth-3 set holds 1.6 times its share)."""
 DEEP_ODDS: dict[str, float] = {"quarter": 1 / 2400, "half": 1 / 6075}
-"""The largest odds at depth 4 (enumerated over the radius-4 ball by tests/test_budgets.py, slow: 6-15 s),
+"""The largest odds at depth 4 (enumerated over the radius-4 ball by tests/engine/test_budgets.py, slow: 6-15 s),
 which stand in for every deeper depth (the odds fall with depth: 1/60, 1/480, 1/2400 in quarter turns)."""
 LONG_BUDGET: dict[str, int] = {"quarter": 40, "half": 30}
 """The cap: the budget of every depth the blind bound does not tighten (docs/environments.md, "Move budget")."""

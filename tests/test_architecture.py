@@ -241,8 +241,26 @@ def test_the_restatement_check_sees_a_tier_table(tmp_path: Path, monkeypatch: py
 
 def test_tests_import_their_helpers_from_helpers_not_conftest() -> None:
     """conftest.py holds fixtures, which pytest injects; helpers a test imports live in tests/helpers.py."""
-    importers = [p.name for p in sorted((ROOT / "tests").glob("*.py"))
+    importers = [p.name for p in sorted((ROOT / "tests").rglob("*.py"))
                  if any(isinstance(n, ast.ImportFrom) and n.module == "conftest"
                         or isinstance(n, ast.Import) and any(a.name == "conftest" for a in n.names)
                         for n in ast.walk(ast.parse(p.read_text())))]
     assert not importers, f"import these from helpers, not conftest: {importers}"
+
+
+TEST_FOLDERS = {"engine": "cube_env's engine, solvers, renderers, budgets and CLI", "tasks": "the question tests",
+                "envs": "the envs, the vector env and the multi-agent envs", "wrappers": "tiers and rewards",
+                "agents": "agents, tools, model clients, RL, the sandbox", "runner": "the runner and its scripts",
+                "bridges": "Inspect AI and verifiers"}
+"""The test folders, one per package of the layers (what each holds)."""
+
+
+def test_test_files_mirror_the_packages() -> None:
+    """Each test file sits in the folder of the package it tests; the top level keeps conftest, helpers and the
+    project-wide checks (architecture, docs, packaging, README)."""
+    folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and not p.name.startswith((".", "__"))}
+    assert folders == set(TEST_FOLDERS)
+    top = {p.name for p in (ROOT / "tests").glob("*.py")}
+    assert top == {"conftest.py", "helpers.py", "test_architecture.py", "test_docs_examples.py", "test_packaging.py",
+                   "test_readme_commands.py"}
+    assert all(any((ROOT / "tests" / f).glob("test_*.py")) for f in TEST_FOLDERS)

@@ -11,7 +11,7 @@ it works:
 * ``pip install`` lines may name only extras that ``pyproject.toml`` declares, and the system
   packages named are those ``.ci/run`` installs;
 * ``python -m pytest`` is this suite, and ``inspect eval`` is run against a local server by
-  ``tests/test_inspect_bridge.py``.
+  ``tests/bridges/test_inspect_bridge.py``.
 
 Every command found must fall in one of these classes (:func:`classify`), so a command added to the
 README cannot go unchecked.

@@ -5,7 +5,7 @@ its name in suites and records, the env it is, its seats in turn order, what eac
 (the role prompts of model seats), the seats an agent may take alone, whether the seats talk, what
 the start is, and the env's default budgets.  The envs (``cubebench.envs.multi``) take their name,
 seats and defaults from it; the runner's suites, plans and records, the scripted teams and the model
-seats' prompts read it; ``tests/test_games_table.py`` ties each row to its env.
+seats' prompts read it; ``tests/envs/test_games_table.py`` ties each row to its env.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ Sub-environment ``i`` is *exactly* ``make_cube_env(tier, ...)`` seeded with
 the kernel draws its scrambles from that generator's bit stream as
 :func:`cubebench.engine.scramble.scramble` does, so
 scrambles, and hence whole trajectories including autoresets, are the same
-bit for bit (``tests/test_vector_env.py`` checks it against ``SyncVectorEnv``).
+bit for bit (``tests/envs/test_vector_env.py`` checks it against ``SyncVectorEnv``).
 Generators other than :class:`~cubebench.generators.ScrambleGenerator` (the
 certified curriculum, custom ones) are called from Python, per reset, with
 the same per-env generator: exact as well, slower only on reset steps.

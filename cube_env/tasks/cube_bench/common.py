@@ -111,7 +111,7 @@ def paired_options(rng: np.random.Generator, correct: str, after: dict[str, int]
     one-coloured face" chose right 0.64 of the time at depth 1.  Its opposite face carries alike counts
     (a turn of a side face changes a line of both), and two options on each face leave the faces' colour
     counts no clue to which pair holds the answer (nor the options' form: at depth 1 the correct face's
-    pair has the turn types of a random pair of turns, tests/test_fairness.py).  ``None`` when the correct
+    pair has the turn types of a random pair of turns, tests/tasks/test_fairness.py).  ``None`` when the correct
     face has no other non-progress turn or the opposite face fewer than two (the caller falls back to
     :func:`draw`)."""
     face = correct[0]

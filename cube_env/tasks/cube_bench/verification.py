@@ -19,7 +19,7 @@ question is one of three wordings, each with its reversal (:data:`QUESTIONS`), b
 so the Yes/No prior is even per template; the grid is written in one of three forms (letters, colour words, rows
 named), balanced per truth; the introduction is one of three.  A comparator blind to the reversal (answering
 whether the grid matches, whatever was asked) lands at balanced accuracy 0.5, and no wording or grid form tells
-Yes from No (tests/test_fairness.py).
+Yes from No (tests/tasks/test_fairness.py).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ trick a clever model could try, played on the full ``cube-bench`` suite's items,
   option-string rule (turn types); abstaining always (or stating a low confidence under the gate) earns TA 0 and
   APA 0.25, whatever the choice would have been.
 
-``python tests/test_fairness_controls.py`` prints the figures docs/cube-bench.md quotes (about 30 s).
+``python tests/tasks/test_fairness_controls.py`` prints the figures docs/cube-bench.md quotes (about 30 s).
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ def test_bad_input_exits_2_with_the_engine_message(capsys: pytest.CaptureFixture
 
 @pytest.mark.slow
 def test_instances_verify_flags_a_wrong_distance(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    shipped = Path(__file__).resolve().parents[1] / "benchmarks" / "instances" / "half-d04-n20.jsonl"
+    shipped = Path(__file__).resolve().parents[2] / "benchmarks" / "instances" / "half-d04-n20.jsonl"
     assert main(["instances", "verify", str(shipped)]) == 0
     lines = shipped.read_text().splitlines()
     lines[2] = lines[2].replace('"distance": 4', '"distance": 5')

@@ -34,7 +34,7 @@ from cubebench.engine.state import to_colour_string, to_facelets  # noqa: E402
 from cubebench.shipped import largest_instance_file  # noqa: E402
 from test_inspect_bridge import undo  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 INSPECT = str(Path(sys.executable).with_name("inspect"))
 
 

@@ -27,7 +27,7 @@ NEEDS_TABLES = pytest.mark.slow
 """Tests that load the big pruning tables (1.7 GB, minutes to build on a fresh machine): kept out of the
 fast default run, run by CI with ``-m slow``."""
 
-INSTANCES = __import__("pathlib").Path(__file__).resolve().parents[1] / "benchmarks" / "instances"
+INSTANCES = __import__("pathlib").Path(__file__).resolve().parents[2] / "benchmarks" / "instances"
 SUPERFLIP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"
 QUARTER = [MOVE_INDEX[m] for m in ("U", "U'", "D", "D'", "L", "L'", "R", "R'", "F", "F'", "B", "B'")]
 HALF = list(range(18))

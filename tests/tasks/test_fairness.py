@@ -15,7 +15,7 @@ colours, never the gold) and decides by a rule that never simulates a move:
   distractors were any three moves) and "Yes when the text holds the image face's colours" on verification
   (balanced accuracy 0.75 when move negatives could bring new colours in).
 
-``python tests/test_fairness.py`` prints every agent's score on the full suites (the figures in
+``python tests/tasks/test_fairness.py`` prints every agent's score on the full suites (the figures in
 docs/cube-bench.md and docs/inf-bench.md, "What a model cannot exploit").
 """
 

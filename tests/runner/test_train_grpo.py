@@ -17,7 +17,7 @@ import pytest
 
 from helpers import needs
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "train_grpo.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "train_grpo.py"
 
 
 def _module():  # type: ignore[no-untyped-def]

@@ -32,7 +32,7 @@ from cubebench.agents.sandbox import (ALL_LAYERS, FAIRNESS_LAYERS, ExecResult, S
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
 
 KiB, MiB = 1024, 1024 * 1024
-PROJECT = Path(__file__).resolve().parents[1]
+PROJECT = Path(__file__).resolve().parents[2]
 LIMITS = SandboxLimits(cpu_seconds=2, wall_seconds=3, kill_grace_seconds=0.5, memory_bytes=192 * MiB,
                        max_output_chars=500, file_size_bytes=64 * KiB, disk_bytes=1 * MiB,
                        max_files=64, max_open_files=32)

@@ -21,7 +21,7 @@ from cubebench.runner.question_report import cell_metrics, question_cells
 from cubebench.runner.store import open_run
 from helpers import needs
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = REPO / "benchmarks" / "runner" / "published"
 
 

@@ -313,7 +313,7 @@ def test_true_distances_are_recorded_with_a_budget(tmp_path: Path) -> None:
     """``--distance-budget`` records the exact distance at the start and after every step.
 
     Slow: it needs the exact solver's quarter-turn tables (1.7 GB with the half-turn ones), which it
-    builds when the cache lacks them; in CI's ``-m slow`` job tests/test_optimal_solver.py has built them.
+    builds when the cache lacks them; in CI's ``-m slow`` job tests/engine/test_optimal_solver.py has built them.
     """
     from cubebench.runner.run import optimal_tables_ready
     from cubebench.solver.optimal import ensure_tables

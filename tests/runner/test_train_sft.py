@@ -17,7 +17,7 @@ from helpers import needs
 
 pytestmark = [pytest.mark.slow, needs("trl", "peft", "transformers", "datasets")]
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "train_sft.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "train_sft.py"
 
 
 def train(out: Path, base: Path, steps: int) -> subprocess.CompletedProcess[str]:

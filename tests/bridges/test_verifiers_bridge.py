@@ -396,7 +396,7 @@ def test_the_split_argument_belongs_to_the_installed_api() -> None:
 
 def docs_example(api: str) -> str:
     """The Python example of docs/ecosystem.md for verifiers ``api`` (its first line: ``# verifiers 0.4``)."""
-    text = (Path(__file__).resolve().parents[1] / "docs" / "ecosystem.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "docs" / "ecosystem.md").read_text(encoding="utf-8")
     blocks = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if b.startswith(f"# verifiers {api}\n")]
     assert len(blocks) == 1, f"docs/ecosystem.md has {len(blocks)} examples for verifiers {api}"
     return blocks[0]

@@ -39,7 +39,7 @@ from cubebench.runner.suite_fields import SuiteError  # noqa: E402
 from cubebench.bridges.inspect.params import episode_suite, question_suite  # noqa: E402
 from cubebench.shipped import largest_instance_file  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 USAGE = ModelUsage(input_tokens=7, output_tokens=3, total_tokens=10)
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from helpers import extra_reason
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """Cube Bench's fairness-control variants (issue 24; the paper's B.1.2, B.2.2, B.6.2): how they are chosen, asked,
-parsed, stored and reported.  What a model cannot exploit in them is tests/test_fairness_controls.py."""
+parsed, stored and reported.  What a model cannot exploit in them is tests/tasks/test_fairness_controls.py."""
 
 from __future__ import annotations
 

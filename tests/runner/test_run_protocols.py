@@ -16,7 +16,7 @@ from cubebench.runner.question_suites import QuestionSuite
 from cubebench.runner.store import PROTOCOLS as STORED
 from cubebench.runner.suites import Suite, SuiteError, load_suite
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NAMES = {Suite.protocol, QuestionSuite.protocol, MultiSuite.protocol}
 
 
