@@ -6,7 +6,8 @@
 The data are ``cubebench export-tasks --kind sft --starts training`` traces (symbolic text tier, ReAct, the
 shipped prompt): whole conversations of the ReAct agent solving positions drawn apart from every
 evaluation start (``cubebench.runner.training_starts``; depths 1 and 2 have none left, so the default is
-3 to 6, whose traces pass through shallower positions on the way).  Each assistant turn is one example:
+3 and 4, the depths of exp1's short horizon that have training starts, whose traces pass through shallower
+positions on the way; exp1's other depths, 8 and up, can be added with ``--depths``).  Each assistant turn is one example:
 the conversation so far as the prompt, the turn as the completion, the loss on the completion only.
 Training stops after ``--steps`` optimizer steps; a checkpoint is kept every ``--save-steps`` under
 ``OUT/checkpoints`` and a rerun with the same ``--out`` resumes from the last one.  The result is a LoRA
@@ -24,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-DEFAULT_DEPTHS = (3, 4, 5, 6)
+DEFAULT_DEPTHS = (3, 4)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

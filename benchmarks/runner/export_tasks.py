@@ -112,7 +112,7 @@ def export_tasks(request: ExportRequest) -> ExportSummary:
     summary = ExportSummary()
     out = _out_folder(request)
     images = _ImageSink(request.images, out)
-    rows = _item_rows(request, images, summary) if request.kind == "items" else _episode_rows(request, images)
+    rows = _item_rows(request, images, summary) if request.kind == "items" else _episode_rows(request, images, summary)
     with _SplitWriter(out, request.format, pngs=request.images == "bytes") as writer:
         for row in rows:
             writer.add(row)
@@ -237,7 +237,7 @@ def certified_instance(spec: EpisodeSpec) -> Instance:
     return instance
 
 
-def episode_starts(request: ExportRequest) -> list[tuple[EpisodeSpec, Instance]]:
+def episode_starts(request: ExportRequest, notes: list[str] | None = None) -> list[tuple[EpisodeSpec, Instance]]:
     """Each planned episode with the instance it starts from: the suite's certified ones, or (``--starts
     training``) as many training starts per depth as ``--instances`` asks, played in the suite's cells."""
     specs = episode_specs(request)
@@ -248,7 +248,11 @@ def episode_starts(request: ExportRequest) -> list[tuple[EpisodeSpec, Instance]]
     pairs = []
     try:
         for depth, template in sorted(templates.items()):
-            for instance in training_instances(template.metric, depth, count, seed=request.seed):
+            found = training_instances(template.metric, depth, count, seed=request.seed, at_most=True)
+            if len(found) < count and notes is not None:
+                notes.append(f"depth {depth}: only {len(found)} training start(s) exist apart from the evaluation "
+                             f"sets (asked {count}); all of them are exported")
+            for instance in found:
                 key = f"train/{episode_key(template.tier, depth, instance.index, template.reward, template.setting)}"
                 pairs.append((replace(template, key=key, instance=instance.index, source=SOURCE,
                                       reset_options={"state": instance.state}, certified_distance=depth), instance))
@@ -258,10 +262,10 @@ def episode_starts(request: ExportRequest) -> list[tuple[EpisodeSpec, Instance]]
     return pairs
 
 
-def _episode_rows(request: ExportRequest, images: "_ImageSink") -> Iterator[dict[str, Any]]:
+def _episode_rows(request: ExportRequest, images: "_ImageSink", summary: "ExportSummary") -> Iterator[dict[str, Any]]:
     settings = PlaySettings(obs_format=request.obs_format or "text", store_images=False)
     text_only = (request.tier or "symbolic") == "symbolic" or settings.obs_format == "text"
-    for spec, instance in episode_starts(request):
+    for spec, instance in episode_starts(request, summary.notes):
         solution = optimal_solution(instance)
         replies = trace_replies(spec.tier, instance.state, solution, spec.metric, spec.max_steps)
         messages, record = play_trace(spec, settings, replies)

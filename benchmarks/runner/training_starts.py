@@ -76,9 +76,11 @@ def heldout_keys() -> frozenset[str]:
                      for instance in load_instance_file(path))
 
 
-def training_instances(metric: str, depth: int, count: int, seed: int = 0) -> list[Instance]:
+def training_instances(metric: str, depth: int, count: int, seed: int = 0, *, at_most: bool = False) -> list[Instance]:
     """``count`` training starts at exact distance ``depth``, none of them a shipped start or a rotation of
-    one, all distinct up to rotation; deterministic in ``(metric, depth, seed)``."""
+    one, all distinct up to rotation; deterministic in ``(metric, depth, seed)``.  Fewer exist at the shallow
+    depths (none at 1 and 2, 4 at quarter-turn depth 3): :class:`TrainingStartError`, or with ``at_most`` the
+    ones there are (none is still an error)."""
     metric = check_metric(metric)
     if not 1 <= depth <= MAX_TRAINING_DEPTH[metric]:
         raise TrainingStartError(f"training starts are labelled exactly up to {MAX_TRAINING_DEPTH[metric]} "
@@ -99,7 +101,7 @@ def training_instances(metric: str, depth: int, count: int, seed: int = 0) -> li
         found.append(Instance(index=len(found), seed=seed, scramble=invert_sequence(oracle_solution(array, metric)),
                               state=state, distance=depth, metric=metric, solver_version="distance-oracle",
                               source=SOURCE))
-    if len(found) == count:
+    if len(found) == count or (at_most and found):
         return found
     raise TrainingStartError(f"only {len(found)} new {metric}-turn positions at depth {depth} apart from the "
                              f"evaluation sets were found; ask for fewer than {count}")

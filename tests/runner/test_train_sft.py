@@ -15,7 +15,7 @@ import pytest
 
 from helpers import needs
 
-pytestmark = [pytest.mark.slow, needs("trl", "peft", "transformers", "datasets")]
+TRAINING = ("trl", "peft", "transformers", "datasets")
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "train_sft.py"
 
@@ -27,6 +27,8 @@ def train(out: Path, base: Path, steps: int) -> subprocess.CompletedProcess[str]
                           capture_output=True, text=True, timeout=900, check=False)
 
 
+@pytest.mark.slow
+@needs(*TRAINING)
 def test_a_few_sft_steps_lower_the_loss_resume_and_the_adapter_plays(tmp_path: Path) -> None:
     from cubebench.agents.llm.tiny_model import build_tiny_chat_model
     from cubebench.runner.cli import main
@@ -50,6 +52,8 @@ def test_a_few_sft_steps_lower_the_loss_resume_and_the_adapter_plays(tmp_path: P
     assert record.output_tokens > 0 and record.steps[0].model_log[0]["provider"] == "hf"
 
 
+@pytest.mark.slow
+@needs(*TRAINING)
 def test_certified_starts_are_refused_as_training_data(tmp_path: Path) -> None:
     from cubebench.runner.export_tasks import ExportRequest, export_tasks
 
@@ -57,3 +61,17 @@ def test_certified_starts_are_refused_as_training_data(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path / "a"), "--data", str(tmp_path / "eval")],
                          capture_output=True, text=True, timeout=300, check=False)
     assert out.returncode == 2 and "evaluation sets" in out.stderr.strip().splitlines()[-1]
+
+
+def test_the_default_depths_are_depths_the_export_can_draw() -> None:
+    """The script exports its data from exp1's cells: every default depth must be one of them (5 and 6 were not)."""
+    import importlib.util
+
+    from cubebench.runner import load_suite
+
+    spec = importlib.util.spec_from_file_location("train_sft", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert set(module.DEFAULT_DEPTHS) <= set(load_suite("exp1").depths)
+    assert module.parse_args(["--out", "x"]).depths == "3,4"

@@ -121,3 +121,17 @@ def test_an_evaluation_start_seen_from_another_side_is_refused() -> None:
     for twin in sorted(twins)[:3]:
         with pytest.raises(TrainingStartError, match="is an evaluation start"):
             check_apart([twin])
+
+
+def test_an_export_takes_every_training_start_a_shallow_depth_has_and_says_so(tmp_path: Path) -> None:
+    """Depth 3 has 4 training starts: asking 6 per depth exports those 4 and 6 at depth 4, with a note (the SFT
+    script's defaults ask 150 at depths 3 and 4, and must not stop there)."""
+    from cubebench.runner.export_tasks import ExportRequest, export_tasks
+
+    summary = export_tasks(ExportRequest(kind="sft", out=tmp_path / "sft", starts="training", depths=(3, 4),
+                                         instances=6, train_fraction=1.0))
+    rows = [json.loads(line) for line in (tmp_path / "sft" / "train.jsonl").read_text().splitlines()]
+    assert sorted(r["depth"] for r in rows) == [3] * 4 + [4] * 6
+    assert any("depth 3: only 4 training start(s)" in note for note in summary.notes)
+    with pytest.raises(TrainingStartError, match="only 0 new"):
+        training_instances("quarter", 2, 1, at_most=True)
