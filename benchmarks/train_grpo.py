@@ -113,7 +113,7 @@ def load_policy(args: argparse.Namespace) -> Any:
     from peft import LoraConfig, PeftModel, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from cubebench.agents.llm.hf import HFModel, model_files
+    from cubebench.agents.llm.hf import HFModel, model_files, trainable
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -124,7 +124,8 @@ def load_policy(args: argparse.Namespace) -> Any:
         base = resolve_base(args.base)
     folder, options = model_files(base)
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **options)
-    model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch.float32, **options)
+    model = trainable(AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch.float32,
+                                                           **options))
     if start is not None:
         model = PeftModel.from_pretrained(model, start, is_trainable=True)
     else:

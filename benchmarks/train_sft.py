@@ -115,13 +115,14 @@ def train(args: argparse.Namespace, base: Path, examples: list[dict[str, Any]]) 
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
-    from cubebench.agents.llm.hf import model_files
+    from cubebench.agents.llm.hf import model_files, trainable
 
     if args.threads:
         torch.set_num_threads(args.threads)
     folder, options = model_files(base)
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **options)
-    model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch.float32, **options)
+    model = trainable(AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch.float32,
+                                                           **options))
     config = SFTConfig(output_dir=str(args.out / "checkpoints"), max_steps=args.steps,
                        per_device_train_batch_size=args.batch_size, gradient_accumulation_steps=args.grad_accum,
                        learning_rate=args.lr, lr_scheduler_type="cosine", warmup_steps=min(10, args.steps // 10),

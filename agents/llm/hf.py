@@ -27,7 +27,7 @@ from .client import ModelClient, _Result
 from .messages import Message
 from .reply import ModelError
 
-__all__ = ["HFModelClient", "HFModelUnavailable", "HF_HINT", "load_hf_model", "model_files", "parse_hf_spec"]
+__all__ = ["HFModelClient", "HFModelUnavailable", "HF_HINT", "load_hf_model", "model_files", "parse_hf_spec", "trainable"]
 
 HF_HINT = "pip install 'cubebench[hf]'"
 ADAPTER_SEPARATOR = "::"
@@ -121,6 +121,20 @@ def model_files(path: Path) -> tuple[Path, dict[str, Any]]:
         raise HFModelUnavailable(f"hf: {path} has no config.json: give a model folder as save_pretrained writes it, "
                                  "a .gguf file or a LoRA adapter folder")
     return path, {}
+
+
+def trainable(model: Any) -> Any:
+    """``model`` ready to train: transformers dequantizes a GGUF file's weights to float32 as it loads them, but
+    the model still says it is quantized, and its Trainer refuses it; those marks are dropped (the weights are
+    plain float tensors).  Any other model is returned as it is."""
+    quantizer = getattr(model, "hf_quantizer", None)
+    method = getattr(getattr(quantizer, "quantization_config", None), "quant_method", None)
+    if quantizer is not None and str(getattr(method, "value", method)) == "gguf":
+        model.hf_quantizer = None
+        model.is_quantized = False
+        if getattr(model.config, "quantization_config", None) is not None:
+            del model.config.quantization_config
+    return model
 
 
 def _adapter_base(adapter: Path) -> Path:
