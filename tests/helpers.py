@@ -4,6 +4,8 @@ from notation, and skips for optional extras.  Fixtures stay in conftest.py, whi
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -87,3 +89,37 @@ sys.exit(main(sys.argv[1:]))
 """A ``cubebench`` command line (``python driver.py run ...``) whose random agent stops inside the episode after
 ``$HANG_AFTER`` stored ones: it touches ``$MARK`` and waits there until ``$RELEASE`` exists (without
 ``RELEASE``, until the test signals or kills it)."""
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """Run ``cubebench ARGV``; assert exit 2, one stderr line naming an error, no traceback, nothing on stdout; the
+    line."""
+    from cubebench.runner.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as end:
+        code = end.code
+    out, err = capsys.readouterr()
+    assert code == 2, (argv, code, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, f"{argv}: {err}"
+    assert "Traceback" not in err and "error" in lines[0]
+    assert out == "", f"{argv} printed before failing: {out[:200]}"
+    return lines[0]
+
+
+def comparable_records(db: Path) -> dict[str, dict[str, Any]]:
+    """Every record of a run as a dict, its wall-clock times left out (the one thing a backend or a resume may
+    change)."""
+    from cubebench.runner.store import open_run
+
+    with open_run(db) as store:
+        out = {}
+        for key, record in store.records():
+            data = record.to_dict()
+            data.pop("wall_s")
+            for step in data["steps"]:
+                step.pop("latency_s")
+            out[key] = data
+        return out

@@ -38,15 +38,12 @@ from .suites import Suite, SuiteError
 
 @dataclass(frozen=True)
 class PlannedSpec:
-    """What every plan row has: the name of its protocol, its JSON form and its cell in the store's summary."""
+    """What every plan row has: the name of its protocol and its JSON form.  Each kind also has ``cell()``: its
+    store summary columns tier, depth, instance, reward, setting, horizon (each protocol's meaning of them: the
+    store's module docstring)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-    def cell(self) -> tuple[str, int, int, str, str, str]:
-        """The store's summary columns tier, depth, instance, reward, setting, horizon (each protocol's meaning
-        of them: the store's module docstring)."""
-        raise NotImplementedError
 
     protocol: ClassVar[str]
     """The name of the protocol that plays it (its suite class's ``protocol``)."""

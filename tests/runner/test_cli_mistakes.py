@@ -17,7 +17,7 @@ import pytest
 import cubebench.solver.optimal.tables as tables
 from cubebench.runner import run as run_module
 from cubebench.runner.cli import build_parser, main
-from helpers import missing
+from helpers import missing, one_line_error
 
 
 def _no_tables(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -29,20 +29,6 @@ def _no_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(run_module, "optimal_tables_ready", lambda metric: False)
     monkeypatch.setattr("cubebench.runner.play.optimal_tables_ready", lambda metric: False)
 
-
-def one_line_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    """Run ``cubebench ARGV``; assert exit 2, one stderr line, no traceback, nothing on stdout; the line."""
-    try:
-        code = main(list(argv))
-    except SystemExit as end:
-        code = end.code
-    out, err = capsys.readouterr()
-    assert code == 2, (argv, code, err)
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, f"{argv}: {err}"
-    assert "Traceback" not in err and "error" in lines[0]
-    assert out == "", f"{argv} printed before failing: {out[:200]}"
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

@@ -48,11 +48,11 @@ import time
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import pytest
 
-from helpers import needs
+from helpers import needs, comparable_records
 from cubebench.runner.cli import main
 from cubebench.runner.store import open_run
 
@@ -229,18 +229,6 @@ def _not_loopback(pids: set[int]) -> list[tuple[int, str, str, str, str]]:
 
 
 # --- runs -------------------------------------------------------------------------------------
-def _comparable(db: Path) -> dict[str, dict[str, Any]]:
-    """Every record of a run as a dict, its wall-clock times left out (the one thing a backend may change)."""
-    with open_run(db) as store:
-        out = {}
-        for key, record in store.records():
-            data = record.to_dict()
-            data.pop("wall_s")
-            for step in data["steps"]:
-                step.pop("latency_s")
-            out[key] = data
-        return out
-
 
 def _keys(db: Path) -> tuple[list[str], list[str]]:
     """The plan's keys in order, and the stored episodes' keys in storage order (each row once)."""
@@ -299,7 +287,7 @@ def test_a_driver_killed_mid_run_resumes_to_the_inline_run(cluster: Cluster, tmp
     plan, stored = _keys(remote)
     assert plan == _keys(inline)[0]  # the same plan (a ladder's rounds included)
     assert sorted(stored) == sorted(set(stored)) == sorted(plan)  # nothing lost, nothing stored twice
-    assert _comparable(remote) == _comparable(inline)  # nothing changed
+    assert comparable_records(remote) == comparable_records(inline)  # nothing changed
     with open_run(remote) as store:
         assert store.get_meta("config")["backend"] == "ray"
         assert [s["outcome"] for s in store.sessions()] == [None, "complete"]  # killed, then resumed
@@ -323,7 +311,7 @@ def test_a_run_started_inline_resumes_on_the_cluster_it_names(cluster: Cluster, 
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     plan, stored = _keys(moved)
     assert sorted(stored) == sorted(set(stored)) == sorted(plan)
-    assert _comparable(moved) == _comparable(inline)
+    assert comparable_records(moved) == comparable_records(inline)
     assert sum(cluster.tasks_played()) > played_before  # played on the cluster (the inline part was not)
     with open_run(moved) as store:
         assert store.get_meta("config")["backend"] == "local"
@@ -393,7 +381,7 @@ def test_an_episode_whose_ray_worker_dies_is_played_again_or_left_for_the_resume
         assert resumed.returncode == 0, resumed.stderr[-3000:]
     plan, stored = _keys(remote)
     assert sorted(stored) == sorted(set(stored)) == sorted(plan)
-    assert _comparable(remote) == _comparable(inline)
+    assert comparable_records(remote) == comparable_records(inline)
 
 
 @pytest.mark.slow
@@ -421,4 +409,4 @@ def test_without_an_address_the_driver_starts_a_local_cluster_and_leaves_nothing
     finally:
         _stop([driver.pid])
         shutil.rmtree(ray_tmp, ignore_errors=True)
-    assert _comparable(remote) == _comparable(inline)
+    assert comparable_records(remote) == comparable_records(inline)

@@ -30,7 +30,7 @@ import pytest
 
 from cubebench.runner.store import open_run
 from cubebench.runner.cli import main
-from helpers import HANGING_DRIVER
+from helpers import HANGING_DRIVER, comparable_records
 
 SUITE = {"name": "resume", "tiers": ["symbolic", "face"], "depths": [1, 2, 3, 8], "instances": 3,
          "rewards": ["none"], "tool_settings": ["basic", "standard", "ideal"]}
@@ -143,17 +143,6 @@ def test_a_kill_while_the_run_is_created_leaves_no_run_and_the_same_out_starts_o
 SMALL = ["--suite", "smoke", "--tiers", "symbolic", "--depths", "1,3", "--distance-budget", "0", "--agent", "random"]
 
 
-def _records(db: Path) -> dict[str, dict]:
-    with open_run(db) as store:
-        out = {}
-        for key, record in store.records():
-            data = record.to_dict()
-            data.pop("wall_s")
-            for step in data["steps"]:
-                step.pop("latency_s")
-            out[key] = data
-        return out
-
 
 def test_a_resume_plays_on_the_backend_it_names_and_keeps_the_stored_configuration(tmp_path: Path, monkeypatch) -> None:
     from cubebench.runner import run as run_module
@@ -172,7 +161,7 @@ def test_a_resume_plays_on_the_backend_it_names_and_keeps_the_stored_configurati
     assert main(["run", "--resume", str(partial), "--backend", "process", "--concurrency", "2", "--no-progress",
                  "--quiet"]) == 0
     assert used == [("process", 2, None)]
-    assert _records(partial) == _records(inline)  # nothing lost, duplicated or changed
+    assert comparable_records(partial) == comparable_records(inline)  # nothing lost, duplicated or changed
     with open_run(partial) as store:
         assert store.get_meta("config")["backend"] == "local"  # the run as started
         assert [s["outcome"] for s in store.sessions()] == ["partial: --limit 3", "complete"]

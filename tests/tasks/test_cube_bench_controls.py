@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import one_line_error
 from cubebench.runner.cli import main
 from cubebench.runner.question_suites import question_suite_from_dict, restrict_questions
 from cubebench.runner.suite_fields import SuiteError
@@ -19,16 +20,6 @@ from cubebench.tasks.parsing import ConfidenceForm, LetterForm
 from cubebench.tasks.items import ParseFailure
 from cubebench.tasks.registry import TESTS
 
-
-def one_line_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    try:
-        code = main(list(argv))
-    except SystemExit as end:
-        code = end.code
-    out, err = capsys.readouterr()
-    assert code == 2, (argv, code, err)
-    assert out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
-    return err.strip()
 
 
 # --- choosing variants ---------------------------------------------------------------------------------------------
