@@ -8,8 +8,8 @@ so each figure has its baseline beside it:
 - **training step**: one optimizer step of ``--batch`` policy examples with a rank-16 LoRA on every linear
   layer, in float32 and under bfloat16 autocast, the median of ``--steps`` after a warm-up step;
 - **a move**: ``--prompts`` policy prompts answered one at a time (greedy, as the agent asks) and in batches
-  of ``--batch-moves`` through :class:`~cubebench.agents.llm.hf_batch.BatchedGenerator`; the ratio is the
-  speed-up the runner's concurrent episodes get.
+  of ``--batch-moves`` through :class:`~cubebench.agents.llm.hf_batch.BatchedGenerator`, in float32 and under
+  bfloat16 autocast; the ratio is the speed-up the runner's concurrent episodes get.
 
     python benchmarks/bench_policy.py [--threads 2] [--steps 3] [--prompts 32]
 
@@ -107,8 +107,9 @@ def train_step(model: Any, tokenizer: Any, batch: int, steps: int, mode: str) ->
     return round(statistics.median(times[1:]), 2)
 
 
-def moves(model: Any, tokenizer: Any, prompts: int, batch: int) -> dict[str, float]:
-    """Seconds per move answered alone and in batches of ``batch`` (greedy, the agent's token limit)."""
+def moves(model: Any, tokenizer: Any, prompts: int, batch: int) -> dict[str, dict[str, float]]:
+    """Seconds per move answered alone and in batches of ``batch`` (greedy, the agent's token limit), in float32
+    and under bfloat16 autocast."""
     from cubebench.agents.llm.hf_batch import BatchedGenerator, GenerationRequest
     from cubebench.agents.policy import POLICY_MAX_TOKENS
 
@@ -116,17 +117,21 @@ def moves(model: Any, tokenizer: Any, prompts: int, batch: int) -> dict[str, flo
     encoder, positions = _examples(tokenizer)
     requests = [GenerationRequest(ids=tuple(encoder.prompt(p.facelets)), max_new_tokens=POLICY_MAX_TOKENS)
                 for p in (positions * 4)[:prompts]]
-    generator = BatchedGenerator(model, tokenizer, "cpu", threading.Lock())
-    generator.run_batch(requests[:1])  # warm-up
-    t0 = time.perf_counter()
-    for request in requests:
-        generator.run_batch([request])
-    alone = (time.perf_counter() - t0) / len(requests)
-    t0 = time.perf_counter()
-    for start in range(0, len(requests), batch):
-        generator.run_batch(requests[start:start + batch])
-    batched = (time.perf_counter() - t0) / len(requests)
-    return {"alone": round(alone, 3), f"batch_{batch}": round(batched, 3), "speedup": round(alone / batched, 2)}
+    out = {}
+    for precision in ("fp32", "bf16"):
+        generator = BatchedGenerator(model, tokenizer, "cpu", threading.Lock(), precision=precision)
+        generator.run_batch(requests[:1])  # warm-up
+        t0 = time.perf_counter()
+        for request in requests:
+            generator.run_batch([request])
+        alone = (time.perf_counter() - t0) / len(requests)
+        t0 = time.perf_counter()
+        for start in range(0, len(requests), batch):
+            generator.run_batch(requests[start:start + batch])
+        batched = (time.perf_counter() - t0) / len(requests)
+        out[precision] = {"alone": round(alone, 3), f"batch_{batch}": round(batched, 3),
+                          "speedup": round(alone / batched, 2)}
+    return out
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ file is one line at once.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .client import ModelClient, _Result
-from .hf_batch import BatchedGenerator, GenerationRequest, eos_ids
+from .hf_batch import BatchedGenerator, GenerationRequest, eos_ids, native_bf16
 from .hf_files import (ADAPTER_SEPARATOR, HF_HINT, HFModelUnavailable, ModelPaths, model_paths, one_line)
 from .messages import Message
 from .reply import ModelError
@@ -46,7 +47,24 @@ class HFModel:
     generator: BatchedGenerator = field(init=False)
 
     def __post_init__(self) -> None:
-        self.generator = BatchedGenerator(self.model, self.tokenizer, self.device, self.lock)
+        self.generator = BatchedGenerator(self.model, self.tokenizer, self.device, self.lock,
+                                          precision=inference_precision(self.device))
+
+
+PRECISION_ENV = "CUBEBENCH_HF_PRECISION"
+"""``fp32``, ``bf16`` or ``auto`` (the default): the precision of an in-process model's matrix products."""
+
+
+def inference_precision(device: str) -> str:
+    """``bf16`` (autocast over the float32 weights) on a CPU that multiplies bfloat16 natively, else ``fp32``;
+    ``$CUBEBENCH_HF_PRECISION`` pins either (replies can differ in the last digits, so a comparison across
+    machines may want ``fp32`` everywhere)."""
+    asked = os.environ.get(PRECISION_ENV, "auto").strip().lower() or "auto"
+    if asked not in ("auto", "fp32", "bf16"):
+        raise HFModelUnavailable(f"hf: ${PRECISION_ENV} is auto, fp32 or bf16, not {asked!r}")
+    if asked != "auto":
+        return asked
+    return "bf16" if device == "cpu" and native_bf16() else "fp32"
 
 
 def parse_hf_spec(rest: str) -> tuple[str, str | None]:
@@ -171,7 +189,8 @@ class HFModelClient(ModelClient):
         except (RuntimeError, ValueError) as err:
             raise ModelError(f"hf: generation failed: {one_line(err)}", kind="error") from None
         text, finish = self._decoded(new, request)
-        body = {"text": text, "finish_reason": finish, "generate_s": round(time.monotonic() - started, 3)}
+        body = {"text": text, "finish_reason": finish, "generate_s": round(time.monotonic() - started, 3),
+                "precision": self.loaded.generator.precision}
         return _Result(text=text, finish_reason=finish, input_tokens=n_in, output_tokens=len(new), status=200,
                        body=body)
 

@@ -20,9 +20,10 @@ import threading
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-__all__ = ["GenerationRequest", "BatchedGenerator", "eos_ids"]
+__all__ = ["GenerationRequest", "BatchedGenerator", "eos_ids", "native_bf16"]
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,11 @@ class BatchedGenerator:
     every forward pass, so a trainer sharing the model (GRPO) can take it between rollouts."""
 
     def __init__(self, model: Any, tokenizer: Any, device: str, lock: threading.Lock, *, max_batch: int = 32,
-                 linger_s: float = 0.05) -> None:
+                 linger_s: float = 0.05, precision: str = "fp32") -> None:
         self.model, self.tokenizer, self.device, self.lock = model, tokenizer, device, lock
         self.max_batch, self.linger_s = max_batch, linger_s
+        self.precision = precision
+        """``fp32``, or ``bf16``: matrix products under bfloat16 autocast (:func:`native_bf16`)."""
         self._queue: queue.Queue[tuple[GenerationRequest, Future]] = queue.Queue()
         self._sessions = 0
         self._count = threading.Lock()
@@ -126,7 +129,8 @@ class BatchedGenerator:
             mask[row, width - len(request.ids):] = 1
         first = requests[0]
         options = self._options(first, max(r.max_new_tokens for r in requests), pad)
-        with self.lock, torch.inference_mode():
+        autocast = torch.autocast(self.device.split(":")[0], dtype=torch.bfloat16, enabled=self.precision == "bf16")
+        with self.lock, torch.inference_mode(), autocast:
             if first.sampled and first.seed is not None:
                 torch.manual_seed(int(first.seed))
             out = self.model.generate(input_ids=ids.to(self.device), attention_mask=mask.to(self.device), **options)
@@ -163,3 +167,14 @@ def eos_ids(tokenizer: Any, model: Any) -> set[int]:
     configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     ids.update(configured if isinstance(configured, list) else [configured])
     return {i for i in ids if i is not None}
+
+
+def native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 natively (AMX or AVX-512 BF16: read from ``/proc/cpuinfo``); elsewhere
+    torch emulates bfloat16, slower than float32, so the in-process models and the training programs stay in
+    float32 there."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags

@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from cubebench.agents.llm.hf import read_pretrained
+from cubebench.agents.llm.hf_batch import native_bf16
 from cubebench.agents.llm.hf_files import HF_HINT, SMOLLM2_BASE, HFModelUnavailable, adapter_base, model_paths
 from cubebench.agents.llm.local import find_smollm2_gguf
 from cubebench.agents.llm.reply import ModelError
 
 __all__ = ["ALL_LINEAR", "ATTENTION", "TrainingBase", "training_base", "adapter_training_base", "lora_config",
-           "trainable", "load_trainable", "choose_precision", "set_threads", "bf16_supported"]
+           "trainable", "load_trainable", "choose_precision", "set_threads"]
 
 ATTENTION = ("q_proj", "k_proj", "v_proj", "o_proj")
 ALL_LINEAR = ATTENTION + ("gate_proj", "up_proj", "down_proj")
@@ -96,16 +97,6 @@ def _smollm2_or_none() -> Path | None:
         return None
 
 
-def bf16_supported() -> bool:
-    """Whether this CPU multiplies bfloat16 natively (AMX or AVX-512 BF16); elsewhere torch emulates it, slower
-    than float32."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return "amx_bf16" in flags or "avx512_bf16" in flags
-
-
 def choose_precision(asked: str) -> str:
     """``fp32`` or ``bf16`` (autocast over float32 weights): ``auto`` takes bf16 where the CPU (or a GPU) does it
     natively.  Only the training's matrix products change; the adapter is saved in float32 either way."""
@@ -117,7 +108,7 @@ def choose_precision(asked: str) -> str:
 
     if torch.cuda.is_available():
         return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
-    return "bf16" if bf16_supported() else "fp32"
+    return "bf16" if native_bf16() else "fp32"
 
 
 def set_threads(threads: int | None) -> int:

@@ -1,8 +1,8 @@
 """One-step accuracy of a policy model: is its greedy reply to a position one of that position's optimal moves?
 
 The reply is generated and read exactly as the policy agent does (:func:`cubebench.agents.policy.policy_messages`,
-:func:`~cubebench.agents.policy.parse_policy_reply`, greedy decoding in batches); a reply that is not a move
-counts as wrong.  Measured on the probe set (:mod:`.positions`), it is accuracy on positions the training never
+:func:`~cubebench.agents.policy.parse_policy_reply`, greedy decoding in batches, in the precision the ``hf:`` client
+uses on this machine); a reply that is not a move counts as wrong.  Measured on the probe set (:mod:`.positions`), it is accuracy on positions the training never
 showed the model in any of their 48 spellings.
 """
 
@@ -12,6 +12,7 @@ import threading
 import time
 from typing import Any
 
+from cubebench.agents.llm.hf import inference_precision
 from cubebench.agents.llm.hf_batch import BatchedGenerator, GenerationRequest
 from cubebench.agents.policy import POLICY_MAX_TOKENS, parse_policy_reply
 from cubebench.runner import wilson_interval
@@ -28,7 +29,7 @@ def one_step_accuracy(model: Any, tokenizer: Any, positions: list[Position], met
     """``{depth: (optimal replies, positions)}`` of ``model`` (put in eval mode; call ``model.train()`` after)."""
     model.eval()
     encoder = PolicyEncoder(tokenizer, metric)
-    generator = BatchedGenerator(model, tokenizer, device, threading.Lock())
+    generator = BatchedGenerator(model, tokenizer, device, threading.Lock(), precision=inference_precision(device))
     counts: dict[int, list[int]] = {}
     for start in range(0, len(positions), batch_size):
         chunk = positions[start:start + batch_size]

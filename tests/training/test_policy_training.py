@@ -149,3 +149,29 @@ def test_a_broken_base_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Cap
     assert main(["--base", str(broken), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "damaged GGUF header" in err[0] and not (tmp_path / "out").exists()
+
+
+def test_the_shared_prompt_prefix_is_run_once_with_the_same_loss_and_gradients(tiny: Path, data: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from cubebench.training import policy_sft
+    from cubebench.training.models import TrainingBase, load_trainable
+
+    _, model = load_trainable(TrainingBase(tiny, str(tiny)), r=4)
+    encoder = PolicyEncoder(load_trainable(TrainingBase(tiny, str(tiny)), r=4)[0], "quarter")
+    by_depth: dict[int, list] = {}
+    for position in read_positions(data / "train.jsonl"):
+        by_depth.setdefault(position.distance, []).append(position)
+    batch = sample_batch(encoder, by_depth, 6, np.random.default_rng(1))
+    assert policy_sft._common_prefix(batch["input_ids"]) > 20
+
+    def loss_and_grads() -> tuple[float, list]:
+        model.zero_grad()
+        loss = policy_sft._loss(model, batch, "fp32")
+        loss.backward()
+        return float(loss), [p.grad.clone() for p in model.parameters() if p.requires_grad]
+
+    shared, grads = loss_and_grads()
+    monkeypatch.setattr(policy_sft, "_common_prefix", lambda ids: 0)
+    whole, plain = loss_and_grads()
+    assert shared == pytest.approx(whole, abs=1e-6)
+    assert max(float((a - b).abs().max()) for a, b in zip(grads, plain)) < 1e-5
