@@ -39,7 +39,8 @@ from .report import build_report, text_report
 from .run import RunConfig, default_run_path, resolve_distance_budget, resume_run, start_run
 from .specs import AgentSpec, AgentSpecError
 from .splits import SplitError
-from .store import StoreError, open_run
+from .store import StoreDamaged, StoreError, StoreFull, open_run
+from .store_errors import sqlite_failure
 from .suites import TIERS, Suite, SuiteError, available_suites, load_suite
 from .viewer import viewer_html
 
@@ -58,17 +59,22 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
     def run(args: argparse.Namespace) -> int:
         try:
             return fn(args)
-        except (_UserError, SuiteError, StoreError, AgentSpecError, PlotsUnavailable) as err:
+        except StoreError as err:  # a full disk is no usage error: exit 1
+            print(f"cubebench: error: {err}", file=sys.stderr)
+            return 1 if isinstance(err, StoreFull) else EXIT_USAGE
+        except (_UserError, SuiteError, AgentSpecError, PlotsUnavailable) as err:
             print(f"cubebench: error: {err}", file=sys.stderr)
             return EXIT_USAGE
         except WorkersLost as err:  # a cluster failure, not a usage error: one line, exit 1
             print(f"cubebench: error: {err}", file=sys.stderr)
             return 1
-        except sqlite3.DatabaseError as err:  # damage the checks at opening could not see
+        except sqlite3.DatabaseError as err:  # what the checks at opening could not see (damage, a full disk)
             run = getattr(args, "resume", None) or getattr(args, "run", None) or getattr(args, "out", None)
-            print(f"cubebench: error: the run database{f' {run}' if run else ''} is damaged or unreadable: {err}",
-                  file=sys.stderr)
-            return EXIT_USAGE
+            failure = sqlite_failure(err, Path(run)) if run else StoreDamaged(str(err))
+            if isinstance(failure, StoreDamaged):
+                failure = StoreDamaged(f"the run database{f' {run}' if run else ''} is damaged or unreadable: {err}")
+            print(f"cubebench: error: {failure}", file=sys.stderr)
+            return 1 if isinstance(failure, StoreFull) else EXIT_USAGE
         except BrokenPipeError:  # output piped into `head` and closed early: not an error
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
@@ -203,7 +209,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"cubebench: {outcome.outcome}: {outcome.played} {outcome.unit}(s) played in {outcome.seconds:.1f} s; "
           f"{outcome.finished} of {outcome.planned} planned {outcome.unit}s finished{more}", file=sys.stderr)
     if not args.quiet:
-        with open_run(outcome.path) as store:
+        with open_run(outcome.path, readonly=True) as store:
             print(text_report(build_report(store)))
     if outcome.finished < outcome.planned:
         print(f"cubebench: resume with: cubebench run --resume {outcome.path}", file=sys.stderr)
@@ -408,7 +414,7 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
 # --- report, view, export ----------------------------------------------------------------------
 def _cmd_report(args: argparse.Namespace) -> int:
     html = _output_file(args.html, "--html") if args.html else None  # checked before the report is printed
-    with open_run(args.run) as store:
+    with open_run(args.run, readonly=True) as store:
         report = build_report(store)
     if args.plots and not report.kind.plots:
         raise _UserError(f"--plots draws episode runs; this run {report.kind.plays}: its figures are its tables "
@@ -428,16 +434,23 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_view(args: argparse.Namespace) -> int:
     out = _output_file(args.out, "--out") if args.out else Path(args.run).with_suffix(".viewer.html")
-    with open_run(args.run) as store:
+    with open_run(args.run, readonly=True) as store:
         text = viewer_html(store, args.episodes, args.max_episodes or None)
-    _write_text(out, text, "--out")
+    if args.out is None:
+        try:
+            out.write_text(text, encoding="utf-8")
+        except OSError as err:  # beside a run on read-only media, say
+            raise _UserError(f"cannot write the viewer beside the run, {out}: {_os_reason(err)}; "
+                             "give --out FILE") from None
+    else:
+        _write_text(out, text, "--out")
     print(f"cubebench: wrote {out}", file=sys.stderr)
     return 0
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
     path = _output_file(args.out, "--out") if args.out else None
-    with open_run(args.run) as store:
+    with open_run(args.run, readonly=True) as store:
         try:
             out: Any = open(path, "w", newline="", encoding="utf-8") if path else sys.stdout
         except OSError as err:

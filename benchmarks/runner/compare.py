@@ -72,7 +72,7 @@ def read_run(path: Path, papers: list[Paper]) -> tuple[RunView, Paper]:
     """Read one run and find its paper; :class:`CompareError` when it is not a paper suite's question run."""
     known = ", ".join(s for p in papers for s in p.suites)
     try:
-        with open_run(path) as store:
+        with open_run(path, readonly=True) as store:
             suite = store.get_meta("suite")
             name = suite.get("name", "?") if isinstance(suite, dict) else "?"
             if not protocol_named(store.protocol).comparable:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import platform
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,15 @@ class RunConfig:
         return {"agent": self.agent.to_dict(), "play": self.play.to_dict(), "backend": self.backend,
                 "concurrency": self.concurrency, "ray_address": self.ray_address,
                 "max_cost_usd": self.max_cost_usd}
+
+    @classmethod
+    def unknown_fields(cls, data: dict[str, Any]) -> list[str]:
+        """The fields of a stored configuration this version does not know (a newer cubebench stored them)."""
+        parts = {"": (data, ("agent", "play", "backend", "concurrency", "ray_address", "max_cost_usd")),
+                 "agent.": (data.get("agent"), tuple(f.name for f in fields(AgentSpec))),
+                 "play.": (data.get("play"), tuple(f.name for f in fields(PlaySettings)))}
+        return [f"{where}{name}" for where, (part, known) in parts.items() if isinstance(part, dict)
+                for name in part if name not in known]
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
@@ -180,6 +189,9 @@ def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = No
     record, and the stored configuration stays as the run was started (each session keeps its command line)."""
     with open_run(path, check_records=False) as store:
         store.claim()  # before anything is retired or played: a driver still playing this run refuses us
+        unknown = RunConfig.unknown_fields(store.get_meta("config"))
+        if unknown:
+            raise store.newer(f"configuration field(s) {', '.join(sorted(unknown))[:200]}")
         try:
             config = RunConfig.from_dict(store.get_meta("config"))
         except (KeyError, TypeError, ValueError) as err:
@@ -265,7 +277,10 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
         raise
     finally:
         bar.close()
-        store.end_session(outcome)
+        try:
+            store.end_session(outcome)
+        except StoreError:  # a full disk, say: the session stays open in the file, the error that ended it is told
+            pass
         factory.close()
     return RunOutcome(store.path, outcome, played, len(store.finished_keys()), len(store.plan()),
                       time.perf_counter() - started, protocol.unit, planned)
