@@ -220,7 +220,7 @@ class ModelClient(ABC):
         text = http.text
         try:
             return http.status_code, json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested deeper than Python reads
             raise _Retryable(f"malformed JSON in HTTP {http.status_code} response ({exc})",
                              kind="malformed", status=http.status_code,
                              response=text[:_MAX_LOGGED_TEXT]) from exc

@@ -249,7 +249,6 @@ def _start(args: argparse.Namespace) -> Any:
         backend=args.backend or "local", concurrency=args.concurrency or 1, ray_address=args.ray_address,
         max_cost_usd=args.max_cost,
     )
-    print(f"cubebench: run {path} (suite {suite.name}, agent {args.agent})", file=sys.stderr)
     return start_run(suite, config, path, limit=args.limit, progress=args.progress, argv=sys.argv[:])
 
 

@@ -46,7 +46,7 @@ from cubebench.tiers import PARTIAL_TIERS
 from .answering import chosen_protocol
 from .execute import PlaySettings
 from .instances import resolve_source
-from .plan import EpisodeSpec, ItemSpec, episode_key, iter_fixed_items, plan_episodes
+from .plan import EpisodeSpec, ItemSpec, check_plan_size, episode_key, iter_fixed_items, plan_episodes
 from .question_suites import QuestionSuite, configured_test, question_suite_from_dict, restrict_questions
 from .sft_traces import ScriptedReplies, TraceError, optimal_solution, play_trace, replay_trace, trace_replies
 from .splits import SPLITS, Sides, check_fraction, group_of, split_of
@@ -355,6 +355,7 @@ def item_rows(request: ExportRequest) -> tuple[list[dict[str, Any]], ExportSumma
     _check(request)
     if request.kind != "items" or request.images == "files":
         raise ExportError("item_rows makes --kind items rows with --images none or bytes, in memory")
+    check_plan_size(item_suite(request))  # held in memory: bounded as a run's plan is (an export streams)
     summary, sides = ExportSummary(), Sides()
     rows = list(_item_rows(request, _ImageSink(request.images, Path(request.out)), summary))
     for row in rows:

@@ -30,7 +30,7 @@ from .backends import BACKENDS, WorkersLost, run_backend
 from .execute import PlaySettings
 from .ladders import next_rounds
 from .multi_suites import MultiSuite
-from .plan import Spec
+from .plan import Spec, check_plan_size
 from .progress import Progress
 from .protocols import protocol_for, protocol_named
 from .question_suites import QuestionSuite
@@ -145,9 +145,18 @@ def resolve_distance_budget(value: str | float | None, metric: str) -> float | N
 
 
 def default_run_path(suite: Suite | QuestionSuite | MultiSuite, agent: str) -> Path:
-    """``runs/<suite>-<agent>-<UTC time>.sqlite`` under the working directory."""
-    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in agent)[:60]
-    return Path("runs") / f"{suite.name}-{safe}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}.sqlite"
+    """``runs/<suite>-<agent>-<UTC time>.sqlite`` under the working directory, the suite's name and the agent spec
+    cleaned (:func:`file_name_part`): whatever a suite file names itself, its run lands in ``runs/``."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    return Path("runs") / f"{file_name_part(suite.name, 'suite')}-{file_name_part(agent, 'agent')}-{stamp}.sqlite"
+
+
+def file_name_part(text: str, fallback: str) -> str:
+    """``text`` as one part of a file name: letters, digits, ``-``, ``.`` and ``_`` kept, every other character
+    (``/``, ``\\``, NUL, brackets, spaces...) an ``_``, no leading dot (``..`` climbs no folder), at most 60
+    characters; ``fallback`` when nothing is left."""
+    safe = "".join(c if (c.isalnum() and c.isascii()) or c in "-._" else "_" for c in text).lstrip(".")[:60]
+    return safe or fallback
 
 
 def start_run(suite: Suite | QuestionSuite | MultiSuite, config: RunConfig, path: Path, *, limit: int | None = None,
@@ -159,7 +168,9 @@ def start_run(suite: Suite | QuestionSuite | MultiSuite, config: RunConfig, path
         raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
     protocol = protocol_for(suite)
     config = protocol.configure(suite, config)  # e.g. a question run's answer protocol and decoding
+    check_plan_size(suite)
     factory = protocol.factory(config.agent)  # fails early on a bad spec, a missing key or extra
+    print(f"cubebench: run {path} (suite {suite.name}, agent {config.agent.spec})", file=sys.stderr)
     try:
         plan, meta = protocol.plan(suite, factory)
         path.parent.mkdir(parents=True, exist_ok=True)
