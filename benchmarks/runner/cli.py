@@ -28,6 +28,7 @@ from .backends import WorkersLost
 from .compare import add_compare
 from .execute import PlaySettings
 from .export import export_csv, export_jsonl
+from .failures import short_cause
 from .export_tasks import FORMATS, IMAGE_MODES, KINDS, OBS_FORMATS, ExportError, ExportRequest, export_tasks
 from .html_report import report_html
 from .play import play
@@ -199,7 +200,15 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 # --- run ---------------------------------------------------------------------------------------
 def _cmd_run(args: argparse.Namespace) -> int:
     with _sigterm_as_interrupt():
-        return _run(args)
+        try:
+            return _run(args)
+        except KeyboardInterrupt:
+            run = args.resume or getattr(args, "run_path", None)
+            if run is None or not Path(run).is_file():  # stopped before the run was created: nothing to resume
+                raise
+            print(f"cubebench: interrupted; every finished record is stored: resume with: cubebench run --resume {run}",
+                  file=sys.stderr)
+            return 130
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -208,9 +217,16 @@ def _run(args: argparse.Namespace) -> int:
     more = f" ({grown} of them planned as the ladders climbed)" if grown > 0 else ""
     print(f"cubebench: {outcome.outcome}: {outcome.played} {outcome.unit}(s) played in {outcome.seconds:.1f} s; "
           f"{outcome.finished} of {outcome.planned} planned {outcome.unit}s finished{more}", file=sys.stderr)
+    with open_run(outcome.path, readonly=True) as store:
+        report = build_report(store)
     if not args.quiet:
-        with open_run(outcome.path, readonly=True) as store:
-            print(text_report(build_report(store)))
+        print(text_report(report))
+    if report.evaluated_nothing or outcome.stopped_by_errors:
+        what, cause = ((f"nothing was evaluated: every {report.unit} ended in error", report.first_error)
+                       if report.evaluated_nothing else (outcome.outcome, outcome.stopped_by_errors))
+        print(f"cubebench: {what} ({short_cause(cause)}); once the cause is fixed, play them again: "
+              f"cubebench run --resume {outcome.path} --retry-errors", file=sys.stderr)
+        return 1
     if outcome.finished < outcome.planned:
         print(f"cubebench: resume with: cubebench run --resume {outcome.path}", file=sys.stderr)
     return 0
@@ -239,7 +255,7 @@ def _start(args: argparse.Namespace) -> Any:
                       max_attempts=args.model_attempts, system_prompt=_read_text(args.system_prompt, "--system-prompt"),
                       examples=_read_text(args.examples, "--examples"),
                       seats=_seats(args.seat), reply_max_tokens=args.reply_max_tokens)
-    path = _output_file(args.out or str(default_run_path(suite, args.agent)), "--out")
+    path = args.run_path = _output_file(args.out or str(default_run_path(suite, args.agent)), "--out")
     budget = (resolve_distance_budget(args.distance_budget, suite.metric)
               if "distance_budget" in protocol.run_options else None)
     config = RunConfig(
@@ -394,7 +410,8 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     model.add_argument("--model-attempts", type=_count(1), default=None, metavar="N",
                        help="attempts per model call before a step counts as a model error (default 5)")
     model.add_argument("--max-cost", type=_amount, default=None, metavar="USD",
-                       help="stop the run once it has cost this many USD (earlier sessions included)")
+                       help="stop the run once it has cost this many USD (earlier sessions included; a run that "
+                            "has spent nothing is never stopped: --max-cost 0 lets a free agent play to the end)")
 
     running = p.add_argument_group("execution and output")
     running.add_argument("--concurrency", type=_count(1), default=None, metavar="N",

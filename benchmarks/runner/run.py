@@ -28,6 +28,7 @@ from typing import Any
 
 from .backends import BACKENDS, WorkersLost, run_backend
 from .execute import PlaySettings
+from .failures import FailureWatch
 from .ladders import next_rounds
 from .multi_suites import MultiSuite
 from .plan import Spec, check_plan_size
@@ -92,6 +93,9 @@ class RunOutcome:
     """What was played: ``episode``, ``item`` or ``game``."""
     planned_before: int | None = None
     """``planned`` when this invocation began (a suite with ladders plans more as they climb)."""
+    stopped_by_errors: str | None = None
+    """The cause, when the run stopped because its records kept failing for a reason the next call repeats
+    (:class:`~.failures.FailureWatch`): they are stored as errors, ``--retry-errors`` plays them again."""
 
 
 def versions() -> dict[str, str]:
@@ -254,6 +258,7 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
                    unit=protocol.unit,
                    spent=sum(row.cost_usd for row in store.rows()))  # the cap counts earlier sessions too
     started, outcome, played = time.perf_counter(), "complete", 0
+    watch = FailureWatch(protocol.unit)
     if config.backend == "local" and config.concurrency > 1:
         _warm_up(store)
     try:
@@ -266,7 +271,10 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
             if not todo:
                 outcome = "complete" if not store.pending() else f"partial: --limit {limit}"
                 break
-            played += _play_wave(store, config, factory, todo, bar)
+            played += _play_wave(store, config, factory, todo, bar, watch)
+            if watch.stop:
+                outcome = watch.outcome()
+                break
             if _capped(config, bar):
                 outcome = f"stopped: cost cap ${config.max_cost_usd:g} reached"
                 break
@@ -294,11 +302,14 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
             pass
         factory.close()
     return RunOutcome(store.path, outcome, played, len(store.finished_keys()), len(store.plan()),
-                      time.perf_counter() - started, protocol.unit, planned)
+                      time.perf_counter() - started, protocol.unit, planned,
+                      stopped_by_errors=(watch.cause or "no cause recorded") if watch.stop else None)
 
 
-def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: list[Spec], bar: Progress) -> int:
-    """Play ``todo`` on the run's backend, storing each as it finishes, until the cost cap is reached: how many."""
+def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: list[Spec], bar: Progress,
+               watch: FailureWatch) -> int:
+    """Play ``todo`` on the run's backend, storing each as it finishes, until the cost cap is reached or the
+    records keep failing (``watch``): how many.  The first error's cause is printed as it arrives."""
     results = run_backend(config.backend, todo, factory, config.agent, config.play, config.concurrency,
                           config.ray_address)
     played = 0
@@ -307,7 +318,9 @@ def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: 
             store.add_episode(spec, record)
             played += 1
             bar.update(record)
-            if _capped(config, bar):
+            for note in watch.see(spec.key, record):
+                bar.note(note)
+            if _capped(config, bar) or watch.stop:
                 break
     finally:
         close = getattr(results, "close", None)
@@ -317,8 +330,10 @@ def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: 
 
 
 def _capped(config: RunConfig, bar: Progress) -> bool:
-    """Whether the run has spent its cost cap (earlier sessions included)."""
-    return config.max_cost_usd is not None and bar.cost >= config.max_cost_usd
+    """Whether the run has spent its cost cap (earlier sessions included).  A run that has spent nothing has
+    reached no cap: ``--max-cost 0`` stops a paid model after its first paid record, and lets a free agent (a
+    local model, a scripted agent) play to the end."""
+    return config.max_cost_usd is not None and bar.cost > 0 and bar.cost >= config.max_cost_usd
 
 
 def _warm_up(store: RunStore) -> None:

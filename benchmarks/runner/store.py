@@ -397,9 +397,9 @@ class RunStore:
         except StoreError:
             versions = {}
         made = versions.get("cubebench") if isinstance(versions, dict) else None
-        by = f"it was made by cubebench {safe_text(str(made))[:40]}" if made else "a newer cubebench wrote it"
-        return StoreNewer(f"{self.path} holds {what}, which this cubebench ({__version__}) does not know: {by}; "
-                          "read or resume it with that version or a newer one (nothing in it was changed)")
+        by = f"made by cubebench {safe_text(str(made))[:40]}" if made else "made by a newer cubebench"
+        return StoreNewer(f"{self.path} holds {what}, which this cubebench ({__version__}) does not know; the run was "
+                          f"{by}: read or resume it with that version or a newer one (nothing in it was changed)")
 
     def _check(self, check_records: bool) -> None:
         """Everything a reader relies on: SQLite's integrity check, tables, schema, meta, plan, episodes."""
@@ -445,7 +445,7 @@ class RunStore:
                 if kind is ItemSpec:  # the item itself is rebuilt by the workers: it must read back too
                     check_form(data["item"], Item, f"plan[{key!r}].item")
             except NewerForm as err:
-                raise self.newer(f"a plan row of a form it does not know ({str(err)[:150]})") from None
+                raise self.newer(f"a plan row ({str(err)[:150]})") from None
             except (ValueError, TypeError, RecursionError) as err:  # RecordError is a ValueError
                 raise StoreDamaged(self._damaged_message(f"planned episode {key!r}: {str(err)[:150]}")) from None
             if data["key"] != key:
@@ -563,7 +563,7 @@ class RunStore:
                 try:
                     why = _row_problem(values, blob)
                 except NewerForm as err:  # before anything is retired: a newer run is never altered
-                    raise self.newer(f"a record of a form it does not know ({str(err)[:150]})") from None
+                    raise self.newer(f"a record ({str(err)[:150]})") from None
                 if why is not None:
                     found.append((rowid, safe_text(str(values[0])), why))
         finally:
@@ -615,7 +615,7 @@ class RunStore:
         try:
             return decode_record(blob)
         except NewerForm as err:
-            raise self.newer(f"a record of a form it does not know ({str(err)[:150]})") from None
+            raise self.newer(f"a record ({str(err)[:150]})") from None
         except RecordError as err:
             raise StoreDamaged(f"{self.path}: episode {key}: damaged record ({err}); "
                                f"`cubebench run --resume {self.path}` plays it again") from None

@@ -151,11 +151,11 @@ def test_error_episodes_stay_on_resume_and_replay_with_retry_errors(tmp_path: Pa
     with ScriptedServer(model) as srv:
         spec = f"openai-compatible:{srv.base_url}:scripted"
         assert cubebench("run", "--distance-budget", "0", "--suite", str(suite), "--agent", spec, "--out", str(run), "--model-attempts", "1",
-                         "--no-progress", "--quiet") == 0
+                         "--no-progress", "--quiet") == 1  # nothing was evaluated
         with open_run(run) as store:
             assert [r.status for r in store.rows()] == ["error", "error"]
         outage["on"] = False
-        assert cubebench("run", "--resume", str(run), "--no-progress", "--quiet") == 0
+        assert cubebench("run", "--resume", str(run), "--no-progress", "--quiet") == 1  # still nothing evaluated
         with open_run(run) as store:
             assert [r.status for r in store.rows()] == ["error", "error"]  # finished records are kept
         assert cubebench("run", "--resume", str(run), "--retry-errors", "--no-progress", "--quiet") == 0

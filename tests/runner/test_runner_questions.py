@@ -498,7 +498,7 @@ def test_a_result_that_cannot_be_recorded_is_an_error_record_not_a_crash(tmp_pat
 
     monkeypatch.setattr(Pick, "play", unstorable)
     run = tmp_path / "u.sqlite"
-    assert run_cli(suite_file(tmp_path), "oracle", run) == 0
+    assert run_cli(suite_file(tmp_path), "oracle", run) == 1  # played to the end, and nothing evaluated: exit 1
     with open_run(run) as store:
         records = [record for _, record in store.records()]
     assert len(records) == 12 and all(r.status == "error" and "cannot store set" in r.config["play_error"] for r in records)

@@ -73,7 +73,7 @@ class QuestionsProtocol(RunProtocol):
             suite = question_suite_from_dict(store.get_meta("suite"), source=str(store.path))
         except SuiteError as err:
             if "unknown" in str(err):  # a test, variant, option or field of a newer cubebench
-                raise store.newer(f"a question suite it does not read ({str(err)[:200]})") from None
+                raise store.newer(f"a question suite ({str(err)[:200]})") from None
             raise StoreDamaged(f"{store.path} is damaged: its question suite does not read back ({err})") from None
         return suite if suite.ladders else None
 
