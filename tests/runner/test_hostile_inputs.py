@@ -108,8 +108,11 @@ def test_the_in_memory_item_rows_of_the_verifiers_bridge_are_bounded(nothing_gen
 
 
 @needs("inspect_ai")
-def test_the_inspect_question_task_refuses_a_huge_items_at_once(nothing_generated) -> None:
-    from cubebench.bridges.inspect import questions
+def test_the_inspect_tasks_refuse_a_huge_grid_at_once_as_a_task_parameter(nothing_generated) -> None:
+    """Inspect prints a task parameter error as its message alone: ``-T items=100000000`` is one line."""
+    from cubebench.bridges.inspect import TaskParameterError, episode, questions
 
-    with pytest.raises(ValueError, match=f"a plan holds at most {MAX_PLANNED:,}"):
+    with pytest.raises(TaskParameterError, match=f"cubebench/questions: .* a plan holds at most {MAX_PLANNED:,}"):
         questions(suite="cube-bench-smoke", items=10 ** 8)
+    with pytest.raises(TaskParameterError, match=f"cubebench/episode: .* a plan holds at most {MAX_PLANNED:,}"):
+        episode(tier="symbolic", instances=10 ** 8)
