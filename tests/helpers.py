@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from cubebench.engine import SOLVED, TABLE, kernels
+from cubebench.extras import install_hint
 from cubebench.engine.notation import parse_array
 from cubebench.generators import ScrambleGenerator
 
@@ -43,7 +44,7 @@ def extra_reason(*modules: str) -> str:
     """Why a test is skipped without ``modules``: what is missing and which extra installs it."""
     extras = sorted({EXTRA_OF[m.split(".")[0]] for m in modules})
     which = " and ".join(f"the {e} extra" for e in extras)
-    return f"needs {', '.join(modules)} ({which}): pip install 'cubebench[{','.join(extras)}]'"
+    return f"needs {', '.join(modules)} ({which}): {install_hint(*extras)}"
 
 
 def missing(*modules: str) -> list[str]:

@@ -20,6 +20,7 @@ lone surrogate (each is replaced by its ``\\uXXXX`` escape, noted in the log ent
 
 from __future__ import annotations
 
+from cubebench.extras import install_hint
 import json
 import random
 import time
@@ -34,7 +35,7 @@ from .retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 
 __all__ = ["ModelClient"]
 
-_LLM_EXTRA_HINT = "pip install 'cubebench[llm]'"
+_LLM_EXTRA_HINT = install_hint("llm")
 _MAX_LOGGED_TEXT = 4000
 
 

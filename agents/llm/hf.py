@@ -31,7 +31,7 @@ from .reply import ModelError
 __all__ = ["HFModelClient", "HFModelUnavailable", "HF_HINT", "load_hf_model", "lora_config", "model_files", "parse_hf_spec",
            "read_pretrained", "trainable", "training_base"]
 
-HF_HINT = "pip install 'cubebench[hf]'"
+HF_HINT = 'pip install -e ".[hf]" in the CubeBench checkout'  # cubebench.extras.install_hint("hf")
 ADAPTER_SEPARATOR = "::"
 
 

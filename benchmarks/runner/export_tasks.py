@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import IO, Any, Iterator, Sequence, cast
 
 from cubebench import __version__
+from cubebench.extras import install_hint
 from cubebench.agents.answerers import ModelAnswerer, OracleAnswerer
 from cubebench.curriculum import Instance, load_instance_file
 from cubebench.shipped import largest_instance_file
@@ -544,7 +545,7 @@ def _jsonl_to_parquet(source: Path, target: Path, batch: int, pngs: bool) -> Non
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise ExportError("Parquet needs pyarrow: pip install 'cubebench[export]' (or use --format jsonl)") from None
+        raise ExportError(f"Parquet needs pyarrow: {install_hint('export')} (or use --format jsonl)") from None
     schema = None
     for rows in _jsonl_lines(source, batch, pngs):
         seen = pa.Table.from_pylist(rows).schema

@@ -128,7 +128,7 @@ def test_bad_models_get_one_line_naming_the_problem_and_the_extra(tiny: Path, tm
             make_client(spec)
         assert message in str(err.value) and "\n" not in str(err.value), (spec, str(err.value))
         if message in ("transformers cannot read",):
-            assert "cubebench[hf]" in str(err.value)
+            assert 'pip install -e ".[hf]"' in str(err.value)
 
 
 def test_the_cli_names_a_bad_hf_model_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

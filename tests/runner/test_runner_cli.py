@@ -65,7 +65,7 @@ def test_smoke_suite_with_the_solver_agent_reports_and_exports(tmp_path: Path, c
     html, plots = tmp_path / "report.html", tmp_path / "plots"
     if missing("matplotlib"):  # the core install: tables and report, plots say which extra draws them
         assert cubebench("report", str(run), "--plots", str(plots)) == 2
-        assert "pip install 'cubebench[report]'" in capsys.readouterr().err and not plots.exists()
+        assert 'pip install -e ".[report]"' in capsys.readouterr().err and not plots.exists()
         assert cubebench("report", str(run), "--html", str(html)) == 0
         assert "solver: ideal solver" in capsys.readouterr().out
         assert "plots need matplotlib" in html.read_text() and "data:image/png" not in html.read_text()
@@ -343,4 +343,4 @@ def test_the_mlp_agent_without_torch_names_the_extra() -> None:
              "from cubebench.runner.specs import AgentSpecError, make_agent\n"
              "try:\n    make_agent('mlp')\nexcept AgentSpecError as err:\n    print(err)\n")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0 and "pip install 'cubebench[rl]'" in run.stdout, run.stderr[-2000:]
+    assert run.returncode == 0 and 'pip install -e ".[rl]"' in run.stdout, run.stderr[-2000:]
