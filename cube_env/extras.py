@@ -1,6 +1,7 @@
 """How to install an optional extra: CubeBench installs from its checkout, so a hint says ``pip install -e ".[x]"``.
 
-CubeBench is not on PyPI: ``pip install 'cubebench[x]'`` finds nothing there (or another project of that name).
+CubeBench is not on PyPI: asking pip for ``cubebench[x]`` from an index finds nothing (or another project of that
+name).
 Every runtime message and test skip reason that names an extra takes its words from :func:`install_hint`, and the
 docs write the same command.
 """

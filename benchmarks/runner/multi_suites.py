@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 
 from cubebench.engine.metric import Metric
 from cubebench.envs.games import BUDGET_FIELDS, GAMES
+from cubebench.extras import install_hint
 from cubebench.tasks.items import MAX_DEPTH
 
 from .suite_fields import SuiteError, check_int, check_ints, check_metric, check_name
@@ -141,7 +142,7 @@ def require_pettingzoo(what: str) -> Any:
     try:
         from cubebench.envs.multi import make_multi_env
     except ModuleNotFoundError:
-        raise SuiteError(f"{what}: multi-agent suites need PettingZoo: pip install 'cubebench[multi]'") from None
+        raise SuiteError(f"{what}: multi-agent suites need PettingZoo: {install_hint('multi')}") from None
     return make_multi_env
 
 
