@@ -344,3 +344,19 @@ def test_the_mlp_agent_without_torch_names_the_extra() -> None:
              "try:\n    make_agent('mlp')\nexcept AgentSpecError as err:\n    print(err)\n")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and 'pip install -e ".[rl]"' in run.stdout, run.stderr[-2000:]
+
+
+@pytest.mark.parametrize("depth, budget", [(1, 5), (3, 22)])
+def test_play_states_and_enforces_the_benchmarks_move_budget_of_the_depth(depth: int, budget: int) -> None:
+    """Depth 3 plays under 22 quarter turns, as the suites do (it said 40: play passed no budget)."""
+    from cubebench.budgets import move_budget
+    from cubebench.runner.play import play
+
+    assert move_budget(depth, "quarter") == budget
+    typed = iter(['move("' + " ".join(["U"] * (budget + 1)) + '")', "done()"])
+    out = io.StringIO()
+    record = play("symbolic", depth=depth, seed=0, read=lambda prompt: next(typed), out=out, colour=False)
+    text = out.getvalue()
+    assert f"Move budget: at most {budget} quarter turns (the benchmark's budget at depth {depth})." in text
+    assert f"at most {budget} quarter turns (a half turn counts two) in the whole episode" in text  # the task
+    assert record.n_moves == budget and not record.solved  # the move that spent the budget ended the episode
