@@ -7,6 +7,7 @@ top layer, so it is the one place where the whole command line is assembled.
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import os
 import signal
@@ -87,13 +88,14 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
 
 
 def _csv(kind: Callable[[str], Any]) -> Callable[[str], list[Any]]:
-    """An argparse type for comma-separated values."""
+    """An argparse type for comma-separated values (``int``: whole numbers, and the message says so)."""
+    what = "whole numbers, e.g. 1,2,3" if kind is int else "values"
 
     def parse(text: str) -> list[Any]:
         try:
             return [kind(v.strip()) for v in text.split(",") if v.strip()]
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected comma-separated values, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"expected comma-separated {what}, got {text!r}") from None
 
     return parse
 
@@ -334,10 +336,30 @@ AGENT_HELP = ("episodes: random, blind, prober, greedy, solver, mlp[:CKPT]; ques
 
 
 class _Parser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one line (``cubebench run: error: ...; see --help``), exit 2."""
+    """An argument parser whose usage errors are one line (``cubebench run: error: ...; see --help``), exit 2.
+
+    An option no subcommand knows (``cubebench run ... --teirs``) is refused by the subcommand it was given to,
+    with the option it most likely meant (``did you mean --tiers?``), not by the top-level parser."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self._unknown(parsed, extras)
+        return parsed
+
+    def _unknown(self, parsed: argparse.Namespace, extras: list[str]) -> NoReturn:
+        parser: argparse.ArgumentParser = self
+        for action in self._actions:  # the subcommand's parser (and a sub-subcommand's, e.g. instances verify)
+            if isinstance(action, argparse._SubParsersAction):
+                parser = action.choices.get(getattr(parsed, action.dest or "", None) or "", parser)
+        options = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
+        guesses = [difflib.get_close_matches(word.partition("=")[0], options, n=1, cutoff=0.6) for word in extras
+                   if word.startswith("-")]
+        meant = next((g[0] for g in guesses if g), None)
+        parser.error(f"unrecognized arguments: {' '.join(extras)}" + (f"; did you mean {meant}?" if meant else ""))
 
 
 def _add_run(sub: argparse._SubParsersAction) -> None:
@@ -488,14 +510,14 @@ def _add_reading(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_guard(_cmd_report))
 
     p = sub.add_parser("view", help="write a self-contained HTML trajectory viewer of a run")
-    p.add_argument("run")
+    p.add_argument("run", help="the run's .sqlite file")
     p.add_argument("--out", help="the HTML file (default: next to the run, .viewer.html; missing folders are created)")
     p.add_argument("--episodes", metavar="TEXT", help="only episodes whose key contains TEXT (e.g. face/d8)")
     p.add_argument("--max-episodes", type=_count(0), default=200, help="at most N episodes (0: all; default 200)")
     p.set_defaults(func=_guard(_cmd_view))
 
     p = sub.add_parser("export", help="export a run's episodes as JSON Lines or CSV")
-    p.add_argument("run")
+    p.add_argument("run", help="the run's .sqlite file")
     p.add_argument("--format", choices=("jsonl", "csv"), required=True)
     p.add_argument("--out", help="output file (default: stdout; missing folders are created)")
     p.add_argument("--no-images", action="store_true", help="jsonl: drop observation images")
