@@ -104,3 +104,22 @@ def test_viewer_filter_and_limit(tmp_path: Path, run: Path) -> None:
     payload = json.loads(data.split("id='data'>", 1)[1].split("</script>", 1)[0].replace("<\\/", "</"))
     assert [e["key"] for e in payload["episodes"]] == ["face/d1/i00/none/basic", "face/d1/i00/none/ideal"]
     assert all(s["png"] for e in payload["episodes"] for s in e["steps"])
+
+
+WIDTH_PROBE = ("<script>document.body.dataset.overflow = [...document.querySelectorAll('table.facts')]"
+               ".map(t => Math.ceil(t.getBoundingClientRect().right) - window.innerWidth).join(',') + ';' + "
+               "(document.documentElement.scrollWidth - window.innerWidth)</script>")
+"""Appended to a page: how far each summary table's right edge, and the page, reach past the window (<= 0: inside)."""
+
+
+def test_the_html_reports_summary_rows_fit_a_1280_pixel_window(tmp_path: Path, run: Path) -> None:
+    """The facts (the budget line is about 190 characters) wrap inside the window instead of widening the page."""
+    page = tmp_path / "report.html"
+    assert main(["report", str(run), "--html", str(page)]) == 0
+    page.write_text(page.read_text().replace("</body>", WIDTH_PROBE + "</body>"))
+    dom = _chromium(tmp_path, page.as_uri(), "--dump-dom", "--virtual-time-budget=3000", "--window-size=1280,900").stdout
+    found = re.search(r'data-overflow="([^"]*)"', dom)
+    assert found, dom[-2000:]
+    tables = found.group(1).partition(";")[0]
+    assert tables and all(int(px) <= 0 for px in tables.split(",")), found.group(1)  # every summary row inside
+    assert "budget" in dom and "a blind walk solves at most" in dom
