@@ -154,6 +154,8 @@ def _output_file(value: str, flag: str) -> Path:
     _make_folder(path.parent, flag, value)
     if path.is_dir():
         raise _UserError(f"{flag} {value} is a folder; give a file name")
+    if not os.access(path.parent if str(path.parent) else ".", os.W_OK):  # a read-only mount, say
+        raise _UserError(f"{flag} {value}: cannot write in {path.parent}: it is read-only here")
     return path
 
 

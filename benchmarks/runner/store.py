@@ -69,7 +69,8 @@ from cubebench.agents.records import EpisodeRecord, NewerForm, RecordError, chec
 from cubebench.tasks.items import Item
 
 from .plan import EpisodeSpec, GameSpec, ItemSpec, Spec
-from .store_errors import StoreDamaged, StoreError, StoreFull, StoreNewer, damaged_message, sqlite_failure
+from .store_errors import (StoreDamaged, StoreError, StoreFull, StoreNewer, damaged_message, is_writable,
+                           sqlite_failure)
 from .store_reading import connect_reader
 
 SCHEMA_VERSION = 1
@@ -727,6 +728,8 @@ def _creation_failure(err: BaseException, path: Path) -> StoreError:
     if isinstance(failure, StoreFull):
         return StoreFull(f"disk full: cannot create {path}: nothing was written; free some space and start the "
                          "run again")
+    if not is_writable(path):
+        return StoreError(f"cannot create {path}: its folder is read-only here; give --out a folder you can write")
     return StoreError(f"cannot create {path}: {str(err)[:200]}")
 
 

@@ -19,7 +19,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-__all__ = ["StoreError", "StoreDamaged", "StoreFull", "StoreNewer", "sqlite_failure", "is_disk_full",
+__all__ = ["StoreError", "StoreDamaged", "StoreFull", "StoreNewer", "sqlite_failure", "is_disk_full", "is_writable",
            "NO_ROOM_BYTES"]
 
 
@@ -76,6 +76,12 @@ def is_disk_full(path: Path) -> bool:
     return stat.f_bavail * stat.f_frsize < NO_ROOM_BYTES
 
 
+def is_writable(path: Path) -> bool:
+    """Whether this process may write ``path``'s folder (and ``path``, where it exists): not on a read-only mount."""
+    folder = path.parent if str(path.parent) else Path(".")
+    return os.access(folder, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
+
+
 def sqlite_failure(err: sqlite3.Error, path: Path, doing: str = "read or write", *, unit: str = "episode") -> StoreError:
     """The store's error for an SQLite failure while ``doing`` something with the run at ``path``."""
     name, reason = error_name(err), str(err)[:200]
@@ -84,9 +90,9 @@ def sqlite_failure(err: sqlite3.Error, path: Path, doing: str = "read or write",
                          f"is stored whole): free some space, then resume with `cubebench run --resume {path}`")
     if name in DAMAGE:
         return StoreDamaged(damaged_message(path, reason))
-    if name == "SQLITE_READONLY":
-        return StoreError(f"cannot write {path}: it is read-only here ({reason}); reports, exports and views "
-                          "read it as it is; to resume it, copy it to a folder you can write")
+    if name == "SQLITE_READONLY" or (name == "SQLITE_CANTOPEN" and not is_writable(path)):
+        return StoreError(f"cannot {doing} {path}: it is read-only here ({reason}); reports, exports and views "
+                          "read it as it is; to play it, copy it to a folder you can write")
     if name == "SQLITE_BUSY":
         return StoreError(f"cannot {doing} {path}: another process holds it ({reason}); try again when it is done")
     return StoreError(f"cannot {doing} {path}: {reason}")

@@ -133,11 +133,13 @@ def test_a_run_on_read_only_media_is_read(reference: Path, tmp_path: Path) -> No
     for name in ("plain", "killed"):
         run = f"{name}/run.sqlite"
         commands += [["report", run], ["export", run, "--format", "csv"], ["export", run, "--format", "jsonl"],
-                     ["view", run, "--out", f"out/{name}.html"], ["compare", run], ["view", run]]
+                     ["view", run, "--out", f"out/{name}.html"], ["compare", run], ["view", run],
+                     ["run", "--resume", run, "--no-progress"],
+                     ["run", "--suite", "smoke", "--agent", "solver", "--out", f"{name}/new.sqlite"]]
     results = _commands("mkdir -p out\nfor d in plain killed; do mount --bind $d $d && mount -o remount,bind,ro $d; done",
                         commands, tmp_path)
-    for name, report, csv, jsonl, view, compare, view_beside in (
-            [name, *results[i * 6:(i + 1) * 6]] for i, name in enumerate(("plain", "killed"))):
+    for name, report, csv, jsonl, view, compare, view_beside, resume, new in (
+            [name, *results[i * 8:(i + 1) * 8]] for i, name in enumerate(("plain", "killed"))):
         finished = PLANNED - (name == "killed")
         assert report["rc"] == 0 and f"episodes: {finished} of {PLANNED} finished" in report["out"], report
         assert csv["rc"] == 0 and len(csv["out"].strip().splitlines()) == finished + 1, csv
@@ -146,7 +148,11 @@ def test_a_run_on_read_only_media_is_read(reference: Path, tmp_path: Path) -> No
         assert compare["rc"] == 2 and "which no paper's published table covers" in compare["err"], compare
         assert view_beside["rc"] == 2 and view_beside["err"].count("\n") == 1, view_beside
         assert "give --out FILE" in view_beside["err"] and "Read-only file system" in view_beside["err"]
-        for result in (report, csv, jsonl, view, compare, view_beside):
+        assert resume["rc"] == 2 and resume["err"].count("\n") == 1, resume  # one line: it is read-only here
+        assert "it is read-only here" in resume["err"] and "copy it to a folder you can write" in resume["err"]
+        assert new["rc"] == 2 and new["err"] == (f"cubebench: error: --out {name}/new.sqlite: cannot write in {name}: "
+                                                 "it is read-only here\n"), new
+        for result in (report, csv, jsonl, view, compare, view_beside, resume, new):
             assert "damaged" not in result["err"] and "Traceback" not in result["err"], result
         assert sorted(p.name for p in (tmp_path / name).iterdir()) == before[name]  # nothing written beside it
 
