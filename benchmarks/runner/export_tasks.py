@@ -356,7 +356,7 @@ def item_rows(request: ExportRequest) -> tuple[list[dict[str, Any]], ExportSumma
     _check(request)
     if request.kind != "items" or request.images == "files":
         raise ExportError("item_rows makes --kind items rows with --images none or bytes, in memory")
-    check_plan_size(item_suite(request))  # held in memory: bounded as a run's plan is (an export streams)
+    check_plan_size(item_suite(request), "item")  # held in memory: bounded as a run's plan is (an export streams)
     summary, sides = ExportSummary(), Sides()
     rows = list(_item_rows(request, _ImageSink(request.images, Path(request.out)), summary))
     for row in rows:

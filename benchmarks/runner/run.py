@@ -172,7 +172,7 @@ def start_run(suite: Suite | QuestionSuite | MultiSuite, config: RunConfig, path
         raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
     protocol = protocol_for(suite)
     config = protocol.configure(suite, config)  # e.g. a question run's answer protocol and decoding
-    check_plan_size(suite)
+    check_plan_size(suite, protocol.unit)
     factory = protocol.factory(config.agent)  # fails early on a bad spec, a missing key or extra
     print(f"cubebench: run {path} (suite {suite.name}, agent {config.agent.spec})", file=sys.stderr)
     try:

@@ -124,6 +124,6 @@ def episode(suite: str = "exp1", tier: Any = None, depths: Any = None, horizon: 
         grid = episode_suite(suite, tier=tier, depths=depths, horizon=horizon, instances=instances, reward=reward,
                              tool_setting=tool_setting, metric=metric, max_steps=steps, max_moves=max_moves,
                              max_rotations=max_rotations, seed=seed)
-        check_plan_size(grid)  # a huge -T instances= is one line, before anything is planned
+        check_plan_size(grid, "episode")  # a huge -T instances= is one line, before anything is planned
         play = play_cube_episode(agent, obs_format, send_images)
     return Task(dataset=episode_dataset(grid), solver=play, scorer=episode_outcome(), metadata={"suite": grid.to_dict()})

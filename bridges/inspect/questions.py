@@ -127,7 +127,7 @@ def questions(suite: str | None = None, tests: Any = None, depths: Any = None, i
     with task_parameters("cubebench/questions"):
         grid = question_suite(suite, tests=tests, depths=depths, items=items, variants=variants, metric=metric,
                               seed=seed)
-        check_plan_size(grid)  # a huge -T items= is one line, before any item is made
+        check_plan_size(grid, "item")  # a huge -T items= is one line, before any item is made
         chosen = chosen_protocol(grid, protocol)
         ask = answer_cube_questions(send_images, chosen)
     return Task(dataset=question_dataset(grid), solver=ask, scorer=question_outcome(),

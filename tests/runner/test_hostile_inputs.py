@@ -95,7 +95,7 @@ def test_the_largest_plan_allowed_is_counted_as_planned(nothing_generated) -> No
     """The bound counts what planning makes: variants, depths and first ladder rounds included."""
     grid = {"depths": [1, 2], "items": MAX_PLANNED // 4, "variants": ["image+text", "polarity"]}
     plan_module.check_plan_size(question_suite_from_dict({"schema": "cubebench-questions/1", "name": "edge",
-                                                         "tests": {"verification": grid}}))
+                                                         "tests": {"verification": grid}}), "item")
     with pytest.raises(SuiteError, match=f"plans {MAX_PLANNED + 2:,} items"):
         plan_items(question_suite_from_dict({"schema": "cubebench-questions/1", "name": "edge", "tests": {
             "verification": grid, "inf-forward": {"ladder": {"runs": 1, "max_level": 3}, "variants": ["image", "encoded"]}}}))
