@@ -4,8 +4,11 @@ from notation, and skips for optional extras.  Fixtures stay in conftest.py, whi
 from __future__ import annotations
 
 import importlib.util
+import json
+import sqlite3
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -124,3 +127,29 @@ def comparable_records(db: Path) -> dict[str, dict[str, Any]]:
                 step.pop("latency_s")
             out[key] = data
         return out
+
+
+def run_sql(db: Path, *statements: tuple) -> None:
+    """Run ``(sql, params)`` statements on a run's file and commit: how the damage and version tests change a run."""
+    con = sqlite3.connect(db)
+    try:
+        for statement in statements:
+            con.execute(*statement)
+        con.commit()
+    finally:
+        con.close()
+
+
+def edit_record(db: Path, key: str, change: Callable[[dict[str, Any]], None], status: str | None = None) -> None:
+    """Change the stored record of ``key`` (its JSON, in place by ``change``), and its summary ``status`` if given."""
+    con = sqlite3.connect(db)
+    try:
+        blob = con.execute("SELECT record FROM episodes WHERE key = ?", (key,)).fetchone()[0]
+    finally:
+        con.close()
+    data = json.loads(zlib.decompress(blob))
+    change(data)
+    statements = [("UPDATE episodes SET record = ? WHERE key = ?", (zlib.compress(json.dumps(data).encode()), key))]
+    if status is not None:
+        statements.append(("UPDATE episodes SET status = ? WHERE key = ?", (status, key)))
+    run_sql(db, *statements)

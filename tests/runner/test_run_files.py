@@ -18,15 +18,14 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import zlib
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
 from cubebench import __version__
 from cubebench.runner.cli import main
 from cubebench.runner.store import StoreFull, StoreNewer, open_run
+from helpers import edit_record, run_sql
 
 SUITE = {"name": "files", "tiers": ["symbolic"], "depths": [1], "instances": 2, "rewards": ["none"],
          "tool_settings": ["basic", "standard", "ideal"]}
@@ -58,16 +57,6 @@ def _copy(db: Path, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(db, folder / db.name)
     return folder / db.name
-
-
-def _sql(db: Path, *statements: tuple) -> None:
-    con = sqlite3.connect(db)
-    try:
-        for statement in statements:
-            con.execute(*statement)
-        con.commit()
-    finally:
-        con.close()
 
 
 def _digest(db: Path) -> str:
@@ -198,26 +187,14 @@ def test_a_store_that_cannot_grow_raises_store_full_and_keeps_every_commit(parti
 
 
 # --- a run written by a newer cubebench ---------------------------------------------------------------------
-def _set_record(db: Path, change: Callable[[dict], None], status: str | None = None) -> None:
-    con = sqlite3.connect(db)
-    blob = con.execute("SELECT record FROM episodes WHERE key = ?", (KEY,)).fetchone()[0]
-    con.close()
-    data = json.loads(zlib.decompress(blob))
-    change(data)
-    statements = [("UPDATE episodes SET record = ? WHERE key = ?", (zlib.compress(json.dumps(data).encode()), KEY))]
-    if status:
-        statements.append(("UPDATE episodes SET status = ? WHERE key = ?", (status, KEY)))
-    _sql(db, *statements)
-
-
 NEWER = {
-    "protocol": (lambda db: _sql(db, ("INSERT OR REPLACE INTO meta VALUES ('protocol', '\"tournaments\"')",)),
+    "protocol": (lambda db: run_sql(db, ("INSERT OR REPLACE INTO meta VALUES ('protocol', '\"tournaments\"')",)),
                  "a run of protocol 'tournaments'"),
-    "plan-field": (lambda db: _sql(db, ("UPDATE plan SET spec = json_set(spec, '$.budget_profile', 'strict') "
+    "plan-field": (lambda db: run_sql(db, ("UPDATE plan SET spec = json_set(spec, '$.budget_profile', 'strict') "
                                         "WHERE key = ?", (KEY,))), "budget_profile"),
-    "record-field": (lambda db: _set_record(db, lambda d: d.update(thinking_tokens=12)), "thinking_tokens"),
-    "step-field": (lambda db: _set_record(db, lambda d: d["steps"][0].update(thought="t")), "thought"),
-    "status": (lambda db: _set_record(db, lambda d: d.update(status="timeout"), status="timeout"), "'timeout'"),
+    "record-field": (lambda db: edit_record(db, KEY, lambda d: d.update(thinking_tokens=12)), "thinking_tokens"),
+    "step-field": (lambda db: edit_record(db, KEY, lambda d: d["steps"][0].update(thought="t")), "thought"),
+    "status": (lambda db: edit_record(db, KEY, lambda d: d.update(status="timeout"), status="timeout"), "'timeout'"),
 }
 
 
@@ -227,7 +204,7 @@ def test_a_run_from_a_newer_version_says_so_and_is_never_altered(reference: Path
     db = _copy(reference, tmp_path)
     change, what = NEWER[case]
     change(db)
-    _sql(db, ("UPDATE meta SET value = json_set(value, '$.cubebench', '9.9.9') WHERE key = 'versions'",))
+    run_sql(db, ("UPDATE meta SET value = json_set(value, '$.cubebench', '9.9.9') WHERE key = 'versions'",))
     digest = _digest(db)
     capsys.readouterr()
     for argv in (["report", str(db)], ["export", str(db), "--format", "csv"], ["view", str(db), "--out",
@@ -247,7 +224,7 @@ def test_a_run_from_a_newer_version_says_so_and_is_never_altered(reference: Path
 def test_a_configuration_from_a_newer_version_is_read_but_not_resumed(reference: Path, tmp_path: Path,
                                                                        capsys) -> None:
     db = _copy(reference, tmp_path)
-    _sql(db, ("UPDATE meta SET value = json_set(value, '$.agent.reasoning_effort', 'high') WHERE key = 'config'",),
+    run_sql(db, ("UPDATE meta SET value = json_set(value, '$.agent.reasoning_effort', 'high') WHERE key = 'config'",),
          ("DELETE FROM episodes WHERE key = ?", (KEY,)))
     digest = _digest(db)
     assert main(["report", str(db)]) == 0  # a reader needs no more of the configuration than it knows
