@@ -33,6 +33,11 @@ class RecordError(ValueError):
     of the wrong type, or an unknown status."""
 
 
+class NewerForm(RecordError):
+    """A plain form holds a field (or a status) this version does not know: a newer cubebench wrote it.  Told apart
+    from damage, so such a record is never called damaged nor replaced."""
+
+
 
 def safe_strings(value: Any) -> Any:
     """``value`` (JSON-like: dicts, lists, tuples, strings, scalars) with :func:`safe_text` applied to
@@ -128,7 +133,7 @@ class EpisodeRecord:
         """
         check_form(data, cls, "record")
         if data.get("status", "failed") not in STATUSES:
-            raise RecordError(f"record.status: {data['status']!r} is not one of {', '.join(STATUSES)}")
+            raise NewerForm(f"record.status: {data['status']!r} is not one of {', '.join(STATUSES)}")
         steps = [
             StepRecord(**{**s, "tool_calls": [ToolCall(**c) for c in s["tool_calls"]]}) for s in data.get("steps", [])
         ]
@@ -142,9 +147,11 @@ def check_form(data: Any, cls: type, where: str) -> None:
     ``int`` is a ``float``, a ``bool`` is not an ``int``; a type JSON has no form for is not checked)."""
     problem = _form_problem(data, cls)
     if problem is not None:
-        raise RecordError(f"{where}{problem}")
+        raise (NewerForm if _UNKNOWN in problem else RecordError)(f"{where}{problem}")
 
 
+_UNKNOWN = ": unknown field(s) "
+"""How a form problem names fields the dataclass does not have (:class:`NewerForm` is told by it)."""
 _Check = Callable[[Any], "str | None"]
 """A compiled check: ``None`` when the value fits, else the problem (a path suffix, ``: `` and why)."""
 
@@ -163,7 +170,7 @@ def _form_problem(data: Any, cls: type) -> str | None:
     names, table = _fields_of(cls)
     unknown = [str(k) for k in data if k not in names]
     if unknown:
-        return f": unknown field(s) {', '.join(sorted(unknown))}"
+        return f"{_UNKNOWN}{', '.join(sorted(unknown))}"
     for name, required, check in table:
         if name in data:
             problem = check(data[name])

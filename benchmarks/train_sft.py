@@ -13,7 +13,7 @@ Training stops after ``--steps`` optimizer steps; a checkpoint is kept every ``-
 ``OUT/checkpoints`` and a rerun with the same ``--out`` resumes from the last one.  The result is a LoRA
 adapter in ``OUT`` (a few MB) whose config names its base, so ``hf:OUT`` loads both, and
 ``OUT/training.json`` with the arguments, the data manifest and the loss of every logged step.
-Needs the ``train`` extra (``pip install 'cubebench[train]'``); ``docs/training.md``.
+Needs the ``train`` extra (``pip install -e ".[train]"`` in the checkout); ``docs/training.md``.
 """
 
 from __future__ import annotations

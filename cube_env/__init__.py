@@ -41,7 +41,10 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    """The public names and the loaded subpackages: no helper this module imports (``importlib``, ``Any``)."""
+    loaded = {name for name, value in globals().items()
+              if getattr(value, "__name__", "").startswith(f"{__name__}.") and hasattr(value, "__path__")}
+    return sorted(set(__all__) | loaded)
 
 
 __all__ = ["CubeEnv", "TIERS", "make_cube_env", "register_envs", "__version__"]

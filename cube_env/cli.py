@@ -86,7 +86,7 @@ def add_subcommands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_show)
 
     p = sub.add_parser("solve", help="solve a cube given as moves or 54 letters")
-    p.add_argument("cube")
+    p.add_argument("cube", help="the cube to solve: a scramble (\"R U R' U'\") or a 54-letter URFDLB string")
     p.add_argument("--optimal", action="store_true", help="exact optimal solver instead of two-phase")
     p.add_argument("--metric", choices=METRICS, default="half")
     p.set_defaults(func=_cmd_solve)

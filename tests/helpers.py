@@ -4,13 +4,17 @@ from notation, and skips for optional extras.  Fixtures stay in conftest.py, whi
 from __future__ import annotations
 
 import importlib.util
+import json
+import sqlite3
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pytest
 
 from cubebench.engine import SOLVED, TABLE, kernels
+from cubebench.extras import install_hint
 from cubebench.engine.notation import parse_array
 from cubebench.generators import ScrambleGenerator
 
@@ -43,7 +47,7 @@ def extra_reason(*modules: str) -> str:
     """Why a test is skipped without ``modules``: what is missing and which extra installs it."""
     extras = sorted({EXTRA_OF[m.split(".")[0]] for m in modules})
     which = " and ".join(f"the {e} extra" for e in extras)
-    return f"needs {', '.join(modules)} ({which}): pip install 'cubebench[{','.join(extras)}]'"
+    return f"needs {', '.join(modules)} ({which}): {install_hint(*extras)}"
 
 
 def missing(*modules: str) -> list[str]:
@@ -125,6 +129,32 @@ def comparable_records(db: Path) -> dict[str, dict[str, Any]]:
         return out
 
 
+def run_sql(db: Path, *statements: tuple) -> None:
+    """Run ``(sql, params)`` statements on a run's file and commit: how the damage and version tests change a run."""
+    con = sqlite3.connect(db)
+    try:
+        for statement in statements:
+            con.execute(*statement)
+        con.commit()
+    finally:
+        con.close()
+
+
+def edit_record(db: Path, key: str, change: Callable[[dict[str, Any]], None], status: str | None = None) -> None:
+    """Change the stored record of ``key`` (its JSON, in place by ``change``), and its summary ``status`` if given."""
+    con = sqlite3.connect(db)
+    try:
+        blob = con.execute("SELECT record FROM episodes WHERE key = ?", (key,)).fetchone()[0]
+    finally:
+        con.close()
+    data = json.loads(zlib.decompress(blob))
+    change(data)
+    statements = [("UPDATE episodes SET record = ? WHERE key = ?", (zlib.compress(json.dumps(data).encode()), key))]
+    if status is not None:
+        statements.append(("UPDATE episodes SET status = ? WHERE key = ?", (status, key)))
+    run_sql(db, *statements)
+
+
 # --------------------------------------------------------------------------- the 48 symmetries, built from scrambles
 # (independent of cubebench.engine.symmetry, which moves stickers by geometry: these relabel a scramble's moves)
 
@@ -189,8 +219,6 @@ _EVALUATED: set[str] = set()
 def evaluated_images() -> set[str]:
     """Every evaluated position (shipped starts by their scrambles, question items by an optimal solution) in all
     48 spellings, built with :func:`images` (cached for the session)."""
-    import json
-
     from cubebench.runner import evaluation_positions
     from cubebench.shipped import instances_dir
 

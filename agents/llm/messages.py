@@ -184,18 +184,26 @@ def sanitize(value: Any, secrets: Sequence[str] = ()) -> Any:
 MASK = "***"
 LONG_SECRET = 12
 """A secret this long is masked wherever its text occurs (a real API key, 20 to 200 characters, never occurs
-by chance); a shorter one only where it stands as a whole token, or masking it would eat ordinary words."""
+by chance); a shorter one (a local server's dummy key ``x``, ``none``) only where it is sent as a key
+(:data:`_SENT_AS_KEY`): its text is also a cube rotation, a move, a reward's name, so masking every occurrence
+would eat the log (``Action: ***``)."""
 _TOKEN_CHAR = r"[A-Za-z0-9_\-]"
+_SENT_AS_KEY = (r"(?i:\bbearer\s+|\b(?:x-)?api[-_ ]?key\b[^:=\n]{0,24}[:=]\s*[\"']?|[?&](?:api[-_]?)?key="
+                r"|\b(?:access[-_])?token[\"']?\s*[:=]\s*[\"']?|\bauthorization[\"']?\s*[:=]\s*[\"']?(?:bearer\s+)?)")
+"""Where a key stands as sent: an ``Authorization: Bearer`` header, an ``x-api-key`` header or ``api_key`` field,
+a ``?key=`` query (also as an error message echoes them: "Incorrect API key provided: x")."""
 
 
 def mask_secret(text: str, secret: str) -> str:
     """``text`` with ``secret`` replaced by ``***``: every occurrence of a secret of :data:`LONG_SECRET` or more
-    characters; a shorter one (a test key ``x``) only where no letter, digit, ``_`` or ``-`` touches it."""
+    characters; a shorter one only where it stands as a key is sent (:data:`_SENT_AS_KEY`) and no letter, digit,
+    ``_`` or ``-`` follows it, so a key ``x``, ``y``, ``R`` or ``none`` never masks the cube notation or the
+    words of a log."""
     if not secret:
         return text
     if len(secret) >= LONG_SECRET:
         return text.replace(secret, MASK)
-    return re.sub(f"(?<!{_TOKEN_CHAR}){re.escape(secret)}(?!{_TOKEN_CHAR})", MASK, text)
+    return re.sub(f"({_SENT_AS_KEY}){re.escape(secret)}(?!{_TOKEN_CHAR})", lambda m: m.group(1) + MASK, text)
 
 
 def _b64_ref(data: str) -> dict[str, Any]:

@@ -33,6 +33,7 @@ greedy pass rates per depth, and beam search with ``--beam``.  The run folder ge
 
 from __future__ import annotations
 
+from cubebench.extras import install_hint
 import argparse
 import json
 import time
@@ -75,7 +76,7 @@ def _multi() -> Any:
         from cubebench.envs import multi
     except ModuleNotFoundError as err:
         raise ModuleNotFoundError("self-play uses the scrambler-versus-solver env, which needs PettingZoo: "
-                                  "pip install 'cubebench[multi]'", name=err.name) from err
+                                  f"{install_hint('multi')}", name=err.name) from err
     return multi
 
 

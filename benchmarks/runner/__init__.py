@@ -8,21 +8,22 @@ from .execute import PlaySettings, play_episode, play_item
 from .export_tasks import ExportError, ExportRequest, item_rows
 from .heldout import EvaluationOverlap, check_apart, evaluation_keys, evaluation_positions
 from .instances import resolve_source
-from .plan import EpisodeSpec, GameSpec, ItemSpec, plan_episodes, plan_items
+from .plan import MAX_PLANNED, EpisodeSpec, GameSpec, ItemSpec, check_plan_size, plan_episodes, plan_items
 from .protocols import PROTOCOLS, RunProtocol, play_spec, protocol_for, protocol_named
 from .question_suites import QuestionSuite, question_suite_from_dict
 from .run import RunConfig, RunOutcome, resume_run, start_run
 from .specs import AgentFactory, AgentSpec, AgentSpecError, make_agent
 from .stats import Rate, wilson_interval
-from .store import RunStore, StoreError, open_run
+from .store import RunStore, StoreDamaged, StoreError, StoreFull, StoreNewer, open_run
 from .suites import Suite, SuiteError, available_suites, load_suite, suite_from_dict
 from .verifier_refs import Verdict, verify
 
 __all__ = [
     "AgentFactory", "AgentSpec", "AgentSpecError", "EpisodeSpec", "EvaluationOverlap", "ExportError", "ExportRequest",
-    "GameSpec", "check_apart", "evaluation_keys", "evaluation_positions",
-    "ItemSpec", "PROTOCOLS", "PlaySettings", "QuestionSuite", "Rate", "RunConfig", "RunOutcome", "RunProtocol",
-    "RunStore", "StoreError", "Suite", "SuiteError", "Verdict", "available_suites", "check_protocol", "chosen_protocol", "item_rows",
+    "GameSpec", "ItemSpec", "MAX_PLANNED", "PROTOCOLS", "PlaySettings", "QuestionSuite", "Rate", "RunConfig", "RunOutcome",
+    "RunProtocol", "RunStore", "StoreDamaged", "StoreError", "StoreFull", "StoreNewer", "Suite", "SuiteError", "Verdict",
+    "available_suites", "check_apart", "check_plan_size", "check_protocol", "chosen_protocol", "evaluation_keys",
+    "evaluation_positions", "item_rows",
     "load_suite", "make_agent", "open_run", "plan_episodes", "plan_items", "play_episode", "play_item", "play_spec",
     "protocol_for", "protocol_named", "question_suite_from_dict", "reply_tokens", "resolve_source", "resume_run",
     "start_run", "suite_from_dict", "verify", "wilson_interval",

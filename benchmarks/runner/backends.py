@@ -38,6 +38,8 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Iterator
 
+from cubebench.extras import install_hint
+
 from cubebench.agents.records import EpisodeRecord
 
 from .execute import PlaySettings
@@ -218,7 +220,7 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise RuntimeError("--backend ray needs Ray: pip install 'cubebench[ray]' (or pip install 'ray[default]')") from None
+        raise RuntimeError(f"--backend ray needs Ray: {install_hint('ray')} (or pip install 'ray[default]')") from None
     return ray
 
 

@@ -7,6 +7,7 @@ top layer, so it is the one place where the whole command line is assembled.
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import os
 import signal
@@ -28,6 +29,7 @@ from .backends import WorkersLost
 from .compare import add_compare
 from .execute import PlaySettings
 from .export import export_csv, export_jsonl
+from .failures import short_cause
 from .export_tasks import FORMATS, IMAGE_MODES, KINDS, OBS_FORMATS, ExportError, ExportRequest, export_tasks
 from .html_report import report_html
 from .play import play
@@ -39,7 +41,8 @@ from .report import build_report, text_report
 from .run import RunConfig, default_run_path, resolve_distance_budget, resume_run, start_run
 from .specs import STYLES, AgentSpec, AgentSpecError, default_style
 from .splits import SplitError
-from .store import StoreError, open_run
+from .store import StoreDamaged, StoreError, StoreFull, open_run
+from .store_errors import sqlite_failure
 from .suites import TIERS, Suite, SuiteError, available_suites, load_suite
 from .viewer import viewer_html
 
@@ -58,17 +61,22 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
     def run(args: argparse.Namespace) -> int:
         try:
             return fn(args)
-        except (_UserError, SuiteError, StoreError, AgentSpecError, PlotsUnavailable) as err:
+        except StoreError as err:  # a full disk is no usage error: exit 1
+            print(f"cubebench: error: {err}", file=sys.stderr)
+            return 1 if isinstance(err, StoreFull) else EXIT_USAGE
+        except (_UserError, SuiteError, AgentSpecError, PlotsUnavailable) as err:
             print(f"cubebench: error: {err}", file=sys.stderr)
             return EXIT_USAGE
         except WorkersLost as err:  # a cluster failure, not a usage error: one line, exit 1
             print(f"cubebench: error: {err}", file=sys.stderr)
             return 1
-        except sqlite3.DatabaseError as err:  # damage the checks at opening could not see
+        except sqlite3.DatabaseError as err:  # what the checks at opening could not see (damage, a full disk)
             run = getattr(args, "resume", None) or getattr(args, "run", None) or getattr(args, "out", None)
-            print(f"cubebench: error: the run database{f' {run}' if run else ''} is damaged or unreadable: {err}",
-                  file=sys.stderr)
-            return EXIT_USAGE
+            failure = sqlite_failure(err, Path(run)) if run else StoreDamaged(str(err))
+            if isinstance(failure, StoreDamaged):
+                failure = StoreDamaged(f"the run database{f' {run}' if run else ''} is damaged or unreadable: {err}")
+            print(f"cubebench: error: {failure}", file=sys.stderr)
+            return 1 if isinstance(failure, StoreFull) else EXIT_USAGE
         except BrokenPipeError:  # output piped into `head` and closed early: not an error
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
@@ -80,13 +88,14 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
 
 
 def _csv(kind: Callable[[str], Any]) -> Callable[[str], list[Any]]:
-    """An argparse type for comma-separated values."""
+    """An argparse type for comma-separated values (``int``: whole numbers, and the message says so)."""
+    what = "whole numbers, e.g. 1,2,3" if kind is int else "values"
 
     def parse(text: str) -> list[Any]:
         try:
             return [kind(v.strip()) for v in text.split(",") if v.strip()]
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected comma-separated values, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"expected comma-separated {what}, got {text!r}") from None
 
     return parse
 
@@ -145,6 +154,8 @@ def _output_file(value: str, flag: str) -> Path:
     _make_folder(path.parent, flag, value)
     if path.is_dir():
         raise _UserError(f"{flag} {value} is a folder; give a file name")
+    if not os.access(path.parent if str(path.parent) else ".", os.W_OK):  # a read-only mount, say
+        raise _UserError(f"{flag} {value}: cannot write in {path.parent}: it is read-only here")
     return path
 
 
@@ -193,7 +204,15 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 # --- run ---------------------------------------------------------------------------------------
 def _cmd_run(args: argparse.Namespace) -> int:
     with _sigterm_as_interrupt():
-        return _run(args)
+        try:
+            return _run(args)
+        except KeyboardInterrupt:
+            run = args.resume or getattr(args, "run_path", None)
+            if run is None or not Path(run).is_file():  # stopped before the run was created: nothing to resume
+                raise
+            print(f"cubebench: interrupted; every finished record is stored: resume with: cubebench run --resume {run}",
+                  file=sys.stderr)
+            return 130
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -202,9 +221,16 @@ def _run(args: argparse.Namespace) -> int:
     more = f" ({grown} of them planned as the ladders climbed)" if grown > 0 else ""
     print(f"cubebench: {outcome.outcome}: {outcome.played} {outcome.unit}(s) played in {outcome.seconds:.1f} s; "
           f"{outcome.finished} of {outcome.planned} planned {outcome.unit}s finished{more}", file=sys.stderr)
+    with open_run(outcome.path, readonly=True) as store:
+        report = build_report(store)
     if not args.quiet:
-        with open_run(outcome.path) as store:
-            print(text_report(build_report(store)))
+        print(text_report(report))
+    if report.evaluated_nothing or outcome.stopped_by_errors:
+        what, cause = ((f"nothing was evaluated: every {report.unit} ended in error", report.first_error)
+                       if report.evaluated_nothing else (outcome.outcome, outcome.stopped_by_errors))
+        print(f"cubebench: {what} ({short_cause(cause)}); once the cause is fixed, play them again: "
+              f"cubebench run --resume {outcome.path} --retry-errors", file=sys.stderr)
+        return 1
     if outcome.finished < outcome.planned:
         print(f"cubebench: resume with: cubebench run --resume {outcome.path}", file=sys.stderr)
     return 0
@@ -234,7 +260,7 @@ def _start(args: argparse.Namespace) -> Any:
                       max_attempts=args.model_attempts, system_prompt=_read_text(args.system_prompt, "--system-prompt"),
                       examples=_read_text(args.examples, "--examples"),
                       seats=_seats(args.seat), reply_max_tokens=args.reply_max_tokens)
-    path = _output_file(args.out or str(default_run_path(suite, args.agent)), "--out")
+    path = args.run_path = _output_file(args.out or str(default_run_path(suite, args.agent)), "--out")
     budget = (resolve_distance_budget(args.distance_budget, suite.metric)
               if "distance_budget" in protocol.run_options else None)
     config = RunConfig(
@@ -245,7 +271,6 @@ def _start(args: argparse.Namespace) -> Any:
         ray_address=args.ray_address,
         max_cost_usd=args.max_cost,
     )
-    print(f"cubebench: run {path} (suite {suite.name}, agent {args.agent})", file=sys.stderr)
     return start_run(suite, config, path, limit=args.limit, progress=args.progress, argv=sys.argv[:])
 
 
@@ -321,10 +346,30 @@ AGENT_HELP = ("episodes: random, blind, prober, greedy, solver, mlp[:CKPT]; ques
 
 
 class _Parser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one line (``cubebench run: error: ...; see --help``), exit 2."""
+    """An argument parser whose usage errors are one line (``cubebench run: error: ...; see --help``), exit 2.
+
+    An option no subcommand knows (``cubebench run ... --teirs``) is refused by the subcommand it was given to,
+    with the option it most likely meant (``did you mean --tiers?``), not by the top-level parser."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self._unknown(parsed, extras)
+        return parsed
+
+    def _unknown(self, parsed: argparse.Namespace, extras: list[str]) -> NoReturn:
+        parser: argparse.ArgumentParser = self
+        for action in self._actions:  # the subcommand's parser (and a sub-subcommand's, e.g. instances verify)
+            if isinstance(action, argparse._SubParsersAction):
+                parser = action.choices.get(getattr(parsed, action.dest or "", None) or "", parser)
+        options = [o for action in parser._actions for o in action.option_strings if o.startswith("--")]
+        guesses = [difflib.get_close_matches(word.partition("=")[0], options, n=1, cutoff=0.6) for word in extras
+                   if word.startswith("-")]
+        meant = next((g[0] for g in guesses if g), None)
+        parser.error(f"unrecognized arguments: {' '.join(extras)}" + (f"; did you mean {meant}?" if meant else ""))
 
 
 def _add_run(sub: argparse._SubParsersAction) -> None:
@@ -399,7 +444,8 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     model.add_argument("--model-attempts", type=_count(1), default=None, metavar="N",
                        help="attempts per model call before a step counts as a model error (default 5)")
     model.add_argument("--max-cost", type=_amount, default=None, metavar="USD",
-                       help="stop the run once it has cost this many USD (earlier sessions included)")
+                       help="stop the run once it has cost this many USD (earlier sessions included; a run that "
+                            "has spent nothing is never stopped: --max-cost 0 lets a free agent play to the end)")
 
     running = p.add_argument_group("execution and output")
     running.add_argument("--concurrency", type=_count(1), default=None, metavar="N",
@@ -418,7 +464,7 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
 # --- report, view, export ----------------------------------------------------------------------
 def _cmd_report(args: argparse.Namespace) -> int:
     html = _output_file(args.html, "--html") if args.html else None  # checked before the report is printed
-    with open_run(args.run) as store:
+    with open_run(args.run, readonly=True) as store:
         report = build_report(store)
     if args.plots and not report.kind.plots:
         raise _UserError(f"--plots draws episode runs; this run {report.kind.plays}: its figures are its tables "
@@ -438,16 +484,23 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_view(args: argparse.Namespace) -> int:
     out = _output_file(args.out, "--out") if args.out else Path(args.run).with_suffix(".viewer.html")
-    with open_run(args.run) as store:
+    with open_run(args.run, readonly=True) as store:
         text = viewer_html(store, args.episodes, args.max_episodes or None)
-    _write_text(out, text, "--out")
+    if args.out is None:
+        try:
+            out.write_text(text, encoding="utf-8")
+        except OSError as err:  # beside a run on read-only media, say
+            raise _UserError(f"cannot write the viewer beside the run, {out}: {_os_reason(err)}; "
+                             "give --out FILE") from None
+    else:
+        _write_text(out, text, "--out")
     print(f"cubebench: wrote {out}", file=sys.stderr)
     return 0
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
     path = _output_file(args.out, "--out") if args.out else None
-    with open_run(args.run) as store:
+    with open_run(args.run, readonly=True) as store:
         try:
             out: Any = open(path, "w", newline="", encoding="utf-8") if path else sys.stdout
         except OSError as err:
@@ -469,14 +522,14 @@ def _add_reading(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_guard(_cmd_report))
 
     p = sub.add_parser("view", help="write a self-contained HTML trajectory viewer of a run")
-    p.add_argument("run")
+    p.add_argument("run", help="the run's .sqlite file")
     p.add_argument("--out", help="the HTML file (default: next to the run, .viewer.html; missing folders are created)")
     p.add_argument("--episodes", metavar="TEXT", help="only episodes whose key contains TEXT (e.g. face/d8)")
     p.add_argument("--max-episodes", type=_count(0), default=200, help="at most N episodes (0: all; default 200)")
     p.set_defaults(func=_guard(_cmd_view))
 
     p = sub.add_parser("export", help="export a run's episodes as JSON Lines or CSV")
-    p.add_argument("run")
+    p.add_argument("run", help="the run's .sqlite file")
     p.add_argument("--format", choices=("jsonl", "csv"), required=True)
     p.add_argument("--out", help="output file (default: stdout; missing folders are created)")
     p.add_argument("--no-images", action="store_true", help="jsonl: drop observation images")

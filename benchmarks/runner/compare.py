@@ -72,7 +72,7 @@ def read_run(path: Path, papers: list[Paper]) -> tuple[RunView, Paper]:
     """Read one run and find its paper; :class:`CompareError` when it is not a paper suite's question run."""
     known = ", ".join(s for p in papers for s in p.suites)
     try:
-        with open_run(path) as store:
+        with open_run(path, readonly=True) as store:
             suite = store.get_meta("suite")
             name = suite.get("name", "?") if isinstance(suite, dict) else "?"
             if not protocol_named(store.protocol).comparable:
@@ -219,6 +219,19 @@ def _groups(columns: tuple[Column, ...]) -> list[tuple[str, int]]:
     return [("", 1)] + groups
 
 
+def _depth_footnotes(columns: tuple[Column, ...]) -> list[str]:
+    """The footnotes of the headers of ``columns`` that set a column beside another depth: ``d=?→2`` (the paper's
+    depth is not legible, or it has none) and ``d=3→4`` (the paper's depth 3 beside this suite's 4)."""
+    shifted = list(dict.fromkeys((c.depth_label, c.depth, c.pair_depth) for c in columns if "→" in c.depth_label))
+    unknown = [label for label, depth, _ in shifted if depth is None]
+    notes = [f"{', '.join(unknown)}: the paper prints no legible depth for {'these columns' if len(unknown) > 1 else 'the column'} "
+             f"(or has none); {'each' if len(unknown) > 1 else 'it'} stands beside this suite's depth after the arrow"] \
+        if unknown else []
+    notes += [f"{label}: the paper's depth {depth} stands beside this suite's depth {pair}"
+              for label, depth, pair in shifted if depth is not None]
+    return notes
+
+
 def compare_table(table: PublishedTable, paper: Paper, views: list[RunView], absent: list[str]) -> tuple[Table, list[str]]:
     """The published table with a row per run (and a row per absent calibration answerer) below its rows."""
     header = ["model"] + [f"{_name(c)} {c.depth_label}" if c.pair_depth or c.depth else _name(c) for c in table.columns]
@@ -234,10 +247,10 @@ def compare_table(table: PublishedTable, paper: Paper, views: list[RunView], abs
     if ladders and views and all(c.test in views[0].chance for c in table.columns):
         rows.append(["chance (exact, this suite's ladder)", *(f"{views[0].chance[c.test]:.3f}" for c in table.columns)])
     title = f"{paper.key}: {table.number} ({table.section}) against this run"
-    note = ("published rows: the paper's numbers as printed; run rows: the report's figures in the same unit, a rate "
-            "followed by its k/n, any other figure by the items it is computed over; d=?→N: the paper's depth is not "
-            "legible in the text we hold (or the paper has none), the column is set beside this suite's depth N; '-': "
-            "the run has no such cell; '·': no depth of this suite stands beside the column")
+    note = "; ".join([*_depth_footnotes(table.columns),
+                      "published rows: the paper's numbers as printed; run rows: the report's figures in the same unit, "
+                      "a rate followed by its k/n, any other figure by the items it is computed over; '-': the run has no "
+                      "such cell; '·': no depth of this suite stands beside the column"])
     lines = [table.caption] + _legend(table.columns)
     lines += [f"{r.model}: {r.note}" for r in table.rows if r.note]
     lines += list(table.notes) + problems + _unpaired(table, views)
@@ -336,8 +349,8 @@ def compare_runs(paths: list[Path]) -> Comparison:
         view.label = f"run {i}: {view.agent}"
     absent = [a for a in CALIBRATION if all(v.agent != a for v in views)]
     suite = views[0].suite.get("name")
-    header = [f"Against the published tables of {paper.citation}",
-              f"numbers read from {paper.text}; suite {suite!r}",
+    header = [f"The published tables of {paper.citation}, with your runs beside them (suite {suite!r})",
+              f"numbers as the paper prints them, transcribed into cubebench's runner/published/{paper.key}.json",
               *(f"{v.label} = {v.path} ({v.finished} of {v.planned} items finished; {v.decoding})" for v in ordered),
               *(f"{a}: absent (no {a} run given: cubebench run --suite {suite} --agent {a})" for a in absent)]
     tables = [compare_table(t, paper, ordered, absent) for t in paper.tables]

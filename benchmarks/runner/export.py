@@ -24,12 +24,15 @@ def export_jsonl(store: RunStore, out: TextIO, images: bool = True) -> int:
 
 def export_csv(store: RunStore, out: TextIO) -> int:
     """One row per stored episode, item or game, with the columns the run's protocol names
-    (:attr:`~.protocols.RunProtocol.csv_columns`: each header says what the column holds there); returns the count."""
-    columns = protocol_named(store.protocol).csv_columns
+    (:attr:`~.protocols.RunProtocol.csv_columns`: each header says what the column holds there), its values as the
+    report counts them (a question item with nothing to recover: ``uncounted``, neither passed nor failed); returns
+    the count."""
+    protocol = protocol_named(store.protocol)
+    columns, uncounted = protocol.csv_columns, protocol.uncounted(store)
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([header for _, header in columns])
     rows = store.rows()
     for row in rows:
-        values = asdict(row)
+        values = protocol.csv_values(asdict(row), row.key in uncounted)
         writer.writerow([values[column] for column, _ in columns])
     return len(rows)

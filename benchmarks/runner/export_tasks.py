@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import IO, Any, Iterator, Sequence, cast
 
 from cubebench import __version__
+from cubebench.extras import install_hint
 from cubebench.agents.answerers import ModelAnswerer, OracleAnswerer
 from cubebench.curriculum import Instance, load_instance_file
 from cubebench.shipped import largest_instance_file
@@ -46,7 +47,7 @@ from cubebench.tiers import PARTIAL_TIERS
 from .answering import chosen_protocol
 from .execute import PlaySettings
 from .instances import resolve_source
-from .plan import EpisodeSpec, ItemSpec, episode_key, iter_fixed_items, plan_episodes
+from .plan import EpisodeSpec, ItemSpec, check_plan_size, episode_key, iter_fixed_items, plan_episodes
 from .question_suites import QuestionSuite, configured_test, question_suite_from_dict, restrict_questions
 from .sft_traces import ScriptedReplies, TraceError, optimal_solution, play_trace, replay_trace, trace_replies
 from .splits import SPLITS, Sides, check_fraction, group_of, split_of
@@ -355,6 +356,7 @@ def item_rows(request: ExportRequest) -> tuple[list[dict[str, Any]], ExportSumma
     _check(request)
     if request.kind != "items" or request.images == "files":
         raise ExportError("item_rows makes --kind items rows with --images none or bytes, in memory")
+    check_plan_size(item_suite(request), "item")  # held in memory: bounded as a run's plan is (an export streams)
     summary, sides = ExportSummary(), Sides()
     rows = list(_item_rows(request, _ImageSink(request.images, Path(request.out)), summary))
     for row in rows:
@@ -543,7 +545,7 @@ def _jsonl_to_parquet(source: Path, target: Path, batch: int, pngs: bool) -> Non
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise ExportError("Parquet needs pyarrow: pip install 'cubebench[export]' (or use --format jsonl)") from None
+        raise ExportError(f"Parquet needs pyarrow: {install_hint('export')} (or use --format jsonl)") from None
     schema = None
     for rows in _jsonl_lines(source, batch, pngs):
         seen = pa.Table.from_pylist(rows).schema

@@ -19,7 +19,7 @@ table{border-collapse:collapse;margin:8px 0} caption{text-align:left;font-weight
 th,td{border:1px solid #bbb;padding:4px 8px;font-size:13px;text-align:left;white-space:nowrap}
 th{background:#eef2f7} tbody tr:nth-child(even){background:#f8f8f8}
 .note{font-size:12px;color:#555;margin:2px 0 12px} img.plot{max-width:100%;border:1px solid #ddd;margin:8px 0}
-table.facts td:first-child{font-weight:600}
+table.facts td{white-space:normal;overflow-wrap:anywhere} table.facts td:first-child{font-weight:600;white-space:nowrap}
 """
 
 

@@ -25,9 +25,10 @@ from typing import Any, ClassVar
 
 from cubebench.engine.metric import Metric
 from cubebench.envs.games import BUDGET_FIELDS, GAMES
+from cubebench.extras import install_hint
 from cubebench.tasks.items import MAX_DEPTH
 
-from .suite_fields import SuiteError, check_int, check_ints, check_metric
+from .suite_fields import SuiteError, check_int, check_ints, check_metric, check_name
 
 SCHEMA = "cubebench-multi/1"
 MAX_INSTANCES = 1000
@@ -99,7 +100,7 @@ def multi_suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Multi
     if "name" not in data or not isinstance(data.get("games"), dict) or not data["games"]:
         raise SuiteError(f"{source}: a multi-agent suite needs a name and a non-empty games object")
     metric = check_metric(data.get("metric", "quarter"), source)
-    suite = MultiSuite(name=str(data["name"]),
+    suite = MultiSuite(name=check_name(data["name"], source),
                        games={name: _grid(name, entry, f"{source} games.{name}") for name, entry in data["games"].items()},
                        metric=metric, seed=check_int(data, "seed", source, minimum=0, default=0),
                        description=str(data.get("description", "")))
@@ -141,7 +142,7 @@ def require_pettingzoo(what: str) -> Any:
     try:
         from cubebench.envs.multi import make_multi_env
     except ModuleNotFoundError:
-        raise SuiteError(f"{what}: multi-agent suites need PettingZoo: pip install 'cubebench[multi]'") from None
+        raise SuiteError(f"{what}: multi-agent suites need PettingZoo: {install_hint('multi')}") from None
     return make_multi_env
 
 

@@ -90,8 +90,31 @@ def agent_seed(suite_seed: int, key: str) -> int:
     return int.from_bytes(hashlib.sha256(f"agent/{suite_seed}/{key}".encode()).digest()[:4], "big") & 0x7FFFFFFF
 
 
+MAX_PLANNED = 50_000
+"""The most episodes, items or games a plan holds at once: a run's plan, an Inspect task's dataset, a verifiers
+environment's rows are made in memory before the first is played (question items: about 1 ms and up to 13 KB each,
+measured on ``cube-bench`` and ``stare``).  16 times the largest shipped suite (``cube-bench``, 3,058 items); an
+export (``cubebench export-tasks``) streams its rows to files and has no such limit."""
+
+
+def planned_at_start(suite: Suite | QuestionSuite | MultiSuite) -> int:
+    """How many specs planning ``suite`` makes at once: its size, and a question suite's first ladder rounds."""
+    ladders = suite.ladders.values() if isinstance(suite, QuestionSuite) else ()
+    return suite.size + sum(grid.runs * len(grid.variants) for grid in ladders)
+
+
+def check_plan_size(suite: Suite | QuestionSuite | MultiSuite, unit: str) -> None:
+    """:class:`SuiteError` at once, before anything is made, when ``suite`` plans more than :data:`MAX_PLANNED`
+    of ``unit`` (``episode``, ``item``, ``game``)."""
+    n = planned_at_start(suite)
+    if n > MAX_PLANNED:
+        raise SuiteError(f"suite {suite.name!r} plans {n:,} {unit}s; a plan holds at most {MAX_PLANNED:,} (made in "
+                         "memory before the first is played): ask for fewer, or split the suite into several runs")
+
+
 def plan_episodes(suite: Suite, source: str) -> list[EpisodeSpec]:
     """All episodes of ``suite``; depth-major so a partial run covers the easy depths first."""
+    check_plan_size(suite, "episode")
     refs = instance_refs(suite, source)
     plan = []
     for depth in suite.depths:
@@ -180,6 +203,7 @@ def protocol_of(spec: Spec) -> str:
 def plan_games(suite: MultiSuite) -> list[GameSpec]:
     """All games of ``suite``, instance-major (a partial run covers every game, view and depth evenly).
     Observer-actor and two-camera games start from the shipped certified instances of their depth."""
+    check_plan_size(suite, "game")
     require_pettingzoo(f"suite {suite.name!r}")
     starts = {(name, d): _starts(suite, name, d, grid.instances)
               for name, grid in suite.games.items() for d in grid.depths}
@@ -220,6 +244,7 @@ def plan_items(suite: QuestionSuite) -> list[ItemSpec]:
     """All fixed items of ``suite``, generated now, then the first round of every ladder.  Fixed items go
     index-major, so a partial run (``--limit``, a cost cap) covers every test, depth and variant evenly.
     Every variant of an item asks the same item."""
+    check_plan_size(suite, "item")
     ladders = [spec for name, grid in suite.ladders.items() for variant in grid.variants
                for run in range(grid.runs) for spec in ladder_round(suite, name, variant, run, 0, 1)]
     return _plan_fixed(suite) + ladders

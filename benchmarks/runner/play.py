@@ -28,6 +28,7 @@ from cubebench.agents.base import Observation, Task, Turn
 from cubebench.agents.episode import run_episode
 from cubebench.agents.records import EpisodeRecord
 from cubebench.agents.tools import Toolbox, tool_docs
+from cubebench.budgets import episode_budget, move_budget
 from cubebench.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, FACES
 from cubebench.engine.metric import Metric, parse_metric
 from cubebench.engine.rewards import parse_reward
@@ -113,7 +114,9 @@ class HumanAgent:
 def start_options(depth: int, metric: str, scramble: str | None, instance: int | None,
                   seed: int | None = None) -> tuple[dict[str, Any], str]:
     """Reset options and what they start from, in words: a given scramble, the k-th shipped certified
-    instance, or (by default) a seeded draw among the shipped certified instances of ``depth``.
+    instance, or (by default) a seeded draw among the shipped certified instances of ``depth``.  A certified
+    start plays under the benchmark's move budget of its depth (:func:`~cubebench.budgets.move_budget`, as the
+    suites do); a scramble's depth is not certified, so it gets the budget of an uncertified start.
 
     A depth with no shipped set falls back to a seeded scramble certified exactly: by the table-free
     distance oracle within its range, else by the exact solver, which needs its tables: where they
@@ -127,10 +130,12 @@ def start_options(depth: int, metric: str, scramble: str | None, instance: int |
         if not 0 <= instance < len(starts):
             raise SuiteError(f"no certified instance {instance} of depth {depth} ({metric}-turn): "
                              f"{len(starts)} ship")
-        return {"state": starts[instance].state}, f"certified instance {instance} of depth {depth}"
+        return ({"state": starts[instance].state, "max_moves": move_budget(depth, metric)},
+                f"certified instance {instance} of depth {depth}")
     if starts:
         k = int(np.random.default_rng(seed).integers(len(starts)))
-        return {"state": starts[k].state}, f"certified instance {k} of depth {depth} (--instance {k} replays it)"
+        return ({"state": starts[k].state, "max_moves": move_budget(depth, metric)},
+                f"certified instance {k} of depth {depth} (--instance {k} replays it)")
     if depth > EXACT_RANGE[metric] and not optimal_tables_ready(metric):
         raise SuiteError(f"depth {depth} has no shipped certified instances ({metric}-turn), and certifying a "
                          f"scramble needs the exact solver's tables, which are not built (about 0.9 GB, 2-15 minutes "
@@ -170,6 +175,12 @@ def play(tier: str = "symbolic", *, depth: int = 3, scramble: str | None = None,
     metric, reward = parse_metric(metric), parse_reward(reward)
     options, start = start_options(depth, metric, scramble, instance, seed)
     print(f"Playing {tier} from {start}.", file=out)
+    budget = episode_budget(depth=depth, metric=metric, view_actions=False, max_moves=None, max_rotations=None,
+                            reset_options=options)["max_moves"]
+    unit = "quarter turns" if metric == "quarter" else "face turns"
+    why = f"the benchmark's budget at depth {depth}" if "scramble" not in options else \
+        "the benchmark's budget for a start of no certified depth"
+    print(f"Move budget: at most {budget} {unit} ({why}).", file=out)
     with contextlib.ExitStack() as cleanup:
         shown = open_window(tier, window, out)
         if shown:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from cubebench.extras import install_hint
+
 from .aggregate import group, ordered
 from .stats import Rate
 from .store import EpisodeRow
@@ -34,7 +36,7 @@ def _pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise PlotsUnavailable("plots need matplotlib: pip install 'cubebench[report]'") from None
+        raise PlotsUnavailable(f"plots need matplotlib: {install_hint('report')}") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -29,8 +29,9 @@ class Progress:
         self.tokens = 0
         self.cost = spent
         """Dollars spent by the run: what earlier sessions spent (``spent``) and this one's episodes."""
+        self.stream = stream or sys.stderr
         self.bar: Any = tqdm(total=total, initial=initial, desc=f"{unit}s", unit=unit, dynamic_ncols=True,
-                             file=stream or sys.stderr, disable=(None if enabled is None else not enabled),
+                             file=self.stream, disable=(None if enabled is None else not enabled),
                              smoothing=0.1)
 
     def update(self, record: EpisodeRecord) -> None:
@@ -65,6 +66,10 @@ class Progress:
         if self.errors:
             postfix["err"] = str(self.errors)
         return postfix
+
+    def note(self, text: str) -> None:
+        """Print a line on the bar's stream above the bar (``cubebench: TEXT``), the bar redrawn below it."""
+        self.bar.write(f"cubebench: {text}", file=self.stream)
 
     def grow(self, more: int) -> None:
         """Count ``more`` newly planned items in the total (a ladder's next rounds)."""

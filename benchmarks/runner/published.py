@@ -4,7 +4,8 @@ Each paper whose suite CubeBench builds has one JSON file in ``benchmarks/runner
 the wheel as package data of ``cubebench.runner``), of schema ``cubebench-published/1``:
 
 * ``paper``: title, authors, arXiv id (``null`` when the text we hold gives none) and the text the
-  numbers were read from (``shared/seeds/...``);
+  numbers were read from (``shared/seeds/...``: a copy beside the development checkout, which does not ship, so
+  ``cubebench compare`` names the paper and this file instead);
 * ``suites``: the suite names the file covers (a full suite and its smoke suite);
 * ``tables``: each with its ``number`` ("Table 4"), ``section``, ``caption``, ``columns``, ``rows`` and
   ``notes``.  A column names the cell of a run it stands beside (``test``, ``variant``, ``depth`` as the
@@ -121,9 +122,9 @@ class Paper:
 
     @property
     def citation(self) -> str:
-        """``Authors, "Title", arXiv:ID`` (as far as the text gives them)."""
-        parts = [self.authors, f'"{self.title}"'] + ([f"arXiv:{self.arxiv}"] if self.arxiv else [])
-        return ", ".join(p for p in parts if p)
+        """``"Title" by Authors, arXiv:ID`` (as far as the text gives them)."""
+        by = f" by {self.authors}" if self.authors else ""
+        return f'"{self.title}"{by}' + (f", arXiv:{self.arxiv}" if self.arxiv else "")
 
 
 def value_of(text: str, unit: str) -> float | tuple[float, float]:

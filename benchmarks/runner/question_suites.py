@@ -28,7 +28,7 @@ from cubebench.tasks.ladder import LadderRules
 from cubebench.tasks.protocols import PROTOCOLS
 from cubebench.tasks.registry import TESTS
 
-from .suite_fields import SuiteError, check_int, check_ints, check_metric
+from .suite_fields import SuiteError, check_int, check_ints, check_metric, check_name
 
 SCHEMA = "cubebench-questions/1"
 GRID_FIELDS = ("depths", "items", "depth_items", "variant_items", "variants", "options")
@@ -152,7 +152,7 @@ def question_suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Qu
         raise SuiteError(f"{source}: tests must be a non-empty object mapping a test name to its grid")
     metric = check_metric(data.get("metric", "half"), source)
     return QuestionSuite(
-        name=str(data["name"]),
+        name=check_name(data["name"], source),
         tests={name: _grid(name, entry, source, metric) for name, entry in tests.items()},
         metric=metric,
         seed=check_int(data, "seed", source, minimum=0, default=0),

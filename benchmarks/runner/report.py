@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .aggregate import cell_of
+from .failures import error_cause, nothing_evaluated, nothing_evaluated_text
 from .protocols import EpisodesProtocol, RunProtocol, protocol_named
 from .store import EpisodeRow, RunStore
 from .tables import Table, render_text
@@ -35,6 +36,13 @@ class Report:
     uncounted: frozenset[str] = frozenset()
     """Question items that asked nothing their headline can score (a recovery item whose closed loop never
     erred): counted apart from the share of items passed."""
+    first_error: str | None = None
+    """The cause of the run's first ``error`` record (:func:`~.failures.error_cause`), shown beside the count."""
+
+    @property
+    def evaluated_nothing(self) -> bool:
+        """Every finished record ended in error: the run has no score (its headline says ``n/a``, never 0)."""
+        return nothing_evaluated(r.status for r in self.rows)
 
     @property
     def kind(self) -> RunProtocol:
@@ -58,10 +66,15 @@ class Report:
         """Run facts: what ran, how much of it, at what cost."""
         c = cell_of(self.rows)
         errors = f"{c.errors}" + (" (resume with --retry-errors to play them again)" if c.errors else "")
+        if self.first_error:
+            errors += f"; the first: {' '.join(self.first_error.split())[:300]}"
+        headline = self.kind.headline(self)
+        if self.evaluated_nothing:
+            headline = (headline[0], nothing_evaluated_text(self.unit))
         facts = [
             ("run", str(self.path)), *self.setup(),
             (f"{self.unit}s", f"{len(self.rows)} of {self.planned} finished"),
-            self.kind.headline(self),
+            headline,
             ("errors", errors),
             ("moves", str(c.moves)), ("tokens", str(c.tokens)), ("cost", f"${c.cost_usd:.4f}"),
             (f"{self.unit} time", f"{sum(r.wall_s for r in self.rows):.1f} s"),
@@ -79,12 +92,14 @@ def build_report(store: RunStore) -> Report:
     rows = store.rows()
     protocol = protocol_named(store.protocol)
     tables = protocol.tables(store, suite, rows)
+    first = next((row.key for row in rows if row.status == "error"), None)
     return Report(path=store.path, suite=suite, config=store.get_meta("config"),
                   versions=store.get_meta("versions", {}), instance_source=store.get_meta("instance_source", "?"),
                   planned=len(store.plan()), rows=rows, retired=store.retired_count(),
                   damaged=store.damaged_count(), tables=tables,
                   notes=store.get_meta("instance_notes", []), protocol=store.protocol,
-                  uncounted=protocol.uncounted(store))
+                  uncounted=protocol.uncounted(store),
+                  first_error=error_cause(store.record(first)) if first is not None else None)
 
 
 def text_report(report: Report) -> str:

@@ -21,16 +21,17 @@ from __future__ import annotations
 import platform
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from .backends import BACKENDS, WorkersLost, run_backend
 from .execute import PlaySettings, listening_to_steps
+from .failures import FailureWatch
 from .ladders import next_rounds
 from .multi_suites import MultiSuite
-from .plan import Spec
+from .plan import Spec, check_plan_size
 from .progress import Progress
 from .protocols import protocol_for, protocol_named
 from .question_suites import QuestionSuite
@@ -63,6 +64,15 @@ class RunConfig:
                 "max_cost_usd": self.max_cost_usd}
 
     @classmethod
+    def unknown_fields(cls, data: dict[str, Any]) -> list[str]:
+        """The fields of a stored configuration this version does not know (a newer cubebench stored them)."""
+        parts = {"": (data, ("agent", "play", "backend", "concurrency", "ray_address", "max_cost_usd")),
+                 "agent.": (data.get("agent"), tuple(f.name for f in fields(AgentSpec))),
+                 "play.": (data.get("play"), tuple(f.name for f in fields(PlaySettings)))}
+        return [f"{where}{name}" for where, (part, known) in parts.items() if isinstance(part, dict)
+                for name in part if name not in known]
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
         return cls(agent=AgentSpec(**data["agent"]), play=PlaySettings(**data["play"]), backend=data["backend"],
                    concurrency=data["concurrency"], ray_address=data.get("ray_address"),
@@ -83,6 +93,9 @@ class RunOutcome:
     """What was played: ``episode``, ``item`` or ``game``."""
     planned_before: int | None = None
     """``planned`` when this invocation began (a suite with ladders plans more as they climb)."""
+    stopped_by_errors: str | None = None
+    """The cause, when the run stopped because its records kept failing for a reason the next call repeats
+    (:class:`~.failures.FailureWatch`): they are stored as errors, ``--retry-errors`` plays them again."""
 
 
 def versions() -> dict[str, str]:
@@ -136,9 +149,18 @@ def resolve_distance_budget(value: str | float | None, metric: str) -> float | N
 
 
 def default_run_path(suite: Suite | QuestionSuite | MultiSuite, agent: str) -> Path:
-    """``runs/<suite>-<agent>-<UTC time>.sqlite`` under the working directory."""
-    safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in agent)[:60]
-    return Path("runs") / f"{suite.name}-{safe}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}.sqlite"
+    """``runs/<suite>-<agent>-<UTC time>.sqlite`` under the working directory, the suite's name and the agent spec
+    cleaned (:func:`file_name_part`): whatever a suite file names itself, its run lands in ``runs/``."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    return Path("runs") / f"{file_name_part(suite.name, 'suite')}-{file_name_part(agent, 'agent')}-{stamp}.sqlite"
+
+
+def file_name_part(text: str, fallback: str) -> str:
+    """``text`` as one part of a file name: letters, digits, ``-``, ``.`` and ``_`` kept, every other character
+    (``/``, ``\\``, NUL, brackets, spaces...) an ``_``, no leading dot (``..`` climbs no folder), at most 60
+    characters; ``fallback`` when nothing is left."""
+    safe = "".join(c if (c.isalnum() and c.isascii()) or c in "-._" else "_" for c in text).lstrip(".")[:60]
+    return safe or fallback
 
 
 def start_run(suite: Suite | QuestionSuite | MultiSuite, config: RunConfig, path: Path, *, limit: int | None = None,
@@ -150,7 +172,9 @@ def start_run(suite: Suite | QuestionSuite | MultiSuite, config: RunConfig, path
         raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
     protocol = protocol_for(suite)
     config = protocol.configure(suite, config)  # e.g. a question run's answer protocol and decoding
+    check_plan_size(suite, protocol.unit)
     factory = protocol.factory(config.agent)  # fails early on a bad spec, a missing key or extra
+    print(f"cubebench: run {path} (suite {suite.name}, agent {config.agent.spec})", file=sys.stderr)
     try:
         plan, meta = protocol.plan(suite, factory)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -180,6 +204,9 @@ def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = No
     record, and the stored configuration stays as the run was started (each session keeps its command line)."""
     with open_run(path, check_records=False) as store:
         store.claim()  # before anything is retired or played: a driver still playing this run refuses us
+        unknown = RunConfig.unknown_fields(store.get_meta("config"))
+        if unknown:
+            raise store.newer(f"configuration field(s) {', '.join(sorted(unknown))[:200]}")
         try:
             config = RunConfig.from_dict(store.get_meta("config"))
         except (KeyError, TypeError, ValueError) as err:
@@ -231,6 +258,7 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
                    unit=protocol.unit,
                    spent=sum(row.cost_usd for row in store.rows()))  # the cap counts earlier sessions too
     started, outcome, played = time.perf_counter(), "complete", 0
+    watch = FailureWatch(protocol.unit)
     if config.backend == "local" and config.concurrency > 1:
         _warm_up(store)
     try:
@@ -244,7 +272,10 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
                 outcome = "complete" if not store.pending() else f"partial: --limit {limit}"
                 break
             with listening_to_steps(bar.step):
-                played += _play_wave(store, config, factory, todo, bar)
+                played += _play_wave(store, config, factory, todo, bar, watch)
+            if watch.stop:
+                outcome = watch.outcome()
+                break
             if _capped(config, bar):
                 outcome = f"stopped: cost cap ${config.max_cost_usd:g} reached"
                 break
@@ -266,14 +297,20 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
         raise
     finally:
         bar.close()
-        store.end_session(outcome)
+        try:
+            store.end_session(outcome)
+        except StoreError:  # a full disk, say: the session stays open in the file, the error that ended it is told
+            pass
         factory.close()
     return RunOutcome(store.path, outcome, played, len(store.finished_keys()), len(store.plan()),
-                      time.perf_counter() - started, protocol.unit, planned)
+                      time.perf_counter() - started, protocol.unit, planned,
+                      stopped_by_errors=(watch.cause or "no cause recorded") if watch.stop else None)
 
 
-def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: list[Spec], bar: Progress) -> int:
-    """Play ``todo`` on the run's backend, storing each as it finishes, until the cost cap is reached: how many."""
+def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: list[Spec], bar: Progress,
+               watch: FailureWatch) -> int:
+    """Play ``todo`` on the run's backend, storing each as it finishes, until the cost cap is reached or the
+    records keep failing (``watch``): how many.  The first error's cause is printed as it arrives."""
     results = run_backend(config.backend, todo, factory, config.agent, config.play, config.concurrency,
                           config.ray_address)
     played = 0
@@ -282,7 +319,9 @@ def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: 
             store.add_episode(spec, record)
             played += 1
             bar.update(record)
-            if _capped(config, bar):
+            for note in watch.see(spec.key, record):
+                bar.note(note)
+            if _capped(config, bar) or watch.stop:
                 break
     finally:
         close = getattr(results, "close", None)
@@ -292,8 +331,10 @@ def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: 
 
 
 def _capped(config: RunConfig, bar: Progress) -> bool:
-    """Whether the run has spent its cost cap (earlier sessions included)."""
-    return config.max_cost_usd is not None and bar.cost >= config.max_cost_usd
+    """Whether the run has spent its cost cap (earlier sessions included).  A run that has spent nothing has
+    reached no cap: ``--max-cost 0`` stops a paid model after its first paid record, and lets a free agent (a
+    local model, a scripted agent) play to the end."""
+    return config.max_cost_usd is not None and bar.cost > 0 and bar.cost >= config.max_cost_usd
 
 
 def _warm_up(store: RunStore) -> None:

@@ -42,6 +42,7 @@ from cubebench.agents.scripted import SCRIPTED_AGENTS
 from cubebench.agents.seats import ModelSeat
 from cubebench.envs.games import GAMES
 from cubebench.agents.teams import Seat, perfect_team, random_team, silent_team
+from cubebench.extras import install_hint
 
 
 STYLES = ("react", "codeact", "policy")
@@ -321,7 +322,7 @@ def _rl_builder() -> Any:
         builder = getattr(rl, RL_FACTORY, None)  # the package loads torch here, on first use
     except ImportError as err:
         raise AgentSpecError(f"the 'mlp' agent needs {err.name or 'torch'} (the rl extra): "
-                             "pip install 'cubebench[rl]'") from None
+                             f"{install_hint('rl')}") from None
     if builder is None:
         raise AgentSpecError(f"cubebench.agents.rl has no {RL_FACTORY}(checkpoint=None, *, seed=None) -> Agent; "
                              "the 'mlp' spec cannot build the policy")

@@ -53,6 +53,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sqlite3
 import sys
 import time
@@ -63,10 +64,14 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from cubebench.agents.records import EpisodeRecord, RecordError, check_form, safe_strings, safe_text
+from cubebench import __version__
+from cubebench.agents.records import EpisodeRecord, NewerForm, RecordError, check_form, safe_strings, safe_text
 from cubebench.tasks.items import Item
 
 from .plan import EpisodeSpec, GameSpec, ItemSpec, Spec
+from .store_errors import (StoreDamaged, StoreError, StoreFull, StoreNewer, damaged_message, is_writable,
+                           sqlite_failure)
+from .store_reading import connect_reader
 
 SCHEMA_VERSION = 1
 _SPEC_TYPES: dict[str, type[EpisodeSpec] | type[ItemSpec] | type[GameSpec]] = {
@@ -99,14 +104,6 @@ CREATE TABLE IF NOT EXISTS sessions (
 SUMMARY_COLUMNS = ("key", "tier", "depth", "instance", "reward", "setting", "horizon", "status", "solved",
                    "n_steps", "n_moves", "input_tokens", "output_tokens", "cost_usd", "wall_s",
                    "distance_start", "distance_end")
-
-
-class StoreError(RuntimeError):
-    """The file is not a CubeBench run, or a write would break the store's guarantees."""
-
-
-class StoreDamaged(StoreError):
-    """The run's file is damaged: SQLite finds it corrupt, or its tables, plan or records do not read back."""
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -207,6 +204,8 @@ def _row_problem(values: Sequence[Any], blob: Any) -> str | None:
         return f"column solved holds {row['solved']!r}"
     try:
         record = decode_record(blob)
+    except NewerForm:
+        raise
     except RecordError as err:
         return str(err)
     differ = [name for name in _FROM_RECORD if not _same(row[name], getattr(record, name))]
@@ -217,10 +216,8 @@ def _row_problem(values: Sequence[Any], blob: Any) -> str | None:
     return None
 
 
-def _meta_problem(suite: Any, config: Any, protocol: Any = None) -> str | None:
-    """What is wrong with a run's suite, configuration and protocol, as far as every reader relies on them."""
-    if protocol is not None and protocol not in PROTOCOLS:
-        return f"its protocol {safe_text(str(protocol))[:40]!r} is none of {', '.join(PROTOCOLS)}"
+def _meta_problem(suite: Any, config: Any) -> str | None:
+    """What is wrong with a run's suite and configuration, as far as every reader relies on them."""
     if not isinstance(suite, dict) or not isinstance(suite.get("name"), str):
         return "its suite is missing or malformed"
     if not (isinstance(config, dict) and isinstance(config.get("agent"), dict)
@@ -252,37 +249,48 @@ class RunStore:
     """One run's database; use as a context manager or call :meth:`close`.
 
     ``RunStore(path)`` opens an existing run and checks it (see the module's docstring); a damaged
-    one raises :class:`StoreDamaged`, a file that is no run :class:`StoreError`.  With
-    ``check_records=False`` the episodes are not read back at opening (a resume retires the damaged
-    ones instead).  ``create=True`` makes an empty database at ``path`` (no plan, not atomic:
-    :meth:`create` makes a run).
+    one raises :class:`StoreDamaged`, one written by a newer cubebench :class:`StoreNewer`, a file that
+    is no run :class:`StoreError`.  With ``check_records=False`` the episodes are not read back at
+    opening (a resume retires the damaged ones instead).  ``readonly=True`` only reads, on any media
+    (:mod:`.store_reading`: a read-only mount, a folder one may not write, a full disk).
+    ``create=True`` makes an empty database at ``path`` (no plan, not atomic: :meth:`create` makes a run).
     """
 
-    def __init__(self, path: str | Path, *, create: bool = False, check_records: bool = True) -> None:
+    def __init__(self, path: str | Path, *, create: bool = False, check_records: bool = True,
+                 readonly: bool = False) -> None:
         self.path = Path(path)
         self.session: int | None = None
         self._lock: _RunLock | None = None
         self._plan: list[Spec] | None = None
+        self._copy: Path | None = None
+        """The temporary folder of a private copy a reader reads instead of the file (:mod:`.store_reading`)."""
         if not create:
             if not self.path.is_file():
                 raise StoreError(f"no run database at {self.path}")
             if _sqlite_header(self.path) != SQLITE_HEADER:
                 raise StoreError(f"{self.path} is not a CubeBench run database (not an SQLite file, "
                                  "or its header is damaged)")
-        self.db = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+        try:
+            if readonly and not create:
+                self.db, self._copy = connect_reader(self.path)
+            else:
+                self.db = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None)
+        except sqlite3.Error as err:
+            raise sqlite_failure(err, self.path, "open") from None
         try:
             if create:
                 self._pragmas()
                 self.db.executescript(_SCHEMA)
                 self.set_meta("schema_version", SCHEMA_VERSION)
             else:
-                self._check(check_records)  # before any write: a damaged file is not touched
-                self._pragmas()
-        except sqlite3.DatabaseError as err:
-            self.db.close()
-            raise StoreDamaged(self._damaged_message(str(err))) from None
+                self._check(check_records)  # before any write: a damaged file, or a newer one, is not touched
+                if not readonly:
+                    self._pragmas()
+        except sqlite3.Error as err:
+            self._close_db()
+            raise sqlite_failure(err, self.path, "open") from None
         except BaseException:
-            self.db.close()
+            self._close_db()
             raise
 
     @classmethod
@@ -297,18 +305,23 @@ class RunStore:
         path = Path(path)
         if path.exists() or path.is_symlink():
             raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
-        problem = _meta_problem(meta.get("suite"), meta.get("config"), meta.get("protocol"))
+        problem = _meta_problem(meta.get("suite"), meta.get("config"))
+        if meta.get("protocol", EpisodeSpec.protocol) not in PROTOCOLS:
+            problem = f"it plays protocol {meta['protocol']!r}, none of {', '.join(PROTOCOLS)}"
         if problem or not plan:
             raise StoreError(f"cannot create {path}: {problem or 'it plans no episodes'}")
         _remove_stale_partials(path)
         tmp = path.with_name(f".{path.name}{CREATING}{os.getpid()}")
         _remove_db_files(tmp)
         try:
-            with cls(tmp, create=True) as store:
-                for key, value in meta.items():
-                    store.set_meta(key, value)
-                store.write_plan(plan)
-                store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try:
+                with cls(tmp, create=True) as store:
+                    for key, value in meta.items():
+                        store.set_meta(key, value)
+                    store.write_plan(plan)
+                    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except (sqlite3.OperationalError, StoreError) as err:  # a full disk, say (a bad plan's IntegrityError stays)
+                raise _creation_failure(err, path) from None
             _fsync(tmp)
             try:
                 os.link(tmp, path)
@@ -332,10 +345,16 @@ class RunStore:
         self.close()
 
     def close(self) -> None:
-        self.db.close()
+        self._close_db()
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+
+    def _close_db(self) -> None:
+        self.db.close()
+        if self._copy is not None:
+            shutil.rmtree(self._copy, ignore_errors=True)
+            self._copy = None
 
     def claim(self) -> None:
         """Hold the run for this process until :meth:`close`: the one driver that may play it.
@@ -370,8 +389,18 @@ class RunStore:
         self.db.execute("PRAGMA foreign_keys=ON")
 
     def _damaged_message(self, what: str) -> str:
-        return (f"{self.path} is damaged ({what[:300]}): it cannot be read or resumed; "
-                f"`sqlite3 {self.path} .recover` may save its intact episodes")
+        return damaged_message(self.path, what)
+
+    def newer(self, what: str) -> StoreNewer:
+        """The error for a run that holds ``what`` this version does not know: a newer cubebench wrote it."""
+        try:
+            versions = self.get_meta("versions", {})
+        except StoreError:
+            versions = {}
+        made = versions.get("cubebench") if isinstance(versions, dict) else None
+        by = f"made by cubebench {safe_text(str(made))[:40]}" if made else "made by a newer cubebench"
+        return StoreNewer(f"{self.path} holds {what}, which this cubebench ({__version__}) does not know; the run was "
+                          f"{by}: read or resume it with that version or a newer one (nothing in it was changed)")
 
     def _check(self, check_records: bool) -> None:
         """Everything a reader relies on: SQLite's integrity check, tables, schema, meta, plan, episodes."""
@@ -384,7 +413,11 @@ class RunStore:
         version = self.get_meta("schema_version")
         if version != SCHEMA_VERSION:
             raise StoreError(f"{self.path}: store schema {version}, this cubebench reads {SCHEMA_VERSION}")
-        problem = _meta_problem(self.get_meta("suite"), self.get_meta("config"), self.get_meta("protocol"))
+        protocol = self.get_meta("protocol")
+        if protocol is not None and protocol not in PROTOCOLS:
+            raise self.newer(f"a run of protocol {safe_text(str(protocol))[:40]!r} (this version plays "
+                             f"{', '.join(PROTOCOLS)})")
+        problem = _meta_problem(self.get_meta("suite"), self.get_meta("config"))
         if problem:
             raise StoreDamaged(self._damaged_message(problem))
         self._plan = self._read_plan()
@@ -392,7 +425,7 @@ class RunStore:
             raise StoreDamaged(f"{self.path} holds no planned episodes: its creation was interrupted "
                                "(by a cubebench older than atomic creation); delete it and start the run again")
         if check_records:
-            damaged = self.damaged()
+            damaged = self.damaged()  # a record of a newer version raises StoreNewer here
             if damaged:
                 key, why = damaged[0]
                 raise StoreDamaged(f"{self.path}: {len(damaged)} damaged episode record(s), e.g. {key}: {why}; "
@@ -412,6 +445,8 @@ class RunStore:
                 check_form(data, kind, f"plan[{key!r}]")
                 if kind is ItemSpec:  # the item itself is rebuilt by the workers: it must read back too
                     check_form(data["item"], Item, f"plan[{key!r}].item")
+            except NewerForm as err:
+                raise self.newer(f"a plan row ({str(err)[:150]})") from None
             except (ValueError, TypeError, RecursionError) as err:  # RecordError is a ValueError
                 raise StoreDamaged(self._damaged_message(f"planned episode {key!r}: {str(err)[:150]}")) from None
             if data["key"] != key:
@@ -526,7 +561,10 @@ class RunStore:
         self.db.text_factory = _lenient_text  # a column of bytes that are not UTF-8 is a damaged row, not an error
         try:
             for rowid, *values, blob in self.db.execute(query):
-                why = _row_problem(values, blob)
+                try:
+                    why = _row_problem(values, blob)
+                except NewerForm as err:  # before anything is retired: a newer run is never altered
+                    raise self.newer(f"a record ({str(err)[:150]})") from None
                 if why is not None:
                     found.append((rowid, safe_text(str(values[0])), why))
         finally:
@@ -577,6 +615,8 @@ class RunStore:
     def _decode(self, key: str, blob: Any) -> EpisodeRecord:
         try:
             return decode_record(blob)
+        except NewerForm as err:
+            raise self.newer(f"a record ({str(err)[:150]})") from None
         except RecordError as err:
             raise StoreDamaged(f"{self.path}: episode {key}: damaged record ({err}); "
                                f"`cubebench run --resume {self.path}` plays it again") from None
@@ -591,21 +631,39 @@ class RunStore:
 
     # --- helpers -------------------------------------------------------------------------------
     def _transaction(self) -> "_Tx":
-        return _Tx(self.db)
+        return _Tx(self.db, self.path)
 
 
 class _Tx:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (or ``ROLLBACK`` on an exception)."""
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (or ``ROLLBACK`` on an exception).  An SQLite failure that is no
+    constraint's (a full disk, read-only media, damage) becomes the store's error that says which
+    (:func:`~.store_errors.sqlite_failure`); whatever it was, the transaction left nothing half-written."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+        self.db, self.path = db, path
 
     def __enter__(self) -> sqlite3.Connection:
-        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as err:
+            raise sqlite_failure(err, self.path, "write") from None
         return self.db
 
-    def __exit__(self, exc_type: Any, *rest: Any) -> None:
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            try:
+                self.db.execute("COMMIT")
+                return
+            except sqlite3.Error as err:
+                exc = err
+        try:
+            self.db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass  # SQLite rolled back already (a failed COMMIT may do so)
+        if isinstance(exc, sqlite3.Error) and not isinstance(exc, sqlite3.IntegrityError):
+            raise sqlite_failure(exc, self.path, "write") from None
+        if exc_type is None:
+            raise exc
 
 
 class _RunLock:
@@ -625,7 +683,8 @@ class _RunLock:
             try:
                 fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as err:  # a read-only folder, say: the run could not be written either
-                raise StoreError(f"cannot lock the run: cannot create {path}: {err.strerror or err}") from None
+                raise StoreError(f"cannot play the run: cannot create its lock file {path} ({err.strerror or err}); "
+                                 "to resume a run on read-only media, copy it to a folder you can write") from None
             if not _try_lock(fd):
                 os.close(fd)
                 return None
@@ -663,6 +722,17 @@ def _try_lock(fd: int) -> bool:
     return True
 
 
+def _creation_failure(err: BaseException, path: Path) -> StoreError:
+    """The error of a run that could not be created at ``path`` (nothing is left there)."""
+    failure = sqlite_failure(err, path, "create") if isinstance(err, sqlite3.OperationalError) else err
+    if isinstance(failure, StoreFull):
+        return StoreFull(f"disk full: cannot create {path}: nothing was written; free some space and start the "
+                         "run again")
+    if not is_writable(path):
+        return StoreError(f"cannot create {path}: its folder is read-only here; give --out a folder you can write")
+    return StoreError(f"cannot create {path}: {str(err)[:200]}")
+
+
 def _fsync(path: Path) -> None:
     """Flush a file or a directory to disk (best effort where the platform cannot open directories)."""
     try:
@@ -684,6 +754,8 @@ def _remove_db_files(db: Path) -> None:
             os.unlink(f"{db}{suffix}")
         except FileNotFoundError:
             pass
+        except OSError:  # read-only media: whoever can write there removes it
+            return
 
 
 def _remove_stale_partials(path: Path) -> None:
@@ -706,12 +778,14 @@ def _remove_stale_partials(path: Path) -> None:
             continue  # alive (another user's), or not a pid: leave it
 
 
-def open_run(path: str | Path, *, check_records: bool = True) -> RunStore:
+def open_run(path: str | Path, *, check_records: bool = True, readonly: bool = False) -> RunStore:
     """Open an existing run database for reading or resuming (checked: see :class:`RunStore`); what killed
-    creators left beside it is removed first."""
-    _remove_stale_partials(Path(path))
-    return RunStore(path, create=False, check_records=check_records)
+    creators left beside it is removed first.  ``readonly=True`` for a reader: it reads the run on read-only
+    media too, and writes nothing into it."""
+    if not readonly:
+        _remove_stale_partials(Path(path))
+    return RunStore(path, create=False, check_records=check_records, readonly=readonly)
 
 
-__all__ = ["RunStore", "StoreError", "StoreDamaged", "EpisodeRow", "open_run", "encode_record", "decode_record",
-           "record_json"]
+__all__ = ["RunStore", "StoreError", "StoreDamaged", "StoreFull", "StoreNewer", "EpisodeRow", "open_run",
+           "encode_record", "decode_record", "record_json"]

@@ -33,6 +33,18 @@ def check_metric(value: Any, source: str) -> Metric:
         raise SuiteError(f"{source}: metric must be one of {list(METRICS)}, got {value!r}") from None
 
 
+MAX_NAME = 200
+"""The longest suite name (it names the run in reports and, cleaned, the run's default file)."""
+
+
+def check_name(value: Any, source: str) -> str:
+    """A suite's name: printable text (no NUL, no control characters), 1 to :data:`MAX_NAME` characters."""
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_NAME or not value.isprintable():
+        shown = repr(value) if not isinstance(value, str) else repr(value[:60])
+        raise SuiteError(f"{source}: name must be printable text of 1 to {MAX_NAME} characters, got {shown}")
+    return value
+
+
 def check_int(data: dict[str, Any], key: str, source: str, minimum: int, default: int | None = None) -> int:
     value = data.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:

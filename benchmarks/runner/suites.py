@@ -26,7 +26,7 @@ from .multi_suites import SCHEMA as MULTI_SCHEMA
 from .multi_suites import MultiSuite, multi_suite_from_dict
 from .question_suites import SCHEMA as QUESTION_SCHEMA
 from .question_suites import QuestionSuite, question_suite_from_dict
-from .suite_fields import SuiteError, check_int, check_ints, check_metric, check_one_of, suites_dir
+from .suite_fields import SuiteError, check_int, check_ints, check_metric, check_name, check_one_of, suites_dir
 
 
 SCHEMA = "cubebench-suite/1"
@@ -120,9 +120,11 @@ def load_suite(name_or_path: str | Path) -> Suite | QuestionSuite | MultiSuite:
             raise SuiteError(f"no suite {str(name_or_path)!r}: not a file, and not one of the named "
                              f"suites {', '.join(available_suites())}")
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise SuiteError(f"cannot read suite file {path}: {err}") from None
+    except RecursionError:
+        raise SuiteError(f"cannot read suite file {path}: its JSON nests deeper than Python reads") from None
     if isinstance(data, dict) and data.get("schema") == QUESTION_SCHEMA:
         return question_suite_from_dict(data, source=str(path))
     if isinstance(data, dict) and data.get("schema") == MULTI_SCHEMA:
@@ -145,7 +147,7 @@ def suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Suite:
     if missing:
         raise SuiteError(f"{source}: missing field(s) {missing}")
     suite = Suite(
-        name=str(data["name"]),
+        name=check_name(data["name"], source),
         tiers=_choices(data, "tiers", TIERS, source),
         depths=check_ints(data, "depths", source, minimum=0),
         instances=check_int(data, "instances", source, minimum=1),

@@ -34,7 +34,7 @@ body{font-family:system-ui,sans-serif;margin:0;color:#222;display:flex;height:10
 #side input{width:100%;box-sizing:border-box;margin-bottom:6px}
 .ep{font-family:monospace;font-size:12px;padding:2px 4px;cursor:pointer;border-radius:3px}
 .ep:hover{background:#eef} .ep.sel{background:#cde}
-.solved{color:#17803d} .failed{color:#b42318} .error{color:#b54708}
+.solved,.passed{color:#17803d} .failed{color:#b42318} .error{color:#b54708} .uncounted{color:#667085}
 #obs img{width:320px;height:320px;image-rendering:pixelated;border:1px solid #ccc}
 pre{background:#f6f6f6;padding:8px;white-space:pre-wrap;max-width:900px;font-size:12px}
 table.step td{padding:2px 10px 2px 0;font-size:13px;vertical-align:top} table.step td:first-child{font-weight:600}
@@ -92,9 +92,11 @@ function show(){
   if (e.multi) { $('title').textContent = `${e.key} — ${e.status}, ${e.n_steps} seat turns, ${e.n_moves} face turns`;
     showSeats(e); return; }
   const s = e.steps[step];
-  $('title').textContent = `${e.key} — ${e.status}, ${e.n_steps} steps, ${e.n_moves} moves` +
+  $('title').textContent = e.question ? `${e.key} — ${e.question.summary}` :
+    `${e.key} — ${e.status}, ${e.n_steps} steps, ${e.n_moves} moves` +
     (e.distance_start !== null ? `, start distance ${e.distance_start}` : '');
-  $('pos').textContent = e.steps.length ? `step ${step + 1} / ${e.steps.length}` : 'no steps';
+  $('pos').textContent = e.steps.length ? `${e.question ? 'question' : 'step'} ${step + 1} / ${e.steps.length}` :
+    (e.question ? 'no questions' : 'no steps');
   if (!s) { $('obs').innerHTML = ''; $('stepinfo').innerHTML = e.question && e.question.error
     ? `<h3>the test failed</h3><pre class="error">${esc(e.question.error)}</pre>` : ''; return; }
   $('obs').innerHTML = (s.png ? `<img id="obsimg" alt="observation" src="data:image/png;base64,${s.png}">` : '') +

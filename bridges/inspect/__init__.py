@@ -1,15 +1,17 @@
 """CubeBench as Inspect AI tasks: ``inspect eval cubebench/episode`` and ``inspect eval cubebench/questions``.
 
-Needs the ``inspect`` extra (``pip install "cubebench[inspect]"``); see docs/ecosystem.md.  Nothing here
+Needs the ``inspect`` extra (``pip install -e ".[inspect]"`` in the checkout); see docs/ecosystem.md.  Nothing here
 re-implements the benchmark: the tasks plan with the runner's suites and certified instances, play with
 the runner's ``play_episode``/``play_item``, act through our tools, agents and sandbox, and score with
 the episode records and the question tests' own parsers.
 """
 
+from cubebench.extras import install_hint
+
 try:
     import inspect_ai  # noqa: F401 - only to fail early with the extra's name
 except ModuleNotFoundError as err:  # the message names the extra; the name lets callers tell which is missing
-    raise ModuleNotFoundError("cubebench.bridges.inspect needs Inspect AI: pip install 'cubebench[inspect]'",
+    raise ModuleNotFoundError(f"cubebench.bridges.inspect needs Inspect AI: {install_hint('inspect')}",
                               name="inspect_ai") from err
 
 from .client import InspectModelClient, in_worker_thread, to_inspect_messages

@@ -20,7 +20,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cubebench.agents.records import EpisodeRecord
-from cubebench.runner import EpisodeSpec, plan_episodes, play_episode, PlaySettings, resolve_source, Suite, SuiteError
+from cubebench.runner import check_plan_size, EpisodeSpec, plan_episodes, play_episode, PlaySettings, resolve_source, Suite, SuiteError
 
 from .client import in_worker_thread
 from .errors import raise_if_error, refuse_unknown, task_parameters
@@ -124,5 +124,6 @@ def episode(suite: str = "exp1", tier: Any = None, depths: Any = None, horizon: 
         grid = episode_suite(suite, tier=tier, depths=depths, horizon=horizon, instances=instances, reward=reward,
                              tool_setting=tool_setting, metric=metric, max_steps=steps, max_moves=max_moves,
                              max_rotations=max_rotations, seed=seed)
+        check_plan_size(grid, "episode")  # a huge -T instances= is one line, before anything is planned
         play = play_cube_episode(agent, obs_format, send_images)
     return Task(dataset=episode_dataset(grid), solver=play, scorer=episode_outcome(), metadata={"suite": grid.to_dict()})

@@ -88,7 +88,7 @@ def raise_if_error(record: EpisodeRecord, what: str, failure: BaseException | No
         return
     if isinstance(failure, LimitExceededError):
         raise failure
-    raise SampleError(f"{what} ended as an error: {_detail(record, failure)}") from failure
+    raise SampleError(f"{what} ended as an error: {_detail(record, failure)}") from None
 
 
 def _detail(record: EpisodeRecord, failure: BaseException | None) -> str:

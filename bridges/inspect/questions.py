@@ -21,7 +21,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cubebench.agents.records import EpisodeRecord
-from cubebench.runner import chosen_protocol, ItemSpec, plan_items, play_item, PlaySettings, QuestionSuite
+from cubebench.runner import check_plan_size, chosen_protocol, ItemSpec, plan_items, play_item, PlaySettings, QuestionSuite
 from cubebench.tasks.registry import get_test
 
 from .client import in_worker_thread
@@ -127,6 +127,7 @@ def questions(suite: str | None = None, tests: Any = None, depths: Any = None, i
     with task_parameters("cubebench/questions"):
         grid = question_suite(suite, tests=tests, depths=depths, items=items, variants=variants, metric=metric,
                               seed=seed)
+        check_plan_size(grid, "item")  # a huge -T items= is one line, before any item is made
         chosen = chosen_protocol(grid, protocol)
         ask = answer_cube_questions(send_images, chosen)
     return Task(dataset=question_dataset(grid), solver=ask, scorer=question_outcome(),

@@ -1,7 +1,7 @@
 """CubeBench as a verifiers environment: ``load_environment(...)`` under verifiers 0.4 (``verifiers.v1``) and
 0.2-0.3 (``vf.MultiTurnEnv``; also ``vf.load_environment("cubebench.bridges.verifiers", ...)``).
 
-Needs the ``verifiers`` extra (``pip install "cubebench[verifiers]"``, Python >= 3.11); see docs/ecosystem.md.
+Needs the ``verifiers`` extra (``pip install -e ".[verifiers]"`` in the checkout, Python >= 3.11); see docs/ecosystem.md.
 Nothing here re-implements the benchmark: rollouts are the runner's episodes (``play_episode``) played by
 our ReAct agent (its prompt, ``Action:`` parser, tools and budgets) over the rollout's model
 (:mod:`.relay`), on the certified instances the runner plans (:mod:`.dataset`), scored from the episode
@@ -11,11 +11,13 @@ scored by the runner's verifier references.  :mod:`.multiturn` (0.3) and
 :mod:`.taskset` (0.4) adapt these to each verifiers API.
 """
 
+from cubebench.extras import install_hint
+
 try:
     import verifiers  # noqa: F401 - only to fail early with the extra's name
     import datasets  # noqa: F401
 except ModuleNotFoundError as err:  # the message names the extra; the name lets callers tell which is missing
-    raise ModuleNotFoundError("cubebench.bridges.verifiers needs verifiers: pip install 'cubebench[verifiers]'",
+    raise ModuleNotFoundError(f"cubebench.bridges.verifiers needs verifiers: {install_hint('verifiers')}",
                               name=err.name) from err
 
 from .dataset import RowShortfallWarning, episode_grid, episode_rows, split_plan

@@ -2,7 +2,7 @@
 
 With AVX-512 VBMI (:mod:`.simd`) a move is one ``vpermb``; otherwise the
 portable gather kernels of :mod:`.kernels` run.  numba's thread pool only pays off on large
-batches (and collapses when the cores are oversubscribed, see FIELD-NOTES),
+batches (and collapses when the cores are oversubscribed, as measured while CubeBench was built),
 so small batches run serially.
 """
 

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.facelets import COLOUR_RGB, FACES, N_STICKERS, sticker_geometry
+from ..extras import install_hint
 from .camera import FACE_SHADE, STICKER_HALF, VERTEX_CAMERA
 from .canvas import BACKGROUND, BODY
 
@@ -66,7 +67,7 @@ def _import_pyrender() -> Any:
         import trimesh  # noqa: F401  (the meshes are built with it)
     except ImportError as exc:
         raise ImportError(
-            f"renderer='pyrender' needs pyrender and trimesh ({exc}): pip install 'cubebench[render3d]', "
+            f"renderer='pyrender' needs pyrender and trimesh ({exc}): {install_hint('render3d')}, "
             "plus Mesa EGL on a headless machine (Debian: libegl1 libegl-mesa0 libgl1-mesa-dri libgl1 libopengl0)"
         ) from exc
     return pyrender

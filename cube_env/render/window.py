@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..extras import install_hint
+
 if TYPE_CHECKING:
     from matplotlib.image import AxesImage
 
@@ -34,7 +36,7 @@ class Window:
         try:
             import matplotlib.pyplot as plt
         except ImportError as err:
-            raise RuntimeError("render_mode='human' needs matplotlib: pip install 'cubebench[report]'") from err
+            raise RuntimeError(f"render_mode='human' needs matplotlib: {install_hint('report')}") from err
         if plt.get_backend().lower() in _FILE_BACKENDS:
             raise RuntimeError(f"matplotlib has no GUI backend here (it chose {plt.get_backend()!r}); "
                                "install Tk (e.g. the python3-tk package) or set MPLBACKEND to a GUI backend")

@@ -138,18 +138,22 @@ def test_the_cli_names_a_bad_hf_model_in_one_line(tmp_path: Path, capsys: pytest
     assert not (tmp_path / "r.sqlite").exists()
 
 
-def run(tmp_path: Path, suite: str, tiny: Path, *extra: str) -> Path:
+def run(tmp_path: Path, suite: str, tiny: Path, *extra: str, evaluated: bool = True) -> Path:
+    """Run ``suite`` with the tiny model under a token budget, which ends the noise after a call or two: an episode
+    or a game it ends is an ``error`` (``evaluated=False``: nothing was evaluated, so the run exits 1 and says so),
+    a question item it ends is ``failed``."""
     out = tmp_path / f"{suite}.sqlite"
     assert main(["run", "--suite", suite, "--agent", f"hf:{tiny}", "--out", str(out), "--no-progress", "--quiet",
-                 "--episode-max-tokens", "2500", *extra]) == 0  # a budget ends the noise after a call or two
+                 "--episode-max-tokens", "2500", *extra]) == (0 if evaluated else 1)
     return out
 
 
 def test_episodes_questions_and_seats_run_through_the_runner(tiny: Path, tmp_path: Path) -> None:
     assert AgentSpec(spec=f"hf:{tiny}").default_obs_format == "text"
-    episodes = run(tmp_path, "smoke", tiny, "--tiers", "symbolic", "--limit", "2", "--distance-budget", "0")
+    episodes = run(tmp_path, "smoke", tiny, "--tiers", "symbolic", "--limit", "2", "--distance-budget", "0",
+                   evaluated=False)
     questions = run(tmp_path, "cube-bench-smoke", tiny, "--limit", "3", "--reply-max-tokens", "32")
-    games = run(tmp_path, "multi-smoke", tiny, "--games", "observer-actor", "--limit", "1") \
+    games = run(tmp_path, "multi-smoke", tiny, "--games", "observer-actor", "--limit", "1", evaluated=False) \
         if not _missing_pettingzoo() else None
     for path, unit in ((episodes, 2), (questions, 3)) + (((games, 1),) if games else ()):
         with open_run(path) as store:

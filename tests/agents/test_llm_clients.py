@@ -90,23 +90,37 @@ def test_api_key_reaches_server_but_never_the_log(provider: str) -> None:
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_a_short_key_is_masked_as_a_token_not_inside_every_word(provider: str) -> None:
-    """A key ``x`` (a local server's dummy key) must not turn every letter x of the log into ``***``."""
-    with ScriptedServer(["an exact box of x-rays"]) as srv:
-        client = OpenAIChatClient("scripted-model", base_url=srv.base_url, api_key="x", retry=FAST, timeout_s=5.0) \
-            if provider == "openai" else AnthropicClient("scripted-model", base_url=srv.root_url, api_key="x",
+@pytest.mark.parametrize("key", ["x", "y", "R", "none"])
+def test_a_short_key_is_masked_where_it_was_sent_never_in_cube_notation(provider: str, key: str) -> None:
+    """A local server's dummy key (``x``, ``none``) is also a cube rotation, a move, a reward's name: the log keeps
+    every occurrence of its text in prompts and replies, and masks it only where it stands as the key (here a
+    server's error that echoes it)."""
+    notation = "Action: rotate(\"x\") then move(\"R U R' y\"); reward none; an exact box of x-rays"
+    with ScriptedServer([Step.http_error(401, message=f"Incorrect API key provided: {key}"), notation]) as srv:
+        client = OpenAIChatClient("scripted-model", base_url=srv.base_url, api_key=key, retry=FAST, timeout_s=5.0) \
+            if provider == "openai" else AnthropicClient("scripted-model", base_url=srv.root_url, api_key=key,
                                                          retry=FAST, timeout_s=5.0)
-        reply = client.complete([{"role": "user", "content": "Explain x to me: the key is x."}])
+        with pytest.raises(ModelError) as refused:
+            client.complete([{"role": "user", "content": notation}])
+        reply = client.complete([{"role": "user", "content": notation}])
+    failed = json.dumps(refused.value.log)
+    assert "Incorrect API key provided: ***" in failed and f"provided: {key}" not in failed
     logged = json.dumps(reply.as_record())
-    assert "an exact box of x-rays" in logged and "Explain *** to me: the key is ***." in logged
+    assert logged.count(json.dumps(notation)[1:-1]) == 3 and "***" not in logged  # request, reply, its body
 
 
 @pytest.mark.parametrize(("text", "secret", "masked"), [
     ("Bearer sk-test-secret-0123456789!", API_KEY, "Bearer ***!"),
     ("url?key=sk-test-secret-0123456789&x=1", API_KEY, "url?key=***&x=1"),
     ("glued:XXsk-test-secret-0123456789YY", API_KEY, "glued:XX***YY"),  # a long key: every occurrence
-    ("tax exam: x", "x", "tax exam: ***"),
-    ("x-ray, max_x, (x)", "x", "x-ray, max_x, (***)"),
+    ("tax exam: x", "x", "tax exam: x"),
+    ("Action: x", "x", "Action: x"),
+    ("x-ray, max_x, (x)", "x", "x-ray, max_x, (x)"),
+    ("Authorization: Bearer x", "x", "Authorization: Bearer ***"),
+    ('{"api_key": "none", "reward": "none"}', "none", '{"api_key": "***", "reward": "none"}'),
+    ("https://h/v1?key=R&model=R", "R", "https://h/v1?key=***&model=R"),
+    ("x-api-key: y; move y'", "y", "x-api-key: ***; move y'"),
+    ("Bearer xyz", "x", "Bearer xyz"),
     ("abc", "", "abc"),
 ])
 def test_mask_secret(text: str, secret: str, masked: str) -> None:

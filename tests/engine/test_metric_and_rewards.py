@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from helpers import SCRAMBLES
+from helpers import SCRAMBLES, extra_reason
 from cubebench import CubeEnv, make_cube_env
 from cubebench.cli import add_subcommands as engine_subcommands
 from cubebench.engine import MOVE_NAMES, SOLVED, TABLE, kernels, simd
@@ -121,7 +121,7 @@ def test_runner_and_cli_use_the_engine_metric() -> None:
 
 
 def test_rl_train_takes_metric_and_reads_moves() -> None:
-    pytest.importorskip("torch", reason="needs torch (the rl extra): pip install 'cubebench[rl]'")
+    pytest.importorskip("torch", reason=extra_reason("torch"))
     from cubebench.agents.rl.train import parse_args
 
     assert parse_args(["--metric", "half"]).metric == "half"

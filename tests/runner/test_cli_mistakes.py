@@ -264,3 +264,42 @@ def test_every_help_example_parses() -> None:
     for example in examples:
         args = build_parser().parse_args(shlex.split(example)[1:])
         assert args.command == "run" and (args.resume or (args.suite and args.agent)), example
+
+
+def test_a_bad_agent_spec_is_the_only_line(capsys) -> None:
+    """Nothing is announced (``cubebench: run runs/...``) before the agent spec is known to build."""
+    line = one_line_error(capsys, "run", "--suite", "smoke", "--agent", "gpt4")
+    assert line.startswith("cubebench: error: unknown agent spec 'gpt4'")
+
+
+@pytest.mark.parametrize("argv, meant", [
+    (["run", "--suite", "smoke", "--agent", "solver", "--teirs", "symbolic"], "--tiers"),
+    (["run", "--suite", "smoke", "--agent", "solver", "--detphs", "1"], "--depths"),
+    (["solve", "R U", "--metrc", "half"], "--metric"),
+    (["export", "x.sqlite", "--format", "csv", "--no-imgaes"], "--no-images"),
+])
+def test_a_mistyped_option_is_refused_by_its_subcommand_with_the_option_it_meant(argv, meant, capsys) -> None:
+    line = one_line_error(capsys, *argv)
+    assert line.startswith(f"cubebench {argv[0]}: error: unrecognized arguments: ")
+    assert line.endswith(f"; did you mean {meant}? (see cubebench {argv[0]} --help)")
+
+
+def test_an_option_like_nothing_gets_no_guess(capsys) -> None:
+    line = one_line_error(capsys, "export", "x.sqlite", "--format", "csv", "--zzz")
+    assert line == "cubebench export: error: unrecognized arguments: --zzz (see cubebench export --help)"
+
+
+def test_depths_that_are_not_whole_numbers_say_so(capsys) -> None:
+    line = one_line_error(capsys, "run", "--suite", "smoke", "--agent", "solver", "--depths", "x")
+    assert "argument --depths: expected comma-separated whole numbers, e.g. 1,2,3, got 'x'" in line
+
+
+@pytest.mark.parametrize("command, positional, described", [
+    ("view", "run", "the run's .sqlite file"), ("export", "run", "the run's .sqlite file"),
+    ("report", "run", "the run's .sqlite file"), ("solve", "cube", "the cube to solve")])
+def test_every_positional_argument_is_described_in_help(command, positional, described, capsys) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([command, "--help"])
+    text = capsys.readouterr().out
+    listed = text.split("positional arguments:")[1].split("options:")[0]
+    assert re.search(rf"^\s+{positional}\s+{re.escape(described)}", listed, re.M), listed

@@ -65,7 +65,7 @@ def test_smoke_suite_with_the_solver_agent_reports_and_exports(tmp_path: Path, c
     html, plots = tmp_path / "report.html", tmp_path / "plots"
     if missing("matplotlib"):  # the core install: tables and report, plots say which extra draws them
         assert cubebench("report", str(run), "--plots", str(plots)) == 2
-        assert "pip install 'cubebench[report]'" in capsys.readouterr().err and not plots.exists()
+        assert 'pip install -e ".[report]"' in capsys.readouterr().err and not plots.exists()
         assert cubebench("report", str(run), "--html", str(html)) == 0
         assert "solver: ideal solver" in capsys.readouterr().out
         assert "plots need matplotlib" in html.read_text() and "data:image/png" not in html.read_text()
@@ -151,11 +151,11 @@ def test_error_episodes_stay_on_resume_and_replay_with_retry_errors(tmp_path: Pa
     with ScriptedServer(model) as srv:
         spec = f"openai-compatible:{srv.base_url}:scripted"
         assert cubebench("run", "--distance-budget", "0", "--suite", str(suite), "--agent", spec, "--out", str(run), "--model-attempts", "1",
-                         "--no-progress", "--quiet") == 0
+                         "--no-progress", "--quiet") == 1  # nothing was evaluated
         with open_run(run) as store:
             assert [r.status for r in store.rows()] == ["error", "error"]
         outage["on"] = False
-        assert cubebench("run", "--resume", str(run), "--no-progress", "--quiet") == 0
+        assert cubebench("run", "--resume", str(run), "--no-progress", "--quiet") == 1  # still nothing evaluated
         with open_run(run) as store:
             assert [r.status for r in store.rows()] == ["error", "error"]  # finished records are kept
         assert cubebench("run", "--resume", str(run), "--retry-errors", "--no-progress", "--quiet") == 0
@@ -343,4 +343,20 @@ def test_the_mlp_agent_without_torch_names_the_extra() -> None:
              "from cubebench.runner.specs import AgentSpecError, make_agent\n"
              "try:\n    make_agent('mlp')\nexcept AgentSpecError as err:\n    print(err)\n")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0 and "pip install 'cubebench[rl]'" in run.stdout, run.stderr[-2000:]
+    assert run.returncode == 0 and 'pip install -e ".[rl]"' in run.stdout, run.stderr[-2000:]
+
+
+@pytest.mark.parametrize("depth, budget", [(1, 5), (3, 22)])
+def test_play_states_and_enforces_the_benchmarks_move_budget_of_the_depth(depth: int, budget: int) -> None:
+    """Depth 3 plays under 22 quarter turns, as the suites do (it said 40: play passed no budget)."""
+    from cubebench.budgets import move_budget
+    from cubebench.runner.play import play
+
+    assert move_budget(depth, "quarter") == budget
+    typed = iter(['move("' + " ".join(["U"] * (budget + 1)) + '")', "done()"])
+    out = io.StringIO()
+    record = play("symbolic", depth=depth, seed=0, read=lambda prompt: next(typed), out=out, colour=False)
+    text = out.getvalue()
+    assert f"Move budget: at most {budget} quarter turns (the benchmark's budget at depth {depth})." in text
+    assert f"at most {budget} quarter turns (a half turn counts two) in the whole episode" in text  # the task
+    assert record.n_moves == budget and not record.solved  # the move that spent the budget ended the episode

@@ -189,7 +189,12 @@ def test_the_text_and_markdown_outputs_name_the_table_the_paper_and_the_denomina
         smoke_runs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert cubebench("compare", str(smoke_runs["stare-smoke/random"])) == 0
     out = capsys.readouterr().out
-    assert "stare: Table 1 (§3.2 Main Results) against this run" in out and "shared/seeds/004_" in out
+    assert "stare: Table 1 (§3.2 Main Results) against this run" in out and "shared/seeds" not in out
+    assert out.startswith('The published tables of "Unfolding Spatial Cognition: Evaluating Multimodal Models on Visual '
+                          'Simulations (STARE)" by anonymous authors')
+    assert "transcribed into cubebench's runner/published/stare.json" in out
+    assert ("(d=?→2: the paper prints no legible depth for the column (or has none); it stands beside this suite's "
+            "depth after the arrow; published rows:") in out  # the footnote of Table 1's headers, F1 d=?→2
     assert "oracle: absent (no oracle run given: cubebench run --suite stare-smoke --agent oracle)" in out
     assert "denominator: F1 of Yes = 2TP / (2TP + FP + FN)" in out and "o3-Auto" in out
     assert cubebench("compare", str(smoke_runs["inf-bench-smoke/oracle"]), str(smoke_runs["inf-bench-smoke/random"]),

@@ -20,6 +20,7 @@ import pytest
 
 from cubebench.runner.cli import main
 from cubebench.runner.store import StoreError, open_run
+from helpers import edit_record, run_sql
 
 SUITE = {"name": "damage", "tiers": ["symbolic", "face"], "depths": [1], "instances": 2,
          "rewards": ["none"], "tool_settings": ["basic", "standard", "ideal"]}
@@ -46,28 +47,8 @@ def _copy(reference: Path, tmp_path: Path) -> Path:
     return db
 
 
-def _sql(db: Path, *statements: tuple) -> None:
-    con = sqlite3.connect(db)
-    try:
-        for statement in statements:
-            con.execute(*statement)
-        con.commit()
-    finally:
-        con.close()
-
-
-def _blob(db: Path, key: str) -> bytes:
-    con = sqlite3.connect(db)
-    try:
-        return con.execute("SELECT record FROM episodes WHERE key = ?", (key,)).fetchone()[0]
-    finally:
-        con.close()
-
-
 def _set_record(db: Path, change: Callable[[dict], None]) -> None:
-    data = json.loads(zlib.decompress(_blob(db, KEY)))
-    change(data)
-    _sql(db, ("UPDATE episodes SET record = ? WHERE key = ?", (zlib.compress(json.dumps(data).encode()), KEY)))
+    edit_record(db, KEY, change)
 
 
 def _records(db: Path) -> dict[str, tuple]:
@@ -109,20 +90,20 @@ def _btree_header(db: Path) -> None:
 
 
 def _plan_garbage(db: Path) -> None:
-    _sql(db, ("UPDATE plan SET spec = '{not json' WHERE key = ?", (KEY,)))
+    run_sql(db, ("UPDATE plan SET spec = '{not json' WHERE key = ?", (KEY,)))
 
 
 def _plan_wrong_types(db: Path) -> None:
-    _sql(db, ("UPDATE plan SET spec = json_set(spec, '$.depth', 'one') WHERE key = ?", (KEY,)))
+    run_sql(db, ("UPDATE plan SET spec = json_set(spec, '$.depth', 'one') WHERE key = ?", (KEY,)))
 
 
 def _config_garbage(db: Path) -> None:
-    _sql(db, ("UPDATE meta SET value = 'nope' WHERE key = 'config'",))
+    run_sql(db, ("UPDATE meta SET value = 'nope' WHERE key = 'config'",))
 
 
 def _no_plan(db: Path) -> None:
     """What a run killed between creation and plan writing left before creation was atomic."""
-    _sql(db, ("DELETE FROM episodes",), ("DELETE FROM plan",))
+    run_sql(db, ("DELETE FROM episodes",), ("DELETE FROM plan",))
 
 
 FILE_DAMAGE = {
@@ -176,17 +157,17 @@ def test_a_damaged_file_gives_one_clear_line_from_every_command(reference: Path,
 
 # --- damage to one episode: reported by readers, replayed by resume -------------------------------------
 RECORD_DAMAGE = {
-    "blob-not-zlib": lambda db: _sql(db, ("UPDATE episodes SET record = X'00112233' WHERE key = ?", (KEY,))),
-    "blob-not-json": lambda db: _sql(db, ("UPDATE episodes SET record = ? WHERE key = ?",
+    "blob-not-zlib": lambda db: run_sql(db, ("UPDATE episodes SET record = X'00112233' WHERE key = ?", (KEY,))),
+    "blob-not-json": lambda db: run_sql(db, ("UPDATE episodes SET record = ? WHERE key = ?",
                                           (zlib.compress(b'{"agent": "random", "steps": ['), KEY))),
-    "record-is-text": lambda db: _sql(db, ("UPDATE episodes SET record = 'hello' WHERE key = ?", (KEY,))),
+    "record-is-text": lambda db: run_sql(db, ("UPDATE episodes SET record = 'hello' WHERE key = ?", (KEY,))),
     "field-wrong-type": lambda db: _set_record(db, lambda d: d.update(n_steps="five")),
     "step-wrong-type": lambda db: _set_record(db, lambda d: d["steps"][0].update(tool_calls={"name": 1})),
     "field-missing": lambda db: _set_record(db, lambda d: d.pop("start_facelets")),
-    "record-not-object": lambda db: _sql(db, ("UPDATE episodes SET record = ? WHERE key = ?",
+    "record-not-object": lambda db: run_sql(db, ("UPDATE episodes SET record = ? WHERE key = ?",
                                               (zlib.compress(b"[1, 2, 3]"), KEY))),
-    "column-wrong-type": lambda db: _sql(db, ("UPDATE episodes SET solved = 'yes' WHERE key = ?", (KEY,))),
-    "row-disagrees": lambda db: _sql(db, ("UPDATE episodes SET n_moves = n_moves + 7 WHERE key = ?", (KEY,))),
+    "column-wrong-type": lambda db: run_sql(db, ("UPDATE episodes SET solved = 'yes' WHERE key = ?", (KEY,))),
+    "row-disagrees": lambda db: run_sql(db, ("UPDATE episodes SET n_moves = n_moves + 7 WHERE key = ?", (KEY,))),
 }
 
 
@@ -241,7 +222,7 @@ def test_damage_found_only_while_reading_is_one_line_too(reference: Path, tmp_pa
 
 def test_a_summary_column_that_is_not_utf8_is_a_damaged_row(reference: Path, tmp_path: Path, capsys) -> None:
     db = _copy(reference, tmp_path)
-    _sql(db, ("UPDATE episodes SET status = CAST(X'66ff696c6564' AS TEXT) WHERE key = ?", (KEY,)))
+    run_sql(db, ("UPDATE episodes SET status = CAST(X'66ff696c6564' AS TEXT) WHERE key = ?", (KEY,)))
     capsys.readouterr()
     _one_line_error(capsys, main(["report", str(db)]), f"1 damaged episode record(s), e.g. {KEY}")
     assert main(["run", "--resume", str(db), "--no-progress", "--quiet"]) == 0

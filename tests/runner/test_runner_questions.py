@@ -31,6 +31,7 @@ from cubebench.runner.question_suites import QuestionSuite, question_suite_from_
 from cubebench.runner.specs import AgentSpec, AgentSpecError
 from cubebench.runner.store import StoreDamaged, open_run
 from cubebench.runner.suites import SuiteError, available_suites, load_suite
+from cubebench.runner.viewer import episode_view, viewer_html
 from cubebench.tasks.cube_bench import CUBE_BENCH_TESTS
 from cubebench.tasks.items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
 from cubebench.tasks.metrics import Proportion
@@ -498,7 +499,7 @@ def test_a_result_that_cannot_be_recorded_is_an_error_record_not_a_crash(tmp_pat
 
     monkeypatch.setattr(Pick, "play", unstorable)
     run = tmp_path / "u.sqlite"
-    assert run_cli(suite_file(tmp_path), "oracle", run) == 0
+    assert run_cli(suite_file(tmp_path), "oracle", run) == 1  # played to the end, and nothing evaluated: exit 1
     with open_run(run) as store:
         records = [record for _, record in store.records()]
     assert len(records) == 12 and all(r.status == "error" and "cannot store set" in r.config["play_error"] for r in records)
@@ -691,3 +692,28 @@ def test_a_ladder_whose_stored_rounds_do_not_follow_its_replayed_climb_is_incons
         assert progress.state == "inconsistent" and progress.next_round == 2 and progress.ladder.level == 1
         table = ladder_table(suite, store)
         assert table.rows[0][2] == "0/1" and table.rows[0][-1] == "!" and "run(s) [0] inconsistent" in table.note
+
+
+def test_an_item_with_nothing_to_recover_is_uncounted_in_the_report_the_viewer_and_the_csv(tmp_path: Path,
+                                                                                         capsys) -> None:
+    """The oracle's closed loop never errs, so its recovery items have nothing to recover: the report counts them
+    apart (neither passed nor failed); the viewer and the CSV say the same, and title items in question words."""
+    run = tmp_path / "r.sqlite"
+    assert cubebench("run", "--suite", "cube-bench-smoke", "--tests", "verification,recovery", "--agent", "oracle",
+                     "--out", str(run), "--no-progress") == 0
+    out = capsys.readouterr().out
+    assert "4 recovery item(s) whose closed loop never erred had nothing to recover" in out
+    assert cubebench("export", str(run), "--format", "csv", "--out", str(tmp_path / "e.csv")) == 0
+    table = list(csv.DictReader(io.StringIO((tmp_path / "e.csv").read_text())))
+    recovery = [row for row in table if row["test"] == "recovery"]
+    assert len(recovery) == 4 and all(row["passed"] == "" and row["status"] == "uncounted" for row in recovery)
+    assert {row["status"] for row in table if row["test"] == "verification"} == {"passed"}
+    with open_run(run) as store:
+        views = {key: episode_view(key, record) for key, record in store.records()}
+    assert {v["status"] for k, v in views.items() if k.startswith("recovery")} == {"uncounted"}
+    assert all(v["question"]["summary"].startswith("not counted: its closed loop never erred")
+               for k, v in views.items() if k.startswith("recovery"))
+    assert views["verification/polarity/d3/i000"]["question"]["summary"] == "passed, 1 question"
+    with open_run(run, readonly=True) as store:
+        page = viewer_html(store)
+    assert "e.question.summary" in page and ".uncounted{" in page

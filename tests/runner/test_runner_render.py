@@ -104,3 +104,32 @@ def test_viewer_filter_and_limit(tmp_path: Path, run: Path) -> None:
     payload = json.loads(data.split("id='data'>", 1)[1].split("</script>", 1)[0].replace("<\\/", "</"))
     assert [e["key"] for e in payload["episodes"]] == ["face/d1/i00/none/basic", "face/d1/i00/none/ideal"]
     assert all(s["png"] for e in payload["episodes"] for s in e["steps"])
+
+
+WIDTH_PROBE = ("<script>document.body.dataset.overflow = [...document.querySelectorAll('table.facts')]"
+               ".map(t => Math.ceil(t.getBoundingClientRect().right) - window.innerWidth).join(',') + ';' + "
+               "(document.documentElement.scrollWidth - window.innerWidth)</script>")
+"""Appended to a page: how far each summary table's right edge, and the page, reach past the window (<= 0: inside)."""
+
+
+@needs("openai")
+def test_the_html_reports_summary_rows_fit_a_1280_pixel_window(tmp_path: Path) -> None:
+    """The facts wrap inside the window instead of widening the page: here the errors line, which names the first
+    error's cause (about 200 characters), and the budget line."""
+    import socket
+
+    with socket.socket() as probe:  # a loopback port where nothing listens
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    suite, db, page = tmp_path / "suite.json", tmp_path / "e.sqlite", tmp_path / "report.html"
+    suite.write_text(json.dumps({**SUITE, "tiers": ["symbolic"], "depths": [1], "tool_settings": ["basic"]}))
+    assert main(["run", "--suite", str(suite), "--agent", f"openai-compatible:http://127.0.0.1:{port}/v1:m",
+                 "--model-attempts", "1", "--out", str(db), "--no-progress", "--quiet"]) == 1
+    assert main(["report", str(db), "--html", str(page)]) == 0
+    page.write_text(page.read_text().replace("</body>", WIDTH_PROBE + "</body>"))
+    dom = _chromium(tmp_path, page.as_uri(), "--dump-dom", "--virtual-time-budget=3000", "--window-size=1280,900").stdout
+    found = re.search(r'data-overflow="([^"]*)"', dom)
+    assert found, dom[-2000:]
+    tables = found.group(1).partition(";")[0]
+    assert tables and all(int(px) <= 0 for px in tables.split(",")), found.group(1)  # every summary row inside
+    assert "the first: model error:" in dom and "Connection refused" in dom

@@ -48,7 +48,7 @@ def test_report_without_matplotlib_still_renders_and_says_why(run: Path, monkeyp
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
     with open_run(run) as store:
         report = build_report(store)
-    with pytest.raises(PlotsUnavailable, match=r"cubebench\[report\]"):
+    with pytest.raises(PlotsUnavailable, match=r'pip install -e "\.\[report\]"'):
         write_plots(report.rows, Path("unused"))
     page = report_html(report)
     assert "plots need matplotlib" in page and "<table" in page and "data:image/png" not in page
@@ -80,7 +80,8 @@ def test_the_report_states_the_move_budget_each_episode_ran_under(run: Path) -> 
         report = build_report(store)
         configs = [record.config["env"] for _, record in store.records()]
     assert dict(report.summary().rows)["budget"] == (
-        "quarter turns per episode by depth (a blind walk solves at most 3.3 % of generated starts): "
+        "quarter turns per episode by depth (at every depth >= 2 a blind agent solves at most 5 % of a run's "
+        "instances, 3.3 % of generated starts): "
         "5 at depth 1, 40 at depth 8; 40 view rotations on Face and Vertex")
     assert len(configs) == 16
     for env in configs:

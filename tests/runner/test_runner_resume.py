@@ -96,7 +96,11 @@ def test_interrupted_run_resumes_to_exactly_the_uninterrupted_episodes(tmp_path:
     suite.write_text(json.dumps(SUITE))
     proc = _start(suite, db, mark)
     rc = _interrupt_when_marked(proc, mark, sig)
-    assert rc == (-signal.SIGKILL if sig == signal.SIGKILL else 130), proc.stderr.read().decode()[-2000:]
+    err = proc.stderr.read().decode()
+    assert rc == (-signal.SIGKILL if sig == signal.SIGKILL else 130), err[-2000:]
+    if sig != signal.SIGKILL:  # Ctrl-C and kill say how to go on
+        assert err.strip().splitlines()[-1] == (f"cubebench: interrupted; every finished record is stored: resume with: "
+                                                f"cubebench run --resume {db}"), err[-2000:]
     before = _blobs(db)
     assert len(before) == _stored(db) == HANG_AFTER  # interrupted mid-run, in the episode after these
     with closing(sqlite3.connect(db)) as con:

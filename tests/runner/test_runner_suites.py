@@ -196,5 +196,5 @@ def test_a_multi_agent_suite_without_pettingzoo_names_the_extra(monkeypatch: pyt
     for name in [m for m in sys.modules if m.startswith("cubebench.envs.multi")]:
         monkeypatch.delitem(sys.modules, name)
     suite = load_suite("multi-smoke")  # it reads (so other commands can refuse it by name), but cannot be planned
-    with pytest.raises(SuiteError, match=r"multi-agent suites need PettingZoo: pip install 'cubebench\[multi\]'$"):
+    with pytest.raises(SuiteError, match=r'multi-agent suites need PettingZoo: pip install -e "\.\[multi\]" in the CubeBench checkout$'):
         plan_games(suite)

@@ -571,7 +571,7 @@ def test_missing_pyrender_names_the_extra() -> None:
         "import sys; sys.modules['pyrender'] = None\n"
         "import gymnasium as gym, cubebench\n"
         "try:\n    gym.make('CubeBench-Vertex-v0', renderer='pyrender')\n"
-        "except ImportError as exc:\n    assert 'cubebench[render3d]' in str(exc), exc\n    sys.exit(0)\n"
+        "except ImportError as exc:\n    assert 'pip install -e \".[render3d]\"' in str(exc), exc\n    sys.exit(0)\n"
         "sys.exit(3)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

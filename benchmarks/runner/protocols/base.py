@@ -136,3 +136,7 @@ class RunProtocol(ABC):
 
     def view(self, config: dict[str, Any], view: dict[str, Any]) -> None:
         """Add what the viewer shows of this protocol's record (``config``) to its ``view`` entry."""
+
+    def csv_values(self, values: dict[str, Any], uncounted: bool) -> dict[str, Any]:
+        """A stored row's values as the CSV shows them (``uncounted``: the row is one of :meth:`uncounted`)."""
+        return values

@@ -72,11 +72,22 @@ class QuestionsProtocol(RunProtocol):
         try:
             suite = question_suite_from_dict(store.get_meta("suite"), source=str(store.path))
         except SuiteError as err:
+            if "unknown" in str(err):  # a test, variant, option or field of a newer cubebench
+                raise store.newer(f"a question suite ({str(err)[:200]})") from None
             raise StoreDamaged(f"{store.path} is damaged: its question suite does not read back ({err})") from None
         return suite if suite.ladders else None
 
     def tables(self, store: RunStore, suite: dict[str, Any], rows: list[Any]) -> list[Table]:
         return question_tables(store, suite)
+
+    def csv_values(self, values: dict[str, Any], uncounted: bool) -> dict[str, Any]:
+        """An item's status in the report's words: ``passed``, ``failed``, ``error``, or ``uncounted`` (a recovery
+        item whose closed loop never erred: neither passed nor failed, its ``passed`` column empty)."""
+        if values["status"] == "error":
+            return values
+        if uncounted:
+            return {**values, "solved": "", "status": "uncounted"}
+        return {**values, "status": "passed" if values["status"] == "solved" else values["status"]}
 
     def uncounted(self, store: RunStore) -> frozenset[str]:
         """Items whose record's ``counted`` is false (records from before it existed count)."""
@@ -113,7 +124,18 @@ class QuestionsProtocol(RunProtocol):
         return "items passed", text
 
     def view(self, config: dict[str, Any], view: dict[str, Any]) -> None:
-        view["question"] = {"score": config.get("score"), "item": config.get("item"), "error": config.get("play_error")}
+        """An item is passed or failed (or ended in error), never "solved"; one whose recovery had nothing to recover
+        is ``uncounted``, as the report counts it: neither passed nor failed."""
+        status = view["status"]
+        if status != "error":
+            status = "uncounted" if config.get("counted") is False else "passed" if status == "solved" else "failed"
+        questions = f"{view['n_steps']} question{'s' if view['n_steps'] != 1 else ''}"
+        moves = f", {view['n_moves']} move{'s' if view['n_moves'] != 1 else ''}" if view["n_moves"] else ""
+        summary = (f"not counted: its closed loop never erred, so there was nothing to recover ({questions})"
+                   if status == "uncounted" else f"{status}, {questions}{moves}")
+        view["status"] = status
+        view["question"] = {"score": config.get("score"), "item": config.get("item"), "error": config.get("play_error"),
+                            "summary": summary}
         exchanges = config.get("exchanges")
         for step, judged in zip(view["steps"], exchanges if isinstance(exchanges, list) else []):
             judged = judged if isinstance(judged, dict) else {}  # a damaged record shows its steps without judgement

@@ -22,10 +22,12 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
+from ...extras import install_hint
+
 try:
     import pettingzoo  # noqa: F401  (the extra this package needs)
 except ModuleNotFoundError as err:  # pragma: no cover - exercised on a minimal install
-    raise ModuleNotFoundError("cubebench.envs.multi needs PettingZoo: pip install 'cubebench[multi]'",
+    raise ModuleNotFoundError(f"cubebench.envs.multi needs PettingZoo: {install_hint('multi')}",
                               name="pettingzoo") from err
 
 from . import observer_actor, scrambler_solver, two_cameras
