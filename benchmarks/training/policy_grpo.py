@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     order = np.random.default_rng(args.seed).permutation(len(starts))
     state = train(args, model, tokenizer, [starts[k] for k in order], probe, precision, threads)
-    save_adapter(model, args.out)
+    save_adapter(model, args.out, half=True)
     state.write_summary(args.out / "training.json")
     print(f"policy_grpo: adapter in {args.out} ({state.step} steps, {state.seconds / 60:.1f} min); play it with "
           f"--agent hf:{args.out} --style policy", flush=True)

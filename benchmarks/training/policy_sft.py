@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"policy_sft: {cpu_name()}, {threads} threads, {precision}; base {base.path.name}; "
           f"{sum(manifest['train'].values())} training positions", flush=True)
     state = train(args, model, tokenizer, precision, threads, manifest)
-    save_adapter(model, args.out)
+    save_adapter(model, args.out, half=True)
     state.write_summary(args.out / "training.json")
     first, last = state.history[0]["loss"], state.history[-1]["loss"]
     print(f"policy_sft: adapter in {args.out} ({args.steps} steps, loss {first:.3f} -> {last:.3f}, "

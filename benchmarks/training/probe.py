@@ -8,16 +8,22 @@ showed the model in any of their 48 spellings.
 
 from __future__ import annotations
 
+import argparse
+import json
+import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
-from cubebench.agents.llm.hf import inference_precision
+from cubebench.agents.llm.hf import inference_precision, load_hf_model, parse_hf_spec
+from cubebench.agents.llm.hf_files import HFModelUnavailable
 from cubebench.agents.llm.hf_batch import BatchedGenerator, GenerationRequest
 from cubebench.agents.policy import POLICY_MAX_TOKENS, parse_policy_reply
 from cubebench.runner import wilson_interval
+from cubebench.runner.specs import SFT, shipped_adapter
 
-from .policy_data import PolicyEncoder
+from .policy_data import PolicyEncoder, read_positions
 from .positions import Position
 from .run_state import RunState
 
@@ -71,3 +77,34 @@ def measure_probe(state: RunState, model: Any, tokenizer: Any, probe: list[Posit
     rows = accuracy_table(one_step_accuracy(model, tokenizer, chosen, metric))
     state.log_probe(rows, final=per_depth is None, seconds=time.monotonic() - started)
     model.train()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m cubebench.training.probe MODEL --data DIR``: one-step accuracy of an ``hf:`` model spec (or
+    ``sft``, the shipped adapter) on a data folder's probe set, as a table and as JSON (``--json FILE``)."""
+    p = argparse.ArgumentParser(prog="python -m cubebench.training.probe", description=main.__doc__.split("\n")[0])
+    p.add_argument("model", help="hf:<model folder, .gguf or adapter>[::<adapter>], or sft")
+    p.add_argument("--data", type=Path, required=True, help="a policy data folder (policy_sft's OUT/data)")
+    p.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    args = p.parse_args(argv)
+    spec = f"hf:{shipped_adapter()}" if args.model == SFT else args.model
+    try:
+        if not spec.startswith("hf:"):
+            raise ValueError(f"the probe measures an in-process model: hf:PATH or sft, not {args.model!r}")
+        probe = read_positions(args.data / "probe.jsonl")
+        loaded = load_hf_model(*parse_hf_spec(spec[3:]))
+    except (HFModelUnavailable, ValueError, OSError) as err:
+        print(f"probe: error: {err}", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    rows = accuracy_table(one_step_accuracy(loaded.model, loaded.tokenizer, probe, "quarter", device=loaded.device))
+    for row in rows:
+        print(f"depth {row['depth']}: {row['right']}/{row['n']} = {row['acc']:.2f} [{row['low']:.2f}, {row['high']:.2f}]")
+    print(f"({len(probe)} probe positions in {time.monotonic() - started:.0f} s; {args.model})")
+    if args.json is not None:
+        args.json.write_text(json.dumps({"model": args.model, "rows": rows}, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

