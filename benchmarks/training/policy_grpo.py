@@ -117,9 +117,9 @@ def train(args: argparse.Namespace, model: Any, tokenizer: Any, starts: list, pr
             rng = np.random.default_rng([args.seed, state.step])
             pairs, weights = [], []
             for (_, _, taken), advantage in zip(records, advantages):
-                chosen = rng.permutation(len(taken))[:args.replies] if taken else []
+                chosen: list[int] = rng.permutation(len(taken))[:args.replies].tolist() if taken else []
                 for k in chosen:
-                    prompt, move = taken[int(k)]
+                    prompt, move = taken[k]
                     pairs.append((encoder.prompt(prompt), encoder.replies[move]))
                     weights.append(advantage)
             if pairs:

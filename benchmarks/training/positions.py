@@ -177,7 +177,10 @@ def _descend(start: Position, metric: str, seed: int, held: frozenset[str],
         if not fresh and here.distance - 1 >= APART_FROM:
             return None
         pool = fresh or [after for _, after in options]
-        path.append(labelled(pool[int(rng.integers(len(pool)))], metric, here.distance - 1))
+        step = labelled(pool[int(rng.integers(len(pool)))], metric, here.distance - 1)
+        if step is None:  # an optimal move always lands one closer: a wrong oracle, not bad input
+            raise RuntimeError(f"{metric} oracle: an optimal move from a depth-{here.distance} position did not land one closer")
+        path.append(step)
     return path
 
 

@@ -82,7 +82,7 @@ def measure_probe(state: RunState, model: Any, tokenizer: Any, probe: list[Posit
 def main(argv: list[str] | None = None) -> int:
     """``python -m cubebench.training.probe MODEL --data DIR``: one-step accuracy of an ``hf:`` model spec (or
     ``sft``, the shipped adapter) on a data folder's probe set, as a table and as JSON (``--json FILE``)."""
-    p = argparse.ArgumentParser(prog="python -m cubebench.training.probe", description=main.__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m cubebench.training.probe", description=(main.__doc__ or "").split("\n")[0])
     p.add_argument("model", help="hf:<model folder, .gguf or adapter>[::<adapter>], or sft")
     p.add_argument("--data", type=Path, required=True, help="a policy data folder (policy_sft's OUT/data)")
     p.add_argument("--json", type=Path, default=None, help="also write the rows here")
