@@ -49,6 +49,7 @@ class EpisodesProtocol(RunProtocol):
     run_options = frozenset({"style", "distance_budget", "obs_format"})
     csv_columns = tuple((column, column) for column in SUMMARY_COLUMNS)
     plots = True
+    comparable = True
 
     def check_agent(self, spec: AgentSpec) -> None:
         refuse_seats_and_teams(spec)
