@@ -129,10 +129,12 @@ def constant_levels(specs: list[ItemSpec], protocol: str) -> dict[str, Level]:
     first = specs[0]
     test = configured_test(first.test, first.options, protocol)
     items = [s.to_item() for s in specs]
-    prompts = _prompts(test, items, first.variant)
+    prompts = _prompts(test, items[:1], first.variant)
     if not prompts:
         return {}
     form = prompts[0].form
+    if isinstance(_base(form), (GridForm, LabelsForm)):  # fitted constants need every item's gold
+        prompts = _prompts(test, items, first.variant)
     values: dict[str, list[tuple[float, str]]] = {}
     for answer in candidates(form, [p.gold for p in prompts]):
         reply = _constant(form.format(answer))
