@@ -2,7 +2,8 @@
 
 They act through the same :class:`~cubebench.agents.tools.Toolbox` as every agent.
 ``BlindAgent`` sees nothing at all (only that the episode ended): it is the
-floor the per-depth move budget holds to 5 % at every depth >= 2.
+floor the per-depth move budget holds to 5 % at every depth >= 2, and with no
+move cap (the paper's budget) it sweeps every start within 4 turns.
 ``ProberAgent`` reads nothing but the rewards the tools report: it is what a
 dense reward is worth to an agent that cannot see the cube (Exp 2).  The
 greedy and solver agents are *privileged calibration baselines*: they read
