@@ -35,7 +35,7 @@ import statistics
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from cubebench.agents.llm import PROVIDERS
 from cubebench.tasks.ladder import chance_score
@@ -148,7 +148,7 @@ def _read_ladders(view: RunView, store: Any) -> None:
             view.ladders[(name, variant)] = (ladder_score(runs), sum(p.state == "finished" for p in runs), len(runs))
 
 
-def check_same_suite(views: list[RunView] | list[EpisodeView]) -> None:
+def check_same_suite(views: Sequence[RunView | EpisodeView]) -> None:
     """Every run must play the same suite (name, seed, metric and grid)."""
     first = views[0]
     for view in views[1:]:
@@ -322,11 +322,14 @@ class Constants:
             return "-" if level is None else f"{level.value:.2f} ({level.answer})"
         if column.pair_depth is None:
             return "·"
-        level = self.cell(column.cell).get(column.metric)  # type: ignore[arg-type]
+        level = self.cell((column.test, column.pair_depth, column.variant)).get(column.metric)
         if level is None or level.value is None:
             return "-"
         if column.metric in DESCRIPTIVE and level.low is not None and level.high is not None:
             return f"{_number(level.low, column.unit)} to {_number(level.high, column.unit)}"
+        if column.unit == "interval":
+            lo, hi = level.interval or (level.value, level.value)
+            return f"[{100 * lo:.1f}, {100 * hi:.1f}] ({level.answer})"
         return f"{_number(level.value, column.unit)} ({level.answer})"
 
 
@@ -480,7 +483,7 @@ def compare_runs(paths: list[Path]) -> Comparison:
     kinds = {type(v) for v in views}
     if len(kinds) > 1:
         raise CompareError("runs of different suites: an episode run and a question run; compare runs of one suite")
-    check_same_suite(views)  # type: ignore[arg-type]
+    check_same_suite(views)
     paper = read[0][1]
     ordered = ([v for v in views if v.agent not in CALIBRATION]
                + [v for agent in CALIBRATION for v in views if v.agent == agent])

@@ -17,6 +17,7 @@ rounds (:func:`constant_ladder`).
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from dataclasses import dataclass
 from statistics import mean
@@ -48,6 +49,8 @@ class Level:
     answer: str
     low: float | None = None
     high: float | None = None
+    interval: tuple[float, float] | None = None
+    """The Wilson 95 % interval of the best constant's rate (a rate's level only)."""
 
 
 def _number(value: Any) -> float | None:
@@ -121,13 +124,32 @@ def _constant(text: str) -> Callable[[Prompt], Reply]:
     return lambda prompt: Reply(text=text)
 
 
+def _replaying(test: Any) -> Any:
+    """A copy of ``test`` whose questions are rendered once per item and variant: a constant's reply never changes
+    what an item shows, so every candidate after the first is asked the same prompt objects (a pure function of the
+    item and variant; rendering is most of a replay's cost)."""
+    test = copy.copy(test)
+    render = getattr(test, "prompt", None)
+    if callable(render):
+        shown: dict[tuple[int, str], Prompt] = {}
+
+        def prompt(item: Item, variant: str) -> Prompt:
+            key = (id(item), variant)
+            if key not in shown:
+                shown[key] = render(item, variant)
+            return shown[key]
+
+        test.prompt = prompt
+    return test
+
+
 def constant_levels(specs: list[ItemSpec], protocol: str) -> dict[str, Level]:
     """Per metric of the test, the best a constant reply reaches on ``specs`` (the items of one cell: one test,
     variant and depth), asked under answer ``protocol``; empty when the cell's form has no constant."""
     if not specs:
         return {}
     first = specs[0]
-    test = configured_test(first.test, first.options, protocol)
+    test = _replaying(configured_test(first.test, first.options, protocol))
     items = [s.to_item() for s in specs]
     prompts = _prompts(test, items[:1], first.variant)
     if not prompts:
@@ -135,22 +157,23 @@ def constant_levels(specs: list[ItemSpec], protocol: str) -> dict[str, Level]:
     form = prompts[0].form
     if isinstance(_base(form), (GridForm, LabelsForm)):  # fitted constants need every item's gold
         prompts = _prompts(test, items, first.variant)
-    values: dict[str, list[tuple[float, str]]] = {}
+    values: dict[str, list[tuple[float, str, tuple[float, float] | None]]] = {}
     for answer in candidates(form, [p.gold for p in prompts]):
         reply = _constant(form.format(answer))
         found, _ = summarize(first.test, [test.play(item, first.variant, reply).score for item in items])
         for metric, value in found.items():
             number = _number(value)
             if number is not None:
-                values.setdefault(metric, []).append((number, _label(answer)))
+                interval = value.interval if isinstance(value, Proportion) else None
+                values.setdefault(metric, []).append((number, _label(answer), interval))
     levels = {}
     for metric, reached in values.items():
         best = reached[0]
-        for value, label in reached[1:]:
-            if better(metric, value, best[0]):
-                best = (value, label)
-        low, high = min(v for v, _ in reached), max(v for v, _ in reached)
-        levels[metric] = Level(best[0], best[1], low, high)
+        for candidate in reached[1:]:
+            if better(metric, candidate[0], best[0]):
+                best = candidate
+        low, high = min(r[0] for r in reached), max(r[0] for r in reached)
+        levels[metric] = Level(best[0], best[1], low, high, best[2])
     return levels
 
 
