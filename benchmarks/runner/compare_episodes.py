@@ -93,6 +93,7 @@ def episode_table(table: PublishedTable, paper: Paper, views: list[EpisodeView])
     header = ["model"] + [c.paper_metric for c in table.columns]
     rows = [[r.model, *r.values] for r in table.rows]
     apart: list[str] = []
+    floors: dict[tuple[str, ...], list[str]] = {}
     for view in views:
         for condition in _conditions(table, view):
             cells = [_cell(view.rows, c, condition) for c in table.columns]
@@ -104,8 +105,10 @@ def episode_table(table: PublishedTable, paper: Paper, views: list[EpisodeView])
                     f"{c.paper_metric} {_rate(cell)} (blind floor {_floor(view, cell)})"
                     for c, cell in zip(table.columns, cells)))
         if view.protocol == COMPARABLE:
-            rows.append([f"{view.floor.label}: {view.label}",
-                         *(_floor(view, _cell(view.rows, c, dict(table.condition))) for c in table.columns)])
+            floor = tuple(_floor(view, _cell(view.rows, c, dict(table.condition))) for c in table.columns)
+            floors.setdefault(floor, []).append(view.label.split(":")[0])
+    for floor, runs in floors.items():  # runs of one suite and protocol share their instances: one row for all
+        rows.append([f"blind floor ({COMPARABLE}): {', '.join(runs)}", *floor])
     title = f"{paper.key}: {table.number} ({table.section}) against this run"
     note = ("published rows: the paper's numbers as printed ('–': the paper reports none); run rows: the pass rate and "
             "its k/n over the column's tiers and horizon; blind floor: the share of the same instances the blind agent "

@@ -60,12 +60,19 @@ def floor_row(path: Path) -> list[str]:
 def test_the_blind_floor_under_paper_is_what_the_blind_agent_scores(tmp_path: Path) -> None:
     """With no move cap the blind agent sweeps every position within 4 quarter turns, one fixed walk: the report's
     floor, computed without an env, is exactly what the agent scored, 1 at depths 1-3 and 0 at depth 8."""
-    path = run(tmp_path / "blind.sqlite", suite_file(tmp_path, "floors", [1, 3, 8]), "blind")
+    path = run(tmp_path / "blind.sqlite", suite_file(tmp_path, "exp1", [1, 3, 8]), "blind")  # named as the suite
     assert solved_by_depth(path) == {1: 1.0, 3: 1.0, 8: 0.0}
     assert floor_row(path) == ["blind floor (paper)", "every tier", "1.0", "1.0", ".00"]
     with open_run(path) as store:
         steps = [r.n_steps for r in store.rows()]
     assert max(steps) == 16  # the quarter-turn sweep: 24,530 turns in 15 move calls of at most 4096 characters, then done()
+    # compare: the blind agent is above every published model at the short horizon, and exactly at its floor there
+    comparison = compare_runs([path])
+    exp1 = next(t for t, _ in comparison.tables if t.title.startswith("cubebench: Exp 1 ("))
+    rows = {row[0]: row[1:] for row in exp1.rows}
+    assert rows["run 1: blind"][0] == "1.00 (4/4)" and rows["blind floor (paper): run 1"][0] == "1.00"
+    assert all(float(v.split()[0]) <= float(f) for v, f in zip(rows["run 1: blind"], rows["blind floor (paper): run 1"])
+               if v != "-")
 
 
 def test_under_strict_the_floor_is_small_and_the_budget_holds(tmp_path: Path) -> None:
@@ -103,7 +110,7 @@ def test_exp1_under_paper_and_strict_report_their_floors_and_compare_sets_paper_
     assert rows["MLP (Policy Gradient)"] == ["0.75", "0.00", "–", "–", "–", "0.00"]
     assert all(row[-1] == "0.00" for name, row in rows.items() if not name.startswith(("run", "blind")))
     assert rows["run 1: solver"][:2] == ["1.00 (72/72)", "1.00 (20/20)"]
-    assert rows["blind floor (paper): run 1: solver"][:2] == ["1.00", "0.00"]
+    assert rows["blind floor (paper): run 1"][:2] == ["1.00", "0.00"]
     assert not any(name.startswith("run 2") for name in rows)
     apart = next(line for line in lines if line.startswith("run 2: solver (protocol strict"))
     floor = float(re.search(r"Sym-Short 1.00 \(72/72\) \(blind floor ([0-9.]+)\)", apart).group(1))
