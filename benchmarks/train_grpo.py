@@ -30,7 +30,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-DEFAULT_DEPTHS = (3, 4)
+from cubebench.training.grpo import group_advantages
+
+DEFAULT_DEPTHS = (4, 8)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -107,29 +109,18 @@ def training_specs(args: argparse.Namespace) -> list[Any]:
 
 def load_policy(args: argparse.Namespace) -> Any:
     """The policy: the base model with ``--adapter`` (trainable) or a fresh LoRA adapter, as an ``HFModel``."""
-    import threading
-
     import torch
-    from peft import PeftModel, get_peft_model
 
-    from cubebench.agents.llm.hf import HFModel, lora_config, read_pretrained, training_base
+    from cubebench.agents.llm.hf import HFModel
+    from cubebench.training.models import ATTENTION, adapter_training_base, load_trainable, training_base
 
     if args.threads:
         torch.set_num_threads(args.threads)
     start = args.out if (args.out / "adapter_config.json").is_file() else args.adapter
-    if start is not None:
-        base = Path(json.loads((start / "adapter_config.json").read_text(encoding="utf-8"))["base_model_name_or_path"])
-    else:
-        base = training_base(args.base)
-    tokenizer, model = read_pretrained(base, train=True)
-    if start is not None:
-        model = PeftModel.from_pretrained(model, start, is_trainable=True)
-    else:
-        model = get_peft_model(model, lora_config(args.lora_r))
-    model.peft_config["default"].base_model_name_or_path = str(base)
+    base = adapter_training_base(start) if start is not None else training_base(args.base)
+    tokenizer, model = load_trainable(base, adapter=start, r=args.lora_r, targets=ATTENTION)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    return HFModel(model=model.to(device), tokenizer=tokenizer, device=device, name=f"grpo:{base.name}",
-                   lock=threading.Lock())
+    return HFModel(model=model.to(device), tokenizer=tokenizer, device=device, name=f"grpo:{base.path.name}")
 
 
 def train(args: argparse.Namespace, policy: Any, specs: list[Any]) -> list[dict[str, float]]:
@@ -165,6 +156,7 @@ def train(args: argparse.Namespace, policy: Any, specs: list[Any]) -> list[dict[
 
 def rollout(args: argparse.Namespace, policy: Any, spec: Any, seed: int) -> Rollout:
     """One sampled episode of ``spec`` through the runner's episode loop; its reward and its turns."""
+    from cubebench.agents.episode_reward import episode_reward
     from cubebench.agents.llm.hf import HFModelClient
     from cubebench.agents.react import ReActAgent
     from cubebench.runner import AgentSpec, PlaySettings, play_episode
@@ -185,17 +177,8 @@ def rollout(args: argparse.Namespace, policy: Any, spec: Any, seed: int) -> Roll
                           PlaySettings(obs_format="text", store_images=False, distance_budget_s=None))
     messages = agent.messages
     turns = [(messages[:k], str(m["content"])) for k, m in enumerate(messages) if m["role"] == "assistant"]
-    reward = float(record.solved) + args.shaping_weight * float(record.total_reward)
+    reward = episode_reward(record, args.shaping_weight)
     return Rollout(reward=reward, solved=bool(record.solved), turns=turns)
-
-
-def group_advantages(rewards: list[float], eps: float = 1e-4) -> list[float]:
-    """``(r - mean) / (std + eps)`` over the group; all zeros when the rewards are equal."""
-    mean = sum(rewards) / len(rewards)
-    std = (sum((r - mean) ** 2 for r in rewards) / len(rewards)) ** 0.5
-    if std < 1e-8:
-        return [0.0] * len(rewards)
-    return [(r - mean) / (std + eps) for r in rewards]
 
 
 def update(policy: Any, optimizer: Any, group: list[Rollout], advantages: list[float],

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-DEFAULT_DEPTHS = (3, 4)
+DEFAULT_DEPTHS = (4, 8)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -50,13 +50,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from cubebench.agents.llm.hf import training_base
+    from cubebench.training.models import training_base
 
     args = parse_args(argv)
     try:
         data = args.data or export_data(args.out / "data", args.depths, args.per_depth, args.seed)
         examples = load_examples(data)
-        base = training_base(args.base)
+        base = training_base(args.base).path
     except (ValueError, OSError) as err:
         print(f"train_sft: error: {err}", file=sys.stderr)
         return 2
@@ -107,11 +107,13 @@ def train(args: argparse.Namespace, base: Path, examples: list[dict[str, Any]]) 
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
-    from cubebench.agents.llm.hf import lora_config, read_pretrained
+    from cubebench.agents.llm.hf import read_pretrained
+    from cubebench.training.models import lora_config, trainable
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    tokenizer, model = read_pretrained(base, train=True)
+    tokenizer, model = read_pretrained(base)
+    model = trainable(model)
     config = SFTConfig(output_dir=str(args.out / "checkpoints"), max_steps=args.steps,
                        per_device_train_batch_size=args.batch_size, gradient_accumulation_steps=args.grad_accum,
                        learning_rate=args.lr, lr_scheduler_type="cosine", warmup_steps=min(10, args.steps // 10),

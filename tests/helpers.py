@@ -123,3 +123,83 @@ def comparable_records(db: Path) -> dict[str, dict[str, Any]]:
                 step.pop("latency_s")
             out[key] = data
         return out
+
+
+# --------------------------------------------------------------------------- the 48 symmetries, built from scrambles
+# (independent of cubebench.engine.symmetry, which moves stickers by geometry: these relabel a scramble's moves)
+
+TURN_BACK = {"": "'", "'": "", "2": "2"}
+"""A turn's direction reversed: its inverse, and how it looks in a mirror."""
+
+
+def inverse(moves: list[str]) -> str:
+    """The scramble a solution undoes: its moves reversed, each turned back."""
+    return " ".join(m[0] + TURN_BACK[m[1:]] for m in reversed(moves))
+
+
+def descent(facelets: str, metric: str) -> list[str]:
+    """An optimal solution of a position near solved, by exact descent (the oracle's first optimal move each step)."""
+    from cubebench.engine.moves import MOVE_INDEX
+    from cubebench.engine.state import from_facelets
+    from cubebench.solver.oracle import oracle
+
+    state, moves = from_facelets(facelets), []
+    for _ in range(oracle(metric).distance(state)):
+        move = oracle(metric).progress_moves(state)[0]
+        moves.append(move)
+        state = kernels.apply_moves(state, TABLE, np.array([MOVE_INDEX[move]], dtype=np.int64))
+    return moves
+
+
+def face_maps() -> list[dict[str, str]]:
+    """The 24 ways of holding the cube, as face relabellings read off the engine's whole-cube rotations."""
+    from cubebench.engine.facelets import CENTRES, FACES
+
+    maps: dict[tuple, dict[str, str]] = {}
+    for first in ("", "x", "x2", "x'", "z", "z'"):
+        for then in ("", "y", "y2", "y'"):
+            turned = apply(f"{first} {then}".strip()) if (first or then) else SOLVED
+            seen = {FACES[int(turned[c]) // 9]: FACES[k] for k, c in enumerate(CENTRES)}
+            maps[tuple(sorted(seen.items()))] = seen
+    assert len(maps) == 24
+    return list(maps.values())
+
+
+def images(scramble: str) -> set[str]:
+    """The 48 positions the same problem as ``scramble``'s: its moves relabelled for each holding, and mirrored
+    (R and L swap, every turn reverses), played from solved."""
+    from cubebench.engine.state import to_facelets
+
+    out = set()
+    for fmap in face_maps():
+        for mirror in (False, True):
+            seq = []
+            for move in scramble.split():
+                face, suffix = move[0], move[1:]
+                if mirror:
+                    face, suffix = {"R": "L", "L": "R"}.get(face, face), TURN_BACK[suffix]
+                seq.append(fmap[face] + suffix)
+            out.add(to_facelets(apply(" ".join(seq))) if seq else to_facelets(SOLVED))
+    return out
+
+
+_EVALUATED: set[str] = set()
+
+
+def evaluated_images() -> set[str]:
+    """Every evaluated position (shipped starts by their scrambles, question items by an optimal solution) in all
+    48 spellings, built with :func:`images` (cached for the session)."""
+    import json
+
+    from cubebench.runner import evaluation_positions
+    from cubebench.shipped import instances_dir
+
+    if not _EVALUATED:
+        scrambles = {}
+        for path in sorted(instances_dir().glob("*.jsonl")):
+            for line in path.read_text().splitlines():
+                row = json.loads(line)
+                scrambles[row["state"]] = row["scramble"]
+        for _, state in evaluation_positions():
+            _EVALUATED.update(images(scrambles.get(state) or inverse(descent(state, "half"))))
+    return _EVALUATED

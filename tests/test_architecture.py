@@ -1,4 +1,5 @@
-"""The layers of docs/architecture.md, checked on the source: engine <- envs <- wrappers <- agents <- runner <- bridges.
+"""The layers of docs/architecture.md, checked on the source: engine <- envs <- wrappers <- agents <- runner <- training
+<- bridges.
 
 Every import statement counts, at module level or inside a function: a lower
 layer never imports a higher one, and no two modules import each other
@@ -22,7 +23,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("engine", "envs", "wrappers", "agents", "runner", "bridges")
+LAYERS = ("engine", "envs", "wrappers", "agents", "runner", "training", "bridges")
 """Bottom to top; a module may import its own layer and those below it."""
 LAYER_OF = {
     "cubebench.envs": "envs",
@@ -30,6 +31,7 @@ LAYER_OF = {
     "cubebench.agents": "agents",
     "cubebench.runner": "runner",
     "cubebench.suites": "runner",
+    "cubebench.training": "training",
     "cubebench.bridges": "bridges",
 }
 """Subpackages above the engine; every other ``cubebench.*`` module is the engine (engine, render, solver, data)."""
@@ -251,7 +253,7 @@ def test_tests_import_their_helpers_from_helpers_not_conftest() -> None:
 TEST_FOLDERS = {"engine": "cube_env's engine, solvers, renderers, budgets and CLI", "tasks": "the question tests",
                 "envs": "the envs, the vector env and the multi-agent envs", "wrappers": "tiers and rewards",
                 "agents": "agents, tools, model clients, RL, the sandbox", "runner": "the runner and its scripts",
-                "bridges": "Inspect AI and verifiers"}
+                "training": "training data, the policy's SFT and GRPO", "bridges": "Inspect AI and verifiers"}
 """The test folders, one per package of the layers (what each holds)."""
 
 

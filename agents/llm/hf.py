@@ -10,47 +10,43 @@ asked for; replies stop at the agent's stop strings or at the token limit; token
 tokenizer's.  It reads text only: an image in a message is a configuration error (play the text form of
 a tier).  A GPU is used when torch sees one, else the CPU.  Weights are loaded once per process and
 shared by every client of the same model, so each episode gets its own client (its own budget and seed)
-without loading anything again.
+without loading anything again; the calls of concurrent episodes share forward passes (:mod:`.hf_batch`).
+Every file a spec names is checked before torch is imported (:mod:`.hf_files`), so a typo or a damaged
+file is one line at once.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 from .client import ModelClient, _Result
-from .local import find_smollm2_gguf
+from .hf_batch import BatchedGenerator, GenerationRequest, eos_ids
+from .hf_files import (ADAPTER_SEPARATOR, HF_HINT, HFModelUnavailable, ModelPaths, model_paths, one_line)
 from .messages import Message
 from .reply import ModelError
 
-__all__ = ["HFModelClient", "HFModelUnavailable", "HF_HINT", "load_hf_model", "lora_config", "model_files", "parse_hf_spec",
-           "read_pretrained", "trainable", "training_base"]
-
-HF_HINT = "pip install 'cubebench[hf]'"
-ADAPTER_SEPARATOR = "::"
+__all__ = ["HFModelClient", "HFModelUnavailable", "HF_HINT", "HFModel", "load_hf_model", "parse_hf_spec",
+           "read_pretrained"]
 
 
-class HFModelUnavailable(ModelError):
-    """The model cannot be loaded: a package is missing, or a file is not what transformers reads."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, kind="config")
-
-
-@dataclass(frozen=True)
+@dataclass
 class HFModel:
-    """A loaded model and its tokenizer (shared by the clients of one process)."""
+    """A loaded model and its tokenizer (shared by the clients of one process), with the batched generator
+    its clients call through (:mod:`.hf_batch`)."""
 
     model: Any
     tokenizer: Any
     device: str
     name: str
-    lock: threading.Lock
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    generator: BatchedGenerator = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.generator = BatchedGenerator(self.model, self.tokenizer, self.device, self.lock)
 
 
 def parse_hf_spec(rest: str) -> tuple[str, str | None]:
@@ -62,18 +58,19 @@ def parse_hf_spec(rest: str) -> tuple[str, str | None]:
     return base, adapter or None
 
 
-_LOADED: dict[tuple[str, str | None, str | None], HFModel] = {}
+_LOADED: dict[tuple[Path, Path | None, str | None], HFModel] = {}
 _LOADING = threading.Lock()
 
 
 def load_hf_model(path: str, adapter: str | None = None, device: str | None = None) -> HFModel:
-    """The model at ``path`` (with ``adapter`` applied), loaded once per process; :class:`HFModelUnavailable`
-    names what is wrong (a missing path, a file transformers cannot read, an adapter that does not fit)."""
-    key = (str(Path(path).expanduser().resolve()), str(Path(adapter).expanduser().resolve()) if adapter else None,
-           device)
+    """The model at ``path`` (with ``adapter`` applied), loaded once per process.  Every file is checked before
+    torch is imported (:mod:`.hf_files`); :class:`HFModelUnavailable` names what is wrong in one line (a missing
+    path, a damaged file, an adapter that does not fit its base)."""
+    paths = model_paths(path, adapter)
+    key = (paths.base, paths.adapter, device)
     with _LOADING:
         if key not in _LOADED:
-            _LOADED[key] = _load(Path(path).expanduser(), Path(adapter).expanduser() if adapter else None, device)
+            _LOADED[key] = _load(paths, device)
         return _LOADED[key]
 
 
@@ -86,100 +83,34 @@ def _libraries() -> tuple[Any, Any]:
     return torch, transformers
 
 
-def _load(path: Path, adapter: Path | None, device: str | None) -> HFModel:
-    torch, transformers = _libraries()
-    transformers.utils.logging.disable_progress_bar()  # the runner draws its own progress
-    if adapter is None and (path / "adapter_config.json").is_file():
-        path, adapter = _adapter_base(path), path
-    tokenizer, model = read_pretrained(path)
+def _load(paths: ModelPaths, device: str | None) -> HFModel:
+    torch, _ = _libraries()
+    tokenizer, model = read_pretrained(paths.base)
     if getattr(tokenizer, "chat_template", None) is None:
-        raise HFModelUnavailable(f"hf: the model at {path} has no chat template: its tokenizer files must carry one")
-    if adapter is not None:
-        model = _with_adapter(model, adapter, path)
+        raise HFModelUnavailable(f"hf: the model at {paths.base} has no chat template: its tokenizer files must "
+                                 "carry one")
+    if paths.adapter is not None:
+        model = _with_adapter(model, paths.adapter, paths.base)
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     model.to(device).eval()
-    return HFModel(model=model, tokenizer=tokenizer, device=device, name=str(path), lock=threading.Lock())
+    return HFModel(model=model, tokenizer=tokenizer, device=device, name=str(paths.base))
 
 
-def model_files(path: Path) -> tuple[Path, dict[str, Any]]:
-    """The folder transformers reads and its options (``gguf_file`` for a GGUF)."""
-    if not path.exists():
-        raise HFModelUnavailable(f"hf: no model at {path}: give a model folder (config.json), a .gguf file or a LoRA "
-                                 "adapter folder")
-    if path.is_file():
-        if path.suffix != ".gguf":
-            raise HFModelUnavailable(f"hf: {path} is a file but not a .gguf: give a model folder or a .gguf file")
-        if importlib.util.find_spec("gguf") is None:
-            raise HFModelUnavailable(f"hf: reading {path.name} needs the gguf package: {HF_HINT}")
-        return path.parent, {"gguf_file": path.name}
-    if not (path / "config.json").is_file():
-        raise HFModelUnavailable(f"hf: {path} has no config.json: give a model folder as save_pretrained writes it, "
-                                 "a .gguf file or a LoRA adapter folder")
-    return path, {}
-
-
-def read_pretrained(path: Path, *, train: bool = False) -> tuple[Any, Any]:
-    """The tokenizer and float32 causal LM at ``path`` (a model folder or a GGUF file), read from disk only; with
-    ``train``, ready to train (:func:`trainable`).  :class:`HFModelUnavailable` names what transformers cannot read.
-    The client and the training scripts read models through it."""
+def read_pretrained(path: Path) -> tuple[Any, Any]:
+    """The tokenizer and float32 causal LM at ``path`` (a model folder or a GGUF file, checked by
+    :func:`~.hf_files.model_paths`), read from disk only.  :class:`HFModelUnavailable` names what transformers
+    cannot read.  The client and the training programs read models through it."""
     torch, transformers = _libraries()
-    folder, options = model_files(path)
+    transformers.utils.logging.disable_progress_bar()  # the runner and the training programs draw their own
+    folder, options = (path.parent, {"gguf_file": path.name}) if path.is_file() else (path, {})
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(folder, local_files_only=True, **options)
         model = transformers.AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch.float32,
                                                                   **options)
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as err:
-        raise HFModelUnavailable(f"hf: transformers cannot read the model at {path}: {_first_line(err)} "
+    except Exception as err:  # noqa: BLE001 - a loader's failure on a user's files is one line, whatever its type
+        raise HFModelUnavailable(f"hf: transformers cannot read the model at {path}: {one_line(err)} "
                                  f"(the hf extra: {HF_HINT})") from None
-    return tokenizer, trainable(model) if train else model
-
-
-def training_base(base: str | None) -> Path:
-    """The model a training script fine-tunes: ``base``, else the embedded SmolLM2-135M-Instruct GGUF."""
-    if base is not None:
-        return Path(base).expanduser().resolve()
-    return find_smollm2_gguf().resolve()
-
-
-def lora_config(r: int) -> Any:
-    """The LoRA adapter the training scripts train: rank ``r``, alpha ``2r``, no dropout, on the attention
-    projections."""
-    try:
-        from peft import LoraConfig
-    except ImportError:
-        raise HFModelUnavailable(f"hf: a LoRA adapter needs peft: {HF_HINT}") from None
-    return LoraConfig(r=r, lora_alpha=2 * r, lora_dropout=0.0, task_type="CAUSAL_LM",
-                      target_modules=["q_proj", "k_proj", "v_proj", "o_proj"])
-
-
-def trainable(model: Any) -> Any:
-    """``model`` ready to train: transformers dequantizes a GGUF file's weights to float32 as it loads them, but
-    the model still says it is quantized, and its Trainer refuses it; those marks are dropped (the weights are
-    plain float tensors).  Any other model is returned as it is."""
-    quantizer = getattr(model, "hf_quantizer", None)
-    method = getattr(getattr(quantizer, "quantization_config", None), "quant_method", None)
-    if quantizer is not None and str(getattr(method, "value", method)) == "gguf":
-        model.hf_quantizer = None
-        model.is_quantized = False
-        if getattr(model.config, "quantization_config", None) is not None:
-            del model.config.quantization_config
-    return model
-
-
-def _adapter_base(adapter: Path) -> Path:
-    """The base model an adapter folder names (``base_model_name_or_path``), which must be on disk."""
-    try:
-        base = json.loads((adapter / "adapter_config.json").read_text(encoding="utf-8"))["base_model_name_or_path"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise HFModelUnavailable(f"hf: the adapter at {adapter} has no readable base_model_name_or_path "
-                                 f"({_first_line(err)}): name the base as hf:BASE{ADAPTER_SEPARATOR}{adapter}") from None
-    base_path = Path(str(base)).expanduser()
-    if not base_path.is_absolute():
-        base_path = (adapter / base_path).resolve()
-    if not base_path.exists():
-        raise HFModelUnavailable(f"hf: the adapter at {adapter} names its base {base!r}, which is not on this disk: "
-                                 f"name the base as hf:BASE{ADAPTER_SEPARATOR}{adapter}")
-    return base_path
+    return tokenizer, model
 
 
 def _with_adapter(model: Any, adapter: Path, base: Path) -> Any:
@@ -187,18 +118,10 @@ def _with_adapter(model: Any, adapter: Path, base: Path) -> Any:
         from peft import PeftModel
     except ImportError:
         raise HFModelUnavailable(f"hf: a LoRA adapter needs peft: {HF_HINT}") from None
-    if not (adapter / "adapter_config.json").is_file():
-        raise HFModelUnavailable(f"hf: {adapter} is not a LoRA adapter folder (no adapter_config.json)")
     try:
         return PeftModel.from_pretrained(model, str(adapter), is_trainable=False).merge_and_unload()
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as err:
-        raise HFModelUnavailable(f"hf: the adapter at {adapter} does not fit the base {base}: "
-                                 f"{_first_line(err)}") from None
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return (text[0] if text else type(err).__name__)[:300]
+    except Exception as err:  # noqa: BLE001 - a loader's failure on a user's files is one line, whatever its type
+        raise HFModelUnavailable(f"hf: the adapter at {adapter} does not fit the base {base}: {one_line(err)}") from None
 
 
 class HFModelClient(ModelClient):
@@ -213,6 +136,8 @@ class HFModelClient(ModelClient):
         settings.setdefault("price", (0.0, 0.0))
         super().__init__(path if adapter is None else f"{path}{ADAPTER_SEPARATOR}{adapter}", **settings)
         self.loaded = loaded if loaded is not None else load_hf_model(path, adapter, device)
+        self.loaded.generator.open_session()
+        self._session = True
 
     def _build_request(self, messages: Sequence[Message], *, stop: list[str] | None, max_tokens: int,
                        temperature: float | None, seed: int | None, extra: dict[str, Any]) -> dict[str, Any]:
@@ -229,62 +154,41 @@ class HFModelClient(ModelClient):
         return f"hf:{self.model} ({self.loaded.device})"
 
     def _attempt(self, request: dict[str, Any]) -> _Result:
-        torch, _ = _libraries()
         tokenizer, model = self.loaded.tokenizer, self.loaded.model
-        encoded = tokenizer.apply_chat_template(request["messages"], add_generation_prompt=True, return_tensors="pt",
-                                                return_dict=True)
-        n_in = int(encoded["input_ids"].shape[1])
+        ids = tokenizer.apply_chat_template(request["messages"], add_generation_prompt=True, return_dict=True)["input_ids"]
+        n_in = len(ids)
         limit = getattr(model.config, "max_position_embeddings", None)
         if limit is not None and n_in >= limit:
             raise ModelError(f"hf: the prompt ({n_in} tokens) fills the model's context of {limit} tokens",
                              kind="client_error")
         if limit is not None and n_in + request["max_new_tokens"] > limit:  # as llama.cpp does: the room left
             request = {**request, "max_new_tokens": limit - n_in}
-        options = self._generation_options(request)
         started = time.monotonic()
         try:
-            with self.loaded.lock, torch.inference_mode():
-                if options.get("do_sample") and request["seed"] is not None:
-                    torch.manual_seed(int(request["seed"]))
-                out = model.generate(**{k: v.to(self.loaded.device) for k, v in encoded.items()}, **options)
+            new = self.loaded.generator.generate(GenerationRequest(
+                ids=tuple(int(i) for i in ids), max_new_tokens=request["max_new_tokens"],
+                temperature=request["temperature"], stop=tuple(request["stop"]), seed=request["seed"]))
         except (RuntimeError, ValueError) as err:
-            raise ModelError(f"hf: generation failed: {_first_line(err)}", kind="error") from None
-        new = out[0, n_in:].tolist()
+            raise ModelError(f"hf: generation failed: {one_line(err)}", kind="error") from None
         text, finish = self._decoded(new, request)
         body = {"text": text, "finish_reason": finish, "generate_s": round(time.monotonic() - started, 3)}
         return _Result(text=text, finish_reason=finish, input_tokens=n_in, output_tokens=len(new), status=200,
                        body=body)
 
-    def _generation_options(self, request: dict[str, Any]) -> dict[str, Any]:
-        tokenizer = self.loaded.tokenizer
-        temperature = request["temperature"]
-        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        options: dict[str, Any] = {"max_new_tokens": request["max_new_tokens"], "pad_token_id": pad,
-                                   "do_sample": bool(temperature and temperature > 0)}
-        if options["do_sample"]:
-            options["temperature"] = float(temperature)
-        else:  # greedy: drop sampling defaults a model's generation_config may carry (they would only warn)
-            options.update(temperature=None, top_p=None, top_k=None)
-        if request["stop"]:
-            options.update(stop_strings=list(request["stop"]), tokenizer=tokenizer)
-        return options
-
     def _decoded(self, new: list[int], request: dict[str, Any]) -> tuple[str, str]:
         """The reply's text, cut before the first stop string, and why it ended (``stop`` or ``length``)."""
-        tokenizer = self.loaded.tokenizer
-        text = tokenizer.decode(new, skip_special_tokens=True)
+        text = self.loaded.tokenizer.decode(new, skip_special_tokens=True)
         cuts = [text.find(s) for s in request["stop"] if s and s in text]
         if cuts:
             return text[:min(cuts)], "stop"
-        ended = bool(new) and new[-1] in _eos_ids(tokenizer, self.loaded.model)
+        ended = bool(new) and new[-1] in eos_ids(self.loaded.tokenizer, self.loaded.model)
         return text, "stop" if ended or len(new) < request["max_new_tokens"] else "length"
 
-
-def _eos_ids(tokenizer: Any, model: Any) -> set[int]:
-    ids = {tokenizer.eos_token_id}
-    configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    ids.update(configured if isinstance(configured, list) else [configured])
-    return {i for i in ids if i is not None}
+    def close(self) -> None:
+        """The episode is over: the batched generator stops waiting for this client."""
+        if self._session:
+            self._session = False
+            self.loaded.generator.close_session()
 
 
 def _text_only(content: Any) -> str:

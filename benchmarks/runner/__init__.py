@@ -6,6 +6,7 @@ See ``docs/runner.md``.  The ``cubebench`` subcommands are in :mod:`.cli`.
 from .answering import check_protocol, chosen_protocol, reply_tokens
 from .execute import PlaySettings, play_episode, play_item
 from .export_tasks import ExportError, ExportRequest, item_rows
+from .heldout import EvaluationOverlap, check_apart, evaluation_keys, evaluation_positions
 from .instances import resolve_source
 from .plan import EpisodeSpec, GameSpec, ItemSpec, plan_episodes, plan_items
 from .protocols import PROTOCOLS, RunProtocol, play_spec, protocol_for, protocol_named
@@ -18,7 +19,8 @@ from .suites import Suite, SuiteError, available_suites, load_suite, suite_from_
 from .verifier_refs import Verdict, verify
 
 __all__ = [
-    "AgentFactory", "AgentSpec", "AgentSpecError", "EpisodeSpec", "ExportError", "ExportRequest", "GameSpec",
+    "AgentFactory", "AgentSpec", "AgentSpecError", "EpisodeSpec", "EvaluationOverlap", "ExportError", "ExportRequest",
+    "GameSpec", "check_apart", "evaluation_keys", "evaluation_positions",
     "ItemSpec", "PROTOCOLS", "PlaySettings", "QuestionSuite", "Rate", "RunConfig", "RunOutcome", "RunProtocol",
     "RunStore", "StoreError", "Suite", "SuiteError", "Verdict", "available_suites", "check_protocol", "chosen_protocol", "item_rows",
     "load_suite", "make_agent", "open_run", "plan_episodes", "plan_items", "play_episode", "play_item", "play_spec",

@@ -38,7 +38,7 @@ from .plots import PlotsUnavailable, require_matplotlib, write_plots
 from .protocols import SELECTORS, protocol_for
 from .report import build_report, text_report
 from .run import RunConfig, default_run_path, resolve_distance_budget, resume_run, start_run
-from .specs import AgentSpec, AgentSpecError
+from .specs import STYLES, AgentSpec, AgentSpecError, default_style
 from .splits import SplitError
 from .store import StoreError, open_run
 from .suites import TIERS, Suite, SuiteError, available_suites, load_suite
@@ -229,9 +229,10 @@ def _start(args: argparse.Namespace) -> Any:
     suite = _restricted(load_suite(args.suite), args)
     if args.seed is not None:
         suite = replace(suite, seed=args.seed)
-    obs_format = args.obs_format or AgentSpec(args.agent).default_obs_format
+    style = args.style or default_style(args.agent)
+    obs_format = args.obs_format or AgentSpec(args.agent, style=style).default_obs_format
     protocol = protocol_for(suite)
-    agent = AgentSpec(spec=args.agent, style=args.style, temperature=args.temperature,
+    agent = AgentSpec(spec=args.agent, style=style, temperature=args.temperature,
                       episode_max_tokens=args.episode_max_tokens, episode_max_cost_usd=args.episode_max_cost,
                       max_attempts=args.model_attempts, system_prompt=_read_text(args.system_prompt, "--system-prompt"),
                       examples=_read_text(args.examples, "--examples"),
@@ -243,11 +244,18 @@ def _start(args: argparse.Namespace) -> Any:
         agent=agent,
         play=PlaySettings(obs_format=obs_format, store_images=not args.no_images, distance_budget_s=budget,
                           answer_protocol=args.protocol),
-        backend=args.backend or "local", concurrency=args.concurrency or 1, ray_address=args.ray_address,
+        backend=args.backend or "local", concurrency=args.concurrency or _default_concurrency(agent, args.backend),
+        ray_address=args.ray_address,
         max_cost_usd=args.max_cost,
     )
     print(f"cubebench: run {path} (suite {suite.name}, agent {args.agent})", file=sys.stderr)
     return start_run(suite, config, path, limit=args.limit, progress=args.progress, argv=sys.argv[:])
+
+
+def _default_concurrency(agent: AgentSpec, backend: str | None) -> int:
+    """Episodes at once when ``--concurrency`` is not given: a batched in-process model's on the local backend
+    (its calls share forward passes), one elsewhere (each process or Ray worker would load its own model)."""
+    return agent.default_concurrency if (backend or "local") == "local" else 1
 
 
 def _restricted(suite: Suite | QuestionSuite | MultiSuite, args: argparse.Namespace) -> Suite | QuestionSuite | MultiSuite:
@@ -258,7 +266,7 @@ def _restricted(suite: Suite | QuestionSuite | MultiSuite, args: argparse.Namesp
     if stray:
         raise _UserError(f"suite {suite.name!r} {protocol.plays}: {', '.join(stray)} "
                          f"{'is' if len(stray) == 1 else 'are'} not for it; use --{protocol.selector} (and --depths)")
-    given = {"style": args.style != "react", "distance_budget": args.distance_budget != DISTANCE_DEFAULT,
+    given = {"style": args.style is not None, "distance_budget": args.distance_budget != DISTANCE_DEFAULT,
              "obs_format": bool(args.obs_format), "variants": bool(args.variants)}
     unread = [name for name, set_ in given.items() if set_ and name not in protocol.run_options]
     if unread:
@@ -355,7 +363,9 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     episodes = p.add_argument_group("episode suites (smoke, exp1, exp2, exp3, full)")
     episodes.add_argument("--tiers", type=_csv(str), default=None, metavar="T1,T2",
                           help="play only these tiers of the suite (e.g. symbolic,face)")
-    episodes.add_argument("--style", choices=("react", "codeact"), default="react", help="how an LLM agent acts")
+    episodes.add_argument("--style", choices=STYLES, default=None,
+                          help="how an LLM agent acts: react (default), codeact, or policy (one move a call, the "
+                               "current state only: the compact policy; sft plays only this way)")
     episodes.add_argument("--obs-format", choices=("image", "text"), default=None,
                           help="what the visual, face and vertex tiers show: image (default) or their text form "
                                "(default for the text-only local model); symbolic is always the 54-letter string; "

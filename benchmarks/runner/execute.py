@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import gymnasium as gym
 
@@ -56,6 +57,25 @@ class PlaySettings:
         return asdict(self)
 
 
+_STEP_LISTENERS: list[Callable[[], None]] = []
+
+
+@contextmanager
+def listening_to_steps(listener: Callable[[], None]) -> Iterator[None]:
+    """Call ``listener`` after every interaction step that episodes played in this process take (the run's
+    progress inside long episodes; workers in other processes are not heard)."""
+    _STEP_LISTENERS.append(listener)
+    try:
+        yield
+    finally:
+        _STEP_LISTENERS.remove(listener)
+
+
+def _step_taken(_: StepRecord) -> None:
+    for listener in list(_STEP_LISTENERS):
+        listener()
+
+
 def make_env(ep: EpisodeSpec, settings: PlaySettings, symbolic_format: str = "text") -> gym.Env:
     """The env of an episode's cell: no action limit (interaction steps bound the episode), the suite's
     move and rotation budgets (a plan from before budgets gets run_episode's defaults), none under ``paper``."""
@@ -77,7 +97,7 @@ def play_episode(ep: EpisodeSpec, factory: AgentFactory, settings: PlaySettings)
         record = run_episode(
             agent, env, tool_setting=ep.setting, seed=ep.env_seed, reset_options=ep.reset_options,
             max_steps=ep.max_steps, tier=ep.tier, store_images=settings.store_images,
-            distance_budget_s=settings.distance_budget_s, capped=settings.capped,
+            distance_budget_s=settings.distance_budget_s, capped=settings.capped, on_step=_step_taken,
             config={"key": ep.key, "depth": ep.depth, "instance": ep.instance, "reward": ep.reward,
                     "metric": ep.metric, "instance_source": ep.source, "agent_seed": ep.agent_seed,
                     "certified_distance": ep.certified_distance, "obs_format": describe_env(env).obs_format},

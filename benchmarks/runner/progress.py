@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from typing import Any, TextIO
 
 from cubebench.agents.records import EpisodeRecord
@@ -19,6 +21,10 @@ class Progress:
 
         self.solved = 0
         self.played = 0
+        self.steps = 0
+        """Interaction steps taken in this session, counted as they happen (:meth:`step`)."""
+        self._lock = threading.Lock()
+        self._shown = 0.0
         self.errors = 0
         self.tokens = 0
         self.cost = spent
@@ -34,15 +40,31 @@ class Progress:
         self.errors += int(record.status == "error")
         self.tokens += record.input_tokens + record.output_tokens
         self.cost += record.cost_usd
-        postfix = {"pass": f"{self.solved / self.played:.2f}"}
+        self.bar.set_postfix(self._postfix(), refresh=False)
+        self.bar.update(1)
+
+    def step(self) -> None:
+        """Count one interaction step of a running episode; the bar shows the count at most once a second, so a
+        long episode (or a slow model) still shows the run moving."""
+        with self._lock:
+            self.steps += 1
+            now = time.monotonic()
+            if now - self._shown < 1.0:
+                return
+            self._shown = now
+        self.bar.set_postfix(self._postfix(), refresh=True)
+
+    def _postfix(self) -> dict[str, str]:
+        postfix = {"pass": f"{self.solved / self.played:.2f}"} if self.played else {}
+        if self.steps:
+            postfix["steps"] = str(self.steps)
         if self.tokens:
             postfix["tok"] = _si(self.tokens)
         if self.cost:
             postfix["$"] = f"{self.cost:.3f}"
         if self.errors:
             postfix["err"] = str(self.errors)
-        self.bar.set_postfix(postfix, refresh=False)
-        self.bar.update(1)
+        return postfix
 
     def grow(self, more: int) -> None:
         """Count ``more`` newly planned items in the total (a ladder's next rounds)."""

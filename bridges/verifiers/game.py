@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 from cubebench.agents.episode import DEFAULT_MAX_STEPS
 from cubebench.agents.records import EpisodeRecord
+from cubebench.agents.episode_reward import episode_rewards, shaping
 from cubebench.agents.tool_registry import TOOL_SETTINGS
 from cubebench.runner import EpisodeSpec, PlaySettings, Suite
 from cubebench.tiers import TIERS
@@ -254,29 +255,13 @@ FIGURES = {"moves": "n_moves", "rotations": "n_rotations", "steps": "n_steps", "
 """The metrics read off the episode record (name: record field)."""
 
 
-def solved(record: EpisodeRecord | None) -> float:
-    """1.0 when the episode solved the cube within its budgets, else 0.0 (also when it never ran)."""
-    return float(record is not None and record.solved)
-
-
-def shaping(record: EpisodeRecord | None) -> float:
-    """The episode's return under the env's reward: the sum of ``phi(s_{t+1}) - phi(s_t)`` over every move
-    (dense under ``sticker``/``face``/``heuristic``, :mod:`cubebench.wrappers.rewards`)."""
-    return float(record.total_reward) if record is not None else 0.0
-
-
 def figure(record: EpisodeRecord | None, name: str) -> float:
     """One of :data:`FIGURES`, 0.0 when the episode never ran."""
     return float(getattr(record, FIGURES[name])) if record is not None else 0.0
 
 
-def rewards(record: EpisodeRecord | None, shaping_weight: float) -> dict[str, tuple[float, float]]:
-    """The rollout's rewards as ``{name: (value, weight)}``: ``solved`` (1) and, with a positive
-    ``shaping_weight``, ``shaping``; the reward is their weighted sum."""
-    out = {"solved": (solved(record), 1.0)}
-    if shaping_weight > 0:
-        out["shaping"] = (shaping(record), float(shaping_weight))
-    return out
+rewards = episode_rewards
+"""The rollout's rewards (:func:`cubebench.agents.episode_reward.episode_rewards`: the GRPO programs' too)."""
 
 
 def metrics(record: EpisodeRecord | None, shaping_weight: float) -> dict[str, float]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from datasets import Dataset
 
+from cubebench.agents.episode_reward import shaping, solved
 from cubebench.runner import EpisodeSpec
 
 from . import game
@@ -56,11 +57,11 @@ class CubeBenchRubric(vf.Rubric):
 
     async def solved(self, state: Any) -> float:
         """1.0 when the episode solved the cube, else 0.0."""
-        return game.solved(record_of(state))
+        return solved(record_of(state))
 
     async def shaping(self, state: Any) -> float:
         """The episode's return under the env's reward (dense under ``sticker``/``face``/``heuristic``)."""
-        return game.shaping(record_of(state))
+        return shaping(record_of(state))
 
     async def moves(self, state: Any) -> float:
         """Face turns made (in the env's metric), solver moves included."""

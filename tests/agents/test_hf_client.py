@@ -118,7 +118,7 @@ def test_bad_models_get_one_line_naming_the_problem_and_the_extra(tiny: Path, tm
     get_peft_model(AutoModelForCausalLM.from_pretrained(wrong), LoraConfig(r=4, target_modules=["q_proj"])) \
         .save_pretrained(tmp_path / "wrong-lora")
     cases = [(f"hf:{tmp_path / 'nowhere'}", "no model at"),
-             (f"hf:{garbage}", "transformers cannot read"),
+             (f"hf:{garbage}", "damaged GGUF header"),
              (f"hf:{text}", "not a .gguf"),
              (f"hf:{tmp_path}", "has no config.json"),
              (f"hf:{tiny}::{tmp_path / 'wrong-lora'}", "does not fit the base"),
@@ -127,8 +127,6 @@ def test_bad_models_get_one_line_naming_the_problem_and_the_extra(tiny: Path, tm
         with pytest.raises((ModelError, ValueError)) as err:
             make_client(spec)
         assert message in str(err.value) and "\n" not in str(err.value), (spec, str(err.value))
-        if message in ("transformers cannot read",):
-            assert "cubebench[hf]" in str(err.value)
 
 
 def test_the_cli_names_a_bad_hf_model_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
