@@ -64,8 +64,9 @@ class Suite:
     metric: Metric = "quarter"
     max_steps: int = 20
     max_moves: int | None = None
-    """The episode's move budget (face turns in ``metric``) at every depth; ``None`` (the shipped suites): each
-    depth's own, :func:`cubebench.budgets.move_budget` (5 quarter turns at depths 1-2, 22 at 3, 40 from 4)."""
+    """The episode's move budget (face turns in ``metric``) at every depth under the ``strict`` protocol; ``None``
+    (the shipped suites): each depth's own, :func:`cubebench.budgets.move_budget` (5 quarter turns at depths 1-2,
+    22 at 3, 40 from 4).  ``paper`` plays no move budget; a suite that sets one plays ``strict`` only."""
     max_rotations: int = DEFAULT_MAX_ROTATIONS
     """The episode's view-rotation budget on the Face and Vertex tiers."""
     seed: int = 0

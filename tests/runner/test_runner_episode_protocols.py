@@ -180,3 +180,18 @@ def test_a_walk_that_memorised_the_shipped_sets_stops_scoring_on_a_private_draw(
         private = run(tmp_path / "private.sqlite", suite, agent, "--model-attempts", "1", "--seed", "977")
     assert solved_by_depth(public) == {8: 1.0} and solved_by_depth(private) == {8: 0.0}
     assert floor_row(private)[2] == ".00"
+
+
+def test_a_resume_plays_the_same_private_draw(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    suite = suite_file(tmp_path, "resume", [4], instances=3)
+    out = tmp_path / "resume.sqlite"
+    assert main(["run", "--suite", str(suite), "--agent", "solver", "--seed", "31", "--limit", "1", "--out", str(out),
+                 "--quiet", "--no-progress", "--distance-budget", "0"]) == 0
+    assert main(["run", "--resume", str(out), "--seed", "32", "--quiet"]) == 2
+    assert "--resume continues a run as it was configured; drop --seed" in capsys.readouterr().err
+    assert main(["run", "--resume", str(out), "--quiet", "--no-progress"]) == 0
+    with open_run(out) as store:
+        starts = [record.start_facelets for _, record in store.records()]
+        planned = [spec.reset_options["state"] for spec in store.plan()]
+    assert sorted(starts) == sorted(planned) and len(set(starts)) == 3
+    assert not set(starts) & {s.state for s in shipped_starts(4, "quarter")}
