@@ -141,6 +141,7 @@ def run_episode(
     max_consecutive_errors: int = 3,
     on_step: Callable[[StepRecord], None] | None = None,
     config: dict[str, Any] | None = None,
+    capped: bool = True,
 ) -> EpisodeRecord:
     """Play one episode of ``agent`` on ``env`` and return its full record.
 
@@ -149,7 +150,8 @@ def run_episode(
     so the tools and the record follow what the agent really faces; an env
     that cannot say its tier raises.  ``tier``, if given, must agree with it.
     An env without a move budget plays the episode under its depth's (:func:`budgeted_options`: reset
-    options, so the env given is left as it was).
+    options, so the env given is left as it was); ``capped=False`` plays it under no move or rotation budget at
+    all, only ``max_steps`` (the CubeBench paper's rules: the runner's ``paper`` protocol).
     ``distance_budget_s`` bounds the optimal-solver time spent on the
     distance at each step's end (``None`` skips it).
     """
@@ -158,7 +160,9 @@ def run_episode(
         raise ValueError(f"run_episode(tier={tier!r}) but the env is the {described.tier!r} tier")
     tier = described.tier
     letters = _symbolic_letters(env)
-    obs, info = env.reset(seed=seed, options=budgeted_options(env, reset_options))
+    options = budgeted_options(env, reset_options) if capped else \
+        {**(reset_options or {}), "max_moves": None, "max_rotations": None}
+    obs, info = env.reset(seed=seed, options=options)
     described = describe_env(env)  # the budgets this episode plays under
     _observation_view(obs, tier, letters)  # an observation no model can be shown fails here, before any step
     core = cast(CubeEnv, env.unwrapped)  # the CubeBench env under the wrappers

@@ -2,7 +2,8 @@
 
 They act through the same :class:`~cubebench.agents.tools.Toolbox` as every agent.
 ``BlindAgent`` sees nothing at all (only that the episode ended): it is the
-floor the per-depth move budget holds to 5 % at every depth >= 2.
+floor the per-depth move budget holds to 5 % at every depth >= 2, and with no
+move cap (the paper's budget) it sweeps every start within 4 turns.
 ``ProberAgent`` reads nothing but the rewards the tools report: it is what a
 dense reward is worth to an agent that cannot see the cube (Exp 2).  The
 greedy and solver agents are *privileged calibration baselines*: they read
@@ -22,11 +23,11 @@ can), so their pass rates bound what the tools allow:
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
-from cubebench.budgets import LONG_BUDGET, blind_target, blind_walk
+from cubebench.budgets import blind_target, blind_walk, sweep
 from cubebench.engine import TABLE, kernels
 from cubebench.engine.moves import MOVE_INDEX
 from cubebench.engine.notation import invert_sequence
@@ -34,7 +35,7 @@ from cubebench.solver.twophase import solve_twophase
 from cubebench.tiers import TIER_SPECS
 
 from .base import Agent, Task, Turn
-from .tools import Toolbox
+from .tools import MAX_ARG_CHARS, Toolbox
 
 
 EXPLORATION = {name: list(spec.looks) for name, spec in TIER_SPECS.items() if spec.looks}
@@ -60,31 +61,60 @@ class RandomAgent:
 
 
 class BlindAgent:
-    """The strongest blind strategy we know: it never reads an observation or a reward, only its budget.
+    """The strongest blind strategy we know: it never reads an observation or a reward, only its budgets.
 
-    From the task's move budget and metric it takes the shallowest depth >= 2 that the budget is given at
-    (:func:`~cubebench.budgets.blind_target`) and plays, in one ``move`` call, a seeded walk of the whole
-    budget that passes through as many of the generator's likeliest positions of that depth as it can
-    (:func:`~cubebench.budgets.blind_walk`); the env stops it when the cube is solved.  What it solves it
-    solved by luck: :func:`~cubebench.budgets.move_budget` holds that to at most 5 % at every depth >= 2.
+    With a move budget (the ``strict`` protocol) it takes the shallowest depth >= 2 that the budget is given at
+    (:func:`~cubebench.budgets.blind_target`) and plays, in one ``move`` call, a seeded walk of the whole budget that
+    passes through as many of the generator's likeliest positions of that depth as it can
+    (:func:`~cubebench.budgets.blind_walk`): :func:`~cubebench.budgets.move_budget` holds what that solves to at most
+    5 % at every depth >= 2.  With no move cap (the ``paper`` protocol) it plays the sweep
+    (:func:`~cubebench.budgets.sweep`), every position within 4 turns of solved, as move calls of at most
+    :data:`~cubebench.agents.tools.MAX_ARG_CHARS` characters, one per interaction step (:func:`blind_calls`).  The env
+    stops it when the cube is solved.  ``cubebench report`` prints what this agent solves of each cell as the blind
+    floor (the runner's ``floors``).
     """
 
     def __init__(self, seed: int | None = None) -> None:
         self.name = "blind"
         self.rng = np.random.default_rng(seed)
-        self.walk: list[str] = []
+        self.calls: list[str] = []
 
     def reset(self, task: Task) -> None:
-        budget = task.max_moves if task.max_moves is not None else LONG_BUDGET[task.metric]
-        self.walk = blind_walk(task.metric, blind_target(budget, task.metric), budget, self.rng)  # type: ignore[arg-type]
+        self.calls = blind_calls(task.metric, task.max_moves, task.max_steps, self.rng)
 
     def act(self, observation, tools: Toolbox) -> Turn:
-        if not self.walk:
+        if not self.calls:
             tools.call("done")
             return Turn(action="done()")
-        seq, self.walk = " ".join(self.walk), []
+        seq = self.calls.pop(0)
         tools.call("move", [seq])
-        return Turn(action=f'move("{seq}")')
+        return Turn(action=f"move({len(seq.split())} turns)" if len(seq) > 200 else f'move("{seq}")')
+
+
+def blind_calls(metric: str, max_moves: int | None, max_steps: int, rng: np.random.Generator) -> list[str]:
+    """The ``move`` arguments :class:`BlindAgent` plays, one per interaction step: with a move budget, its whole
+    walk in one call; with none, the sweep cut into calls of at most :data:`~cubebench.agents.tools.MAX_ARG_CHARS`
+    characters, as many as ``max_steps`` allows."""
+    if max_moves is not None:
+        return [" ".join(blind_walk(metric, blind_target(max_moves, metric), max_moves, rng))]  # type: ignore[arg-type]
+    return move_calls(sweep(metric))[:max_steps]
+
+
+def move_calls(turns: Sequence[str], limit: int = MAX_ARG_CHARS) -> list[str]:
+    """``turns`` as the fewest ``move`` arguments of at most ``limit`` characters each (turns joined by spaces), in
+    order: what one tool call can carry."""
+    calls: list[str] = []
+    current: list[str] = []
+    size = 0
+    for turn in turns:
+        if current and size + 1 + len(turn) > limit:
+            calls.append(" ".join(current))
+            current, size = [], 0
+        size += len(turn) + (1 if current else 0)
+        current.append(turn)
+    if current:
+        calls.append(" ".join(current))
+    return calls
 
 
 class ProberAgent:

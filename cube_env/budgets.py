@@ -38,16 +38,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import Sequence
 
 import numpy as np
 
 from .curriculum import may_follow, scramble_moves
 from .engine.facelets import SOLVED
 from .engine.metric import TURN_ACTIONS, Metric, check_metric
+from .engine import kernels
 from .engine.moves import MOVE_INDEX, TABLE
 
 __all__ = ["BLIND_SHARE", "DESIGN_SHARE", "PLAN_MARGIN", "SET_SKEW", "DEEP_ODDS", "LONG_BUDGET", "EXACT_DEPTH", "move_budget", "blind_reach", "largest_odds", "odds",
-           "blind_target", "blind_walk", "Ball", "ball", "DEFAULT_MAX_MOVES", "DEFAULT_MAX_ROTATIONS", "episode_budget"]
+           "blind_target", "blind_walk", "SWEEP_RADIUS", "sweep", "solved_by", "Ball", "ball", "DEFAULT_MAX_MOVES", "DEFAULT_MAX_ROTATIONS", "episode_budget"]
 
 BLIND_SHARE = 0.05
 """The most a blind agent may solve at any depth >= 2."""
@@ -260,6 +262,42 @@ def _toward_nearest(g: Ball, cur: int, weight: np.ndarray, order: np.ndarray) ->
                 later.append(nxt)
         frontier = later
     raise ValueError("no unpassed position is reachable inside the ball")
+
+
+SWEEP_RADIUS = 4
+"""How far :func:`sweep` reaches: every position within 4 turns of solved (11,206 quarter-turn positions, 46,741
+half-turn ones; :func:`ball` builds no larger)."""
+
+
+@lru_cache(maxsize=None)
+def sweep(metric: Metric, radius: int = SWEEP_RADIUS) -> tuple[str, ...]:
+    """The blind walk with no move cap: it passes through every position within ``radius`` turns of solved, depth by
+    depth, greedy as :func:`blind_walk` (on the generator's odds at depths 1-3, on what is left unpassed deeper), so
+    a blind agent that may make any number of moves solves every start that shallow and none deeper (the walk
+    never leaves the ball).  One fixed walk (its ties broken by a fixed stream): 24,530 quarter turns or 66,252
+    face turns for radius 4 (measured by tests/engine/test_budgets.py)."""
+    g = ball(metric, radius)
+    rng = np.random.default_rng(0)
+    passed = np.zeros(len(g.depth), bool)
+    passed[0] = True
+    cur, walk = 0, []  # type: tuple[int, list[str]]
+    for target in range(1, radius + 1):
+        weight = odds(metric, target, radius).copy() if target <= EXACT_DEPTH else (g.depth == target).astype(float)
+        weight[passed] = 0.0
+        while weight.any():
+            k = _step(g, cur, weight, rng)
+            cur = int(g.next[cur, k])
+            walk.append(g.turns[k])
+            passed[cur] = True
+            weight[cur] = 0.0
+    return tuple(walk)
+
+
+def solved_by(walk: Sequence[str], states: np.ndarray) -> np.ndarray:
+    """How many turns of ``walk`` each start (a row of ``states``, (n, 54) sticker arrays) needs before it is solved,
+    ``-1`` where the walk never solves it: what a blind agent playing ``walk`` solves, played without an env."""
+    moves = np.array([MOVE_INDEX[t] for t in walk], np.int64)
+    return kernels.solved_after(np.ascontiguousarray(states, np.uint8).reshape(-1, 54), TABLE, moves)
 
 
 def episode_budget(*, depth: int, metric: Metric, view_actions: bool, max_moves: int | None,

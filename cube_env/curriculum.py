@@ -34,6 +34,7 @@ from .engine.moves import ORIENTATIONS, TABLE
 from .engine.notation import format_moves, invert_moves, invert_sequence, parse_array
 from .engine.state import canonical, from_facelets, to_facelets
 from .solver.optimal import SOLVER_VERSION, SolverTimeout, solve_optimal
+from .solver.oracle import oracle
 
 _MOVES: dict[Metric, tuple[int, ...]] = {
     "half": tuple(range(18)),
@@ -55,6 +56,10 @@ DISTANCE_20_SEEDS: dict[str, str] = {
     "cube20-hard": "RBFLURBFLBUUFRBBDDRUURFLRDDBFLLDRRBFFUUBLFFDDLUULBRLDD",
 }
 """Known half-turn distance-20 positions (54-letter URFDLB strings)."""
+
+
+ORACLE_VERSION = "distance-oracle"
+"""The ``solver_version`` of an instance certified by the table-free distance oracle (``table_free``)."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +130,8 @@ def _conj(state: np.ndarray, perm: np.ndarray) -> np.ndarray:
 
 
 def certified_instances(depth: int, metric: str = "half", seed: int = 0, n: int = 20, *,
-                        time_limit: float | None = None, max_tries: int | None = None) -> list[Instance]:
+                        time_limit: float | None = None, max_tries: int | None = None,
+                        table_free: bool = False) -> list[Instance]:
     """``n`` distinct positions whose optimal ``metric`` distance is exactly ``depth``.
 
     Candidate ``k`` is the ``depth``-move scramble drawn from
@@ -137,6 +143,10 @@ def certified_instances(depth: int, metric: str = "half", seed: int = 0, n: int 
     :func:`distance_20_instances` instead (random scrambles do not reach them).  ``time_limit`` bounds each
     solve (a candidate that times out is skipped); ``max_tries`` bounds the
     candidates drawn (default ``50 * n``).
+
+    ``table_free``: certify with the table-free distance oracle (:mod:`cubebench.solver.oracle`, about a second to
+    build) where the depth is within its reach (9 half turns, 10 quarter turns), and with the solver only deeper.
+    Both are exact, so the instances are the same; their ``solver_version`` names the oracle.
     """
     metric = check_metric(metric)
     if depth < 0:
@@ -146,6 +156,7 @@ def certified_instances(depth: int, metric: str = "half", seed: int = 0, n: int 
     out: list[Instance] = []
     seen: set[bytes] = set()
     tries = max_tries if max_tries is not None else 50 * n
+    certifier = oracle(metric) if table_free and depth <= oracle(metric).reach else None
     for k in range(tries):
         if len(out) == n:
             break
@@ -155,16 +166,20 @@ def certified_instances(depth: int, metric: str = "half", seed: int = 0, n: int 
         key = _state_key(state)
         if key in seen:
             continue
-        try:
-            sol = solve_optimal(state, metric, time_limit=time_limit, known=format_moves(invert_moves(moves)))
-        except SolverTimeout:
-            continue
-        if sol.distance != depth:
+        if certifier is not None:
+            distance = certifier.distance(state)
+        else:
+            try:
+                distance = solve_optimal(state, metric, time_limit=time_limit,
+                                         known=format_moves(invert_moves(moves))).distance
+            except SolverTimeout:
+                continue
+        if distance != depth:
             continue
         seen.add(key)
         out.append(Instance(index=len(out), seed=k, scramble=format_moves(moves),
                             state=to_facelets(state), distance=depth, metric=metric,
-                            solver_version=SOLVER_VERSION))
+                            solver_version=ORACLE_VERSION if certifier is not None else SOLVER_VERSION))
     return out
 
 

@@ -15,7 +15,7 @@ stored configuration says exactly how every item was asked (and a resume asks th
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable
+from typing import Iterable, Protocol
 
 from cubebench.agents.llm import takes_temperature
 from cubebench.tasks.protocols import DESCRIPTIONS, PROTOCOLS
@@ -44,8 +44,19 @@ prompt shares (the smoke suites' text-only prompts are at most about 600 tokens 
 estimate: ``benchmarks/prompt_sizes.py``)."""
 
 
-def check_protocol(suite: QuestionSuite, protocol: str) -> None:
-    """:class:`SuiteError` unless ``suite`` can be asked under ``protocol``; the message names the choices."""
+class Playable(Protocol):
+    """A suite that names the protocols its runs may play under: a question suite (answer protocols) or an episode
+    suite (``paper`` or ``strict`` budgets)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def answer_protocols(self) -> tuple[str, ...]: ...
+
+
+def check_protocol(suite: Playable, protocol: str) -> None:
+    """:class:`SuiteError` unless ``suite`` can be played under ``protocol``; the message names the choices."""
     have = ", ".join(suite.answer_protocols)
     if protocol not in PROTOCOLS:
         raise SuiteError(f"--protocol {protocol!r}: no such answer protocol; the protocols are "
@@ -54,9 +65,10 @@ def check_protocol(suite: QuestionSuite, protocol: str) -> None:
         raise SuiteError(f"--protocol {protocol}: suite {suite.name!r} has no such answer protocol; it has {have}")
 
 
-def chosen_protocol(suite: QuestionSuite, protocol: str | None) -> str:
-    """The answer protocol ``suite`` is asked under: ``protocol``, else the suite's first (``paper``), checked
-    (:func:`check_protocol`).  A run, an export and the Inspect task choose it so."""
+def chosen_protocol(suite: Playable, protocol: str | None) -> str:
+    """The protocol ``suite`` is played under: ``protocol``, else the suite's first (``paper``), checked
+    (:func:`check_protocol`).  A run, an export and the Inspect task choose a question suite's answer protocol so,
+    and a run an episode suite's budget (``paper`` or ``strict``)."""
     chosen = protocol or suite.answer_protocols[0]
     check_protocol(suite, chosen)
     return chosen
@@ -88,10 +100,12 @@ def reply_tokens(protocol: str, tests: Iterable[str]) -> int:
     return REPLY_TOKENS[any(protocol in TESTS[name].reasoned for name in tests)]
 
 
-def no_question_settings(agent: AgentSpec, play: PlaySettings, suite_name: str) -> None:
-    """:class:`SuiteError` when a run that asks no questions was given a question run's setting."""
-    if play.answer_protocol is not None:
-        raise SuiteError(f"--protocol chooses how question items are answered; suite {suite_name!r} asks none")
+def no_question_settings(agent: AgentSpec, play: PlaySettings, suite_name: str, *, protocol: bool = False) -> None:
+    """:class:`SuiteError` when a run that asks no questions was given a question run's setting (``--protocol`` too,
+    unless the run reads it: ``protocol``)."""
+    if play.answer_protocol is not None and not protocol:
+        raise SuiteError(f"--protocol chooses how question items are answered or an episode suite's budget; suite "
+                         f"{suite_name!r} has neither")
     if agent.reply_max_tokens is not None:
         raise SuiteError(f"--reply-max-tokens limits each answer to a question item; suite {suite_name!r} asks none")
 

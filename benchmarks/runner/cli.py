@@ -14,6 +14,7 @@ import signal
 import sqlite3
 import sys
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, NoReturn, Sequence
 
@@ -238,7 +239,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _resume(args: argparse.Namespace) -> Any:
     for flag in ("suite", "agent", "out", "tiers", "tests", "variants", "games", "depths", "system_prompt", "examples",
-                 "seat", "protocol", "reply_max_tokens"):
+                 "seat", "protocol", "reply_max_tokens", "seed"):
         if getattr(args, flag):
             raise _UserError(f"--resume continues a run as it was configured; drop --{flag.replace('_', '-')}")
     return resume_run(Path(args.resume), retry_errors=args.retry_errors, limit=args.limit,
@@ -252,6 +253,8 @@ def _start(args: argparse.Namespace) -> Any:
     if args.ray_address and args.backend != "ray":
         raise _UserError("--ray-address needs --backend ray")
     suite = _restricted(load_suite(args.suite), args)
+    if args.seed is not None:
+        suite = replace(suite, seed=args.seed)
     style = args.style or default_style(args.agent)
     obs_format = args.obs_format or AgentSpec(args.agent, style=style).default_obs_format
     protocol = protocol_for(suite)
@@ -390,6 +393,17 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
                       help="play only these depths of the suite (episodes, question tests and games alike)")
     what.add_argument("--limit", type=_count(0), default=None, metavar="N",
                       help="play at most N unfinished episodes, items or games now (the run stays resumable)")
+    what.add_argument("--seed", type=_count(0), default=None, metavar="N",
+                      help="the run's seed in place of the suite's (0): what every item, instance and agent draws "
+                           "from. An episode suite's certified instances are the public shipped sets under seed 0 and "
+                           "a private draw of fresh certified instances under any other: choose a secret seed for a "
+                           "score you publish (docs/runner.md, \"Instances\")")
+    what.add_argument("--protocol", default=None, metavar="NAME",
+                      help="question suites: the answer protocol, paper (default: each paper's own prompt and answer "
+                           "form), strict (one-line answers only) or release (Cube Bench's code release: closed-loop "
+                           "steps reason, then tag); episode suites: the budget, paper (default: the CubeBench "
+                           "paper's 20 interaction steps, no move cap) or strict (our move budget per depth); "
+                           "recorded in the run")
 
     episodes = p.add_argument_group("episode suites (smoke, exp1, exp2, exp3, full)")
     episodes.add_argument("--tiers", type=_csv(str), default=None, metavar="T1,T2",
@@ -413,11 +427,7 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     questions.add_argument("--variants", type=_csv(str), default=None, metavar="V1,V2",
                            help="ask each test only in these of its variants (e.g. STARE's frames-last,final-form; "
                                 "docs/stare.md)")
-    # how answers are asked for and decoded (cubebench.runner.answering)
-    questions.add_argument("--protocol", default=None, metavar="NAME",
-                           help="the answer protocol, paper (default: each paper's own prompt and answer form), "
-                                "strict (one-line answers only) or release (Cube Bench's code release: closed-loop "
-                                "steps reason, then tag); recorded in the run")
+    # how answers are asked for and decoded (cubebench.runner.answering); --protocol is above (both kinds read it)
     questions.add_argument("--reply-max-tokens", type=_count(1), default=None, metavar="N",
                            help="token limit of each model reply (default 4096 where the protocol asks for "
                                 "reasoning, else 1024); recorded in the run")

@@ -6,10 +6,22 @@ the paper's rows as printed and one row per run below them, in the same metric, 
 a run's figure is the report's own (:func:`.question_report.cell_metrics` for a test's cell,
 :func:`.question_report.ladder_score` for a ladder), converted to the paper's unit (a rate 0.25 is 25.0
 in a percent column) and, for a rate, followed by its ``k/n``, so the denominator is on the page.  The
-oracle and random runs are rows of their own; when none is given, the row says it is absent.  A run's
-cells that no column stands beside are listed under the table, and the paper's figures that a set of
+oracle and random runs are rows of their own; when none is given, the row says it is absent.  What the numbers
+mean is kept the paper's:
+
+* each column stands beside the variant that carries the paper's controls for that table (Cube Bench's Table 1
+  beside ``uniform-prior`` and ``polarity``, Table 6 beside ``abstain-controlled``, STARE's ✓VSim beside
+  ``frames-interleaved``); the cells of the test's variants without them are listed under the table as
+  uncontrolled;
+* the chance-corrected metric leads (κ before macro-F1 and micro accuracy; where the paper reports none, the
+  report's balanced accuracy as a column of its own before STARE's F1 of Yes);
+* below the runs, the best score a constant answer reaches on the run's own items, per column
+  (:mod:`.constants`), so a figure a reply that never changes also reaches reads as what it is.
+
+A run's cells that no column stands beside are listed under the table, and the paper's figures that a set of
 runs can give (Cube Bench's Figure 3: Pearson r of move-effect κ against closed-loop TA over the runs'
-models) follow the tables.
+models) follow the tables.  Episode runs of the CubeBench paper's suites (``exp1``, ``exp2``, ``full``,
+``smoke``) are set beside its Exp 1 and Exp 2 tables with their blind floors (:mod:`.compare_episodes`).
 
 Bad input (a run of another suite, runs of different suites, a missing or damaged file) is one line and
 exit status 2 (:class:`CompareError`, or the store's own errors through the command's guard).
@@ -21,9 +33,9 @@ import argparse
 import sqlite3
 import statistics
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from cubebench.agents.llm import PROVIDERS
 from cubebench.tasks.ladder import chance_score
@@ -31,11 +43,14 @@ from cubebench.tasks.metrics import Proportion
 from cubebench.tasks.registry import TESTS
 
 from .answering import decoding_text
+from .compare_episodes import EpisodeView, episode_header, episode_table, read_episode_view
+from .constants import DESCRIPTIVE, Level, constant_ladder, constant_levels
 from .ladders import ladder_progress
-from .published import Column, Figure, Paper, PublishedError, PublishedTable, load_papers, paper_for
-from .protocols import protocol_named
+from .plan import ItemSpec
+from .published import NOT_REPORTED, Column, Figure, Paper, PublishedError, PublishedTable, load_papers, paper_for
+from .protocols import EpisodesProtocol, protocol_named
 from .question_report import Cell, cell_metrics, ladder_score, question_cells
-from .question_suites import question_suite_from_dict
+from .question_suites import QuestionSuite, question_suite_from_dict
 from .store import open_run
 from .suite_fields import SuiteError
 from .tables import Table, render_markdown, render_text
@@ -66,10 +81,14 @@ class RunView:
     chance: dict[str, float] = field(default_factory=dict)
     """A ladder test's exact chance score under this run's rules."""
     label: str = ""
+    protocol: str = "strict"
+    """The answer protocol the run asked under (a run from before protocols: ``strict``)."""
+    specs: dict[Cell, list[ItemSpec]] = field(default_factory=dict)
+    """The planned items of each fixed cell: what a constant answer is played on."""
 
 
-def read_run(path: Path, papers: list[Paper]) -> tuple[RunView, Paper]:
-    """Read one run and find its paper; :class:`CompareError` when it is not a paper suite's question run."""
+def read_run(path: Path, papers: list[Paper]) -> tuple[RunView | EpisodeView, Paper]:
+    """Read one run and find its paper; :class:`CompareError` when it is not a run of a paper's suite."""
     known = ", ".join(s for p in papers for s in p.suites)
     try:
         with open_run(path, readonly=True) as store:
@@ -77,15 +96,20 @@ def read_run(path: Path, papers: list[Paper]) -> tuple[RunView, Paper]:
             name = suite.get("name", "?") if isinstance(suite, dict) else "?"
             if not protocol_named(store.protocol).comparable:
                 raise CompareError(f"{path} is a run of suite {name!r} ({store.protocol}), which no paper's published "
-                                   f"table covers; compare takes question runs of {known}")
+                                   f"table covers; compare takes runs of {known}")
             paper = paper_for(name, papers)
             if paper is None:
                 raise CompareError(f"{path} is a run of suite {name!r}, which no paper's published table covers; "
                                    f"compare takes runs of {known}")
+            if store.protocol == EpisodesProtocol.name:
+                return read_episode_view(path, store), paper
             config = store.get_meta("config", {})
             agent = config.get("agent", {})
             view = RunView(path, suite, str(agent.get("spec", "?")), _decoding(config), len(store.rows()),
-                           len(store.plan()))
+                           len(store.plan()), protocol=(config.get("play") or {}).get("answer_protocol") or "strict")
+            for spec in store.plan():
+                if isinstance(spec, ItemSpec) and spec.ladder_run is None:
+                    view.specs.setdefault((spec.test, spec.depth, spec.variant), []).append(spec)
             for cell, records in question_cells(store).items():
                 view.metrics[cell], _ = cell_metrics(cell[0], records)
                 view.items[cell] = sum(r.status != "error" for r in records)
@@ -124,14 +148,14 @@ def _read_ladders(view: RunView, store: Any) -> None:
             view.ladders[(name, variant)] = (ladder_score(runs), sum(p.state == "finished" for p in runs), len(runs))
 
 
-def check_same_suite(views: list[RunView]) -> None:
+def check_same_suite(views: Sequence[RunView | EpisodeView]) -> None:
     """Every run must play the same suite (name, seed, metric and grid)."""
     first = views[0]
     for view in views[1:]:
         if view.suite.get("name") != first.suite.get("name"):
             raise CompareError(f"runs of different suites: {first.path} plays {first.suite.get('name')!r}, "
                                f"{view.path} plays {view.suite.get('name')!r}; compare runs of one suite")
-        for key in ("seed", "metric", "tests"):
+        for key in ("seed", "metric", "tests", "tiers", "depths", "rewards", "tool_settings", "instances"):
             if view.suite.get(key) != first.suite.get(key):
                 raise CompareError(f"{first.path} and {view.path} both play {first.suite.get('name')!r} but with "
                                    f"different {key}; compare runs of one suite file")
@@ -232,29 +256,153 @@ def _depth_footnotes(columns: tuple[Column, ...]) -> list[str]:
     return notes
 
 
-def compare_table(table: PublishedTable, paper: Paper, views: list[RunView], absent: list[str]) -> tuple[Table, list[str]]:
-    """The published table with a row per run (and a row per absent calibration answerer) below its rows."""
-    header = ["model"] + [f"{_name(c)} {c.depth_label}" if c.pair_depth or c.depth else _name(c) for c in table.columns]
-    rows = [[r.model, *r.values] for r in table.rows]
+CHANCE_CORRECTED = ("kappa", "bal acc")
+"""The metrics a constant answer cannot lift (κ 0, balanced accuracy 0.5): a table leads with them where the report
+computes one for its test."""
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A column as compare prints it: the published column, or a run-only column (``source`` ``None``) leading a
+    test the paper reports no chance-corrected figure for."""
+
+    column: Column
+    source: int | None
+
+
+def shown_columns(table: PublishedTable, views: list[RunView]) -> list[Shown]:
+    """The table's columns, the chance-corrected metric first within each test and variant: the paper's where it
+    reports one (Cube Bench's κ before macro-F1 and micro accuracy), else the report's own as a run-only column
+    (STARE's balanced accuracy before F1 of Yes, which a constant Yes lifts to 2/3)."""
+    groups: dict[tuple[str, str], list[Shown]] = {}
+    for i, c in enumerate(table.columns):
+        groups.setdefault((c.test, c.variant), []).append(Shown(c, i))
+    shown: list[Shown] = []
+    for (test, variant), members in groups.items():
+        if not any(m.column.metric in CHANCE_CORRECTED for m in members):
+            computed = {m for v in views for cell, found in v.metrics.items() if cell[0] == test and cell[2] == variant
+                        for m in found}
+            lead = next((m for m in CHANCE_CORRECTED if m in computed), None)
+            if lead is not None:
+                for depth in dict.fromkeys(m.column.pair_depth for m in members):
+                    like = next(m.column for m in members if m.column.pair_depth == depth)
+                    members.append(Shown(replace(like, metric=lead, paper_metric=RUN_ONLY,
+                                                 denominator=LEAD_DENOMINATORS[lead], note=""), None))
+        shown += sorted(members, key=lambda m: m.column.metric not in CHANCE_CORRECTED)
+    return shown
+
+
+RUN_ONLY = "(none: ours, printed first)"
+"""The paper's name of a run-only column."""
+LEAD_DENOMINATORS = {
+    "bal acc": "(TPR + TNR) / 2 over items, Yes the positive class; 0.5 for any constant answer; a parse failure is wrong",
+    "kappa": "Cohen's κ over the predictions, empirical marginals; 0 for any constant answer",
+}
+
+
+def _published(row: Any, shown: list[Shown]) -> list[str]:
+    return [row.values[s.source] if s.source is not None else NOT_REPORTED for s in shown]
+
+
+class Constants:
+    """The constant-answer levels of a comparison's cells, measured once on the first run's items
+    (:mod:`.constants`): all runs of a comparison play the same suite, so the same items."""
+
+    def __init__(self, view: RunView | None) -> None:
+        self.view = view
+        self._cells: dict[Cell, dict[str, Level]] = {}
+        self._ladders: dict[tuple[str, str], Level | None] = {}
+
+    def cell(self, cell: Cell) -> dict[str, Level]:
+        if self.view is None:
+            return {}
+        if cell not in self._cells:
+            self._cells[cell] = constant_levels(self.view.specs.get(cell, []), self.view.protocol)
+        return self._cells[cell]
+
+    def ladder(self, test: str, variant: str) -> Level | None:
+        if self.view is None:
+            return None
+        if (test, variant) not in self._ladders:
+            suite: QuestionSuite = question_suite_from_dict(self.view.suite, source=str(self.view.path))
+            self._ladders[(test, variant)] = constant_ladder(suite, test, variant, self.view.protocol)
+        return self._ladders[(test, variant)]
+
+    def text(self, column: Column) -> str:
+        """The level of ``column`` on the run's items, in its unit, and the constant that reaches it."""
+        if self.view is not None and (column.test, column.variant) in self.view.ladders:
+            level = self.ladder(column.test, column.variant)
+            return "-" if level is None else f"{level.value:.2f} ({level.answer})"
+        if column.pair_depth is None:
+            return "·"
+        level = self.cell((column.test, column.pair_depth, column.variant)).get(column.metric)
+        if level is None or level.value is None:
+            return "-"
+        if column.metric in DESCRIPTIVE and level.low is not None and level.high is not None:
+            return f"{_number(level.low, column.unit)} to {_number(level.high, column.unit)}"
+        if column.unit == "interval":
+            lo, hi = level.interval or (level.value, level.value)
+            return f"[{100 * lo:.1f}, {100 * hi:.1f}] ({level.answer})"
+        return f"{_number(level.value, column.unit)} ({level.answer})"
+
+
+CONSTANT_ROW = "constant answer: the best on these items"
+
+
+def compare_table(table: PublishedTable, paper: Paper, views: list[RunView], absent: list[str],
+                  constants: Constants | None = None) -> tuple[Table, list[str]]:
+    """The published table with a row per run (and a row per absent calibration answerer) below its rows, the
+    chance-corrected metric leading, then the best constant answer's row; cells without the paper's controls are
+    listed under it."""
+    constants = constants or Constants(views[0] if views else None)
+    shown = shown_columns(table, views)
+    columns = tuple(s.column for s in shown)
+    header = ["model"] + [f"{_name(c)} {c.depth_label}" if c.pair_depth or c.depth else _name(c) for c in columns]
+    rows = [[r.model, *_published(r, shown)] for r in table.rows]
     problems: list[str] = []
     for view in views:
-        cells = [_run_cell(view, c) for c in table.columns]
+        cells = [_run_cell(view, c) for c in columns]
         rows.append([view.label, *(text for text, _ in cells)])
         problems += [p for _, p in cells if p]
     for agent in absent:
-        rows.append([f"{agent}: absent", *(["(no run)"] * len(table.columns))])
-    ladders = [c for c in table.columns if any((c.test, c.variant) in v.ladders for v in views)]
-    if ladders and views and all(c.test in views[0].chance for c in table.columns):
-        rows.append(["chance (exact, this suite's ladder)", *(f"{views[0].chance[c.test]:.3f}" for c in table.columns)])
+        rows.append([f"{agent}: absent", *(["(no run)"] * len(columns))])
+    ladders = [c for c in columns if any((c.test, c.variant) in v.ladders for v in views)]
+    if ladders and views and all(c.test in views[0].chance for c in columns):
+        rows.append(["chance (exact, this suite's ladder)", *(f"{views[0].chance[c.test]:.3f}" for c in columns)])
+    if views:
+        rows.append([CONSTANT_ROW, *(constants.text(c) for c in columns)])
     title = f"{paper.key}: {table.number} ({table.section}) against this run"
-    note = "; ".join([*_depth_footnotes(table.columns),
+    note = "; ".join([*_depth_footnotes(columns),
                       "published rows: the paper's numbers as printed; run rows: the report's figures in the same unit, "
                       "a rate followed by its k/n, any other figure by the items it is computed over; '-': the run has no "
-                      "such cell; '·': no depth of this suite stands beside the column"])
-    lines = [table.caption] + _legend(table.columns)
+                      "such cell; '·': no depth of this suite stands beside the column; '–': the paper reports none; "
+                      "constant answer: the best score one reply repeated for every question reaches on the run's items "
+                      "(a descriptive figure: the span constants reach), a figure at or below it shows no skill"])
+    lines = [table.caption] + _legend(columns)
     lines += [f"{r.model}: {r.note}" for r in table.rows if r.note]
-    lines += list(table.notes) + problems + _unpaired(table, views)
-    return Table(title=title, header=header, rows=rows, groups=_groups(table.columns), note=note), lines
+    lines += list(table.notes) + problems + _unpaired(table, views) + _uncontrolled(table, views, constants)
+    return Table(title=title, header=header, rows=rows, groups=_groups(columns), note=note), lines
+
+
+def _uncontrolled(table: PublishedTable, views: list[RunView], constants: Constants) -> list[str]:
+    """The run cells of the variants without the paper's controls for this table, with the table's metrics and what
+    a constant answer reaches in each: listed, never set beside the paper's numbers."""
+    found: dict[tuple[str, str, str, int], list[str]] = {}
+    controlled: dict[tuple[str, str], str] = {}
+    for column in table.columns:
+        for variant in column.uncontrolled:
+            other = replace(column, variant=variant, uncontrolled=())
+            controlled[(column.test, variant)] = column.variant
+            for view in views:
+                if other.pair_depth is None or other.cell not in view.metrics:
+                    continue
+                text, _ = _run_cell(view, other)
+                figures = found.setdefault((view.label, column.test, variant, other.pair_depth), [])
+                figure = f"{_name(other)} {text} (constant answer {constants.text(other)})"
+                if figure not in figures:
+                    figures.append(figure)
+    return [f"uncontrolled: {label}: {test}/{variant} d={depth}: {', '.join(figures)}; without the paper's controls for "
+            f"this table, which {controlled[(test, variant)]} carries" for (label, test, variant, depth), figures in found.items()]
 
 
 def _name(c: Column) -> str:
@@ -269,6 +417,10 @@ def _legend(columns: tuple[Column, ...]) -> list[str]:
         seen.setdefault((c.test, _name(c)), []).append(c)
     lines = []
     for (test, name), cs in seen.items():
+        if all(c.paper_metric == RUN_ONLY for c in cs):
+            lines.append(f"{test} {name!r}: the paper reports none; ours, chance-corrected, so it leads ({cs[0].unit}); "
+                         f"denominator: {cs[0].denominator}.")
+            continue
         papers = " / ".join(dict.fromkeys(repr(c.paper_metric) for c in cs))
         lines.append(f"{test} {name!r} = the paper's {papers} ({cs[0].unit}); denominator: {cs[0].denominator}.")
     return lines
@@ -323,8 +475,8 @@ def pearson_text(xs: list[float], ys: list[float]) -> str:
 
 
 def _elsewhere(paper: Paper, views: list[RunView]) -> list[str]:
-    """The (test, variant) cells of the runs that no published table has a column for."""
-    covered = {(c.test, c.variant) for t in paper.tables for c in t.columns}
+    """The (test, variant) cells of the runs that no published table has a column for (nor lists as uncontrolled)."""
+    covered = {(c.test, v) for t in paper.tables for c in t.columns for v in (c.variant, *c.uncontrolled)}
     cells: dict[tuple[str, str], set[int]] = {}
     for view in views:
         for test, depth, variant in view.metrics:
@@ -341,21 +493,32 @@ def compare_runs(paths: list[Path]) -> Comparison:
     papers = load_papers()
     read = [read_run(p, papers) for p in paths]
     views = [v for v, _ in read]
+    kinds = {type(v) for v in views}
+    if len(kinds) > 1:
+        raise CompareError("runs of different suites: an episode run and a question run; compare runs of one suite")
     check_same_suite(views)
     paper = read[0][1]
     ordered = ([v for v in views if v.agent not in CALIBRATION]
                + [v for agent in CALIBRATION for v in views if v.agent == agent])
     for i, view in enumerate(ordered, 1):
         view.label = f"run {i}: {view.agent}"
-    absent = [a for a in CALIBRATION if all(v.agent != a for v in views)]
     suite = views[0].suite.get("name")
-    header = [f"The published tables of {paper.citation}, with your runs beside them (suite {suite!r})",
-              f"numbers as the paper prints them, transcribed into cubebench's runner/published/{paper.key}.json",
-              *(f"{v.label} = {v.path} ({v.finished} of {v.planned} items finished; {v.decoding})" for v in ordered),
-              *(f"{a}: absent (no {a} run given: cubebench run --suite {suite} --agent {a})" for a in absent)]
-    tables = [compare_table(t, paper, ordered, absent) for t in paper.tables]
-    figures = [line for f in paper.figures for line in figure_lines(f, ordered)]
-    elsewhere = _elsewhere(paper, ordered) + [f"not transcribed: {s}" for s in paper.not_transcribed]
+    lead = [f"The published tables of {paper.citation}, with your runs beside them (suite {suite!r})",
+            f"numbers as the paper prints them, transcribed into cubebench's runner/published/{paper.key}.json"]
+    if isinstance(views[0], EpisodeView):
+        episodes = [v for v in ordered if isinstance(v, EpisodeView)]
+        return Comparison(lead + [episode_header(v) for v in episodes],
+                          [episode_table(t, paper, episodes) for t in paper.tables if t.episodes], [],
+                          [f"not transcribed: {s}" for s in paper.not_transcribed])
+    questions = [v for v in ordered if isinstance(v, RunView)]
+    absent = [a for a in CALIBRATION if all(v.agent != a for v in questions)]
+    header = lead + [*(f"{v.label} = {v.path} ({v.finished} of {v.planned} items finished; {v.decoding})"
+                       for v in questions),
+                     *(f"{a}: absent (no {a} run given: cubebench run --suite {suite} --agent {a})" for a in absent)]
+    constants = Constants(questions[0])
+    tables = [compare_table(t, paper, questions, absent, constants) for t in paper.tables]
+    figures = [line for f in paper.figures for line in figure_lines(f, questions)]
+    elsewhere = _elsewhere(paper, questions) + [f"not transcribed: {s}" for s in paper.not_transcribed]
     return Comparison(header, tables, figures, elsewhere)
 
 
@@ -389,11 +552,13 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def add_compare(sub: argparse._SubParsersAction,
                 guard: Callable[[Callable[[argparse.Namespace], int]], Callable[[argparse.Namespace], int]]) -> None:
     """Add ``compare`` to the ``cubebench`` parser; ``guard`` turns the store's errors into one line."""
-    p = sub.add_parser("compare", help="a paper's published tables beside question runs of its suite",
+    p = sub.add_parser("compare", help="a paper's published tables beside runs of its suite",
                        description="Print the published tables of the paper a suite is built from (Cube Bench, "
-                                   "Inf-Bench, STARE) with each run's figures below the paper's rows, in the same "
-                                   "metrics, units and denominators, and the oracle and random rows.")
-    p.add_argument("runs", nargs="+", metavar="RUN", help="question runs (.sqlite) of one paper suite")
+                                   "Inf-Bench, STARE, and the CubeBench paper's Exp 1 and Exp 2 for episode runs) with "
+                                   "each run's figures below the paper's rows, in the same metrics, units and "
+                                   "denominators, the oracle and random rows, and what a constant answer (a blind "
+                                   "agent, for episodes) reaches on the same items.")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="runs (.sqlite) of one paper suite")
     p.add_argument("--format", choices=FORMATS, default="text", help="text (default) or md (Markdown tables)")
     p.set_defaults(func=guard(_cmd_compare))
 

@@ -23,7 +23,7 @@ from cubebench.agents.answerers import BUDGET_SPENT
 from cubebench.agents.episode import run_episode
 from cubebench.agents.records import EpisodeRecord, StepRecord, observation_digest
 from cubebench.tasks.items import Exchange, Item, ItemResult, Prompt, Reply
-from cubebench.tasks.protocols import STRICT
+from cubebench.tasks.protocols import PAPER, STRICT
 from cubebench.wrappers.description import describe_env
 from cubebench.tiers import PARTIAL_TIERS
 
@@ -42,8 +42,16 @@ class PlaySettings:
     distance_budget_s: float | None = None
     renderer: str = "painter"
     answer_protocol: str | None = None
-    """Question runs: the answer protocol the items are asked under (:mod:`cubebench.tasks.protocols`); ``None``
-    in runs stored before protocols existed, which asked in the strict one-line forms (and still do on resume)."""
+    """The protocol the run plays under (``--protocol``, :func:`~.answering.chosen_protocol`).  Question runs: the
+    answer protocol the items are asked under (:mod:`cubebench.tasks.protocols`); episode runs: ``paper`` (the paper's
+    interaction steps, no move cap) or ``strict`` (the suite's move budgets).  ``None`` in runs stored before
+    protocols existed, which asked in the strict one-line forms and played the strict budgets (and still do on
+    resume)."""
+
+    @property
+    def capped(self) -> bool:
+        """Whether an episode plays under the suite's move and rotation budgets: every protocol but ``paper``."""
+        return self.answer_protocol != PAPER
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -70,11 +78,12 @@ def _step_taken(_: StepRecord) -> None:
 
 def make_env(ep: EpisodeSpec, settings: PlaySettings, symbolic_format: str = "text") -> gym.Env:
     """The env of an episode's cell: no action limit (interaction steps bound the episode), the suite's
-    move and rotation budgets (a plan from before budgets gets run_episode's defaults)."""
+    move and rotation budgets (a plan from before budgets gets run_episode's defaults), none under ``paper``."""
     obs_format = symbolic_format if ep.tier == "symbolic" else settings.obs_format
+    capped = settings.capped
     kwargs: dict[str, Any] = {"depth": ep.depth, "reward": ep.reward, "metric": ep.metric,
-                              "max_steps": None, "obs_format": obs_format, "max_moves": ep.max_moves,
-                              "max_rotations": ep.max_rotations if ep.tier in PARTIAL_TIERS else None}
+                              "max_steps": None, "obs_format": obs_format, "max_moves": ep.max_moves if capped else None,
+                              "max_rotations": ep.max_rotations if capped and ep.tier in PARTIAL_TIERS else None}
     if ep.tier == "vertex":
         kwargs["renderer"] = settings.renderer
     return gym.make(cubebench.TIERS[ep.tier], **kwargs)
@@ -88,7 +97,7 @@ def play_episode(ep: EpisodeSpec, factory: AgentFactory, settings: PlaySettings)
         record = run_episode(
             agent, env, tool_setting=ep.setting, seed=ep.env_seed, reset_options=ep.reset_options,
             max_steps=ep.max_steps, tier=ep.tier, store_images=settings.store_images,
-            distance_budget_s=settings.distance_budget_s, on_step=_step_taken,
+            distance_budget_s=settings.distance_budget_s, capped=settings.capped, on_step=_step_taken,
             config={"key": ep.key, "depth": ep.depth, "instance": ep.instance, "reward": ep.reward,
                     "metric": ep.metric, "instance_source": ep.source, "agent_seed": ep.agent_seed,
                     "certified_distance": ep.certified_distance, "obs_format": describe_env(env).obs_format},

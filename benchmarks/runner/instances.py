@@ -4,15 +4,24 @@ The k-th instance of a depth is the same start state for every tier, reward
 and tool setting of a run (the attribution compares settings on the same
 instances).
 
-``instance_source: "certified"``: instance k of depth d is the k-th shipped
-instance whose optimal distance in the suite's metric is certified to be d
-(``benchmarks/instances/<metric>-d<dd>-n<N>.jsonl``, written by
-:mod:`cubebench.curriculum`; smaller sets are prefixes of larger ones).  When
-the env can reset to it by index (``options={"instance": k}``, where
-``info["distance"]`` is the certified distance) the episode does that;
-otherwise it resets to the instance's 54-letter state (``options={"state":
-...}``) and the runner records the certified distance from the file.  A depth
-with fewer shipped instances than the suite asks for is an error.
+``instance_source: "certified"``: instance k of depth d is the k-th instance of the certified curriculum
+(:func:`cubebench.curriculum.certified_instances`) of the run's seed, a position whose optimal distance in the
+suite's metric is certified to be d:
+
+* seed 0 (:data:`PUBLIC_SEED`): the **public** shipped sets, that curriculum's draw of seed 0
+  (``benchmarks/instances/<metric>-d<dd>-n<N>.jsonl``; smaller sets are prefixes of larger ones).  When the env
+  can reset to one by index (``options={"instance": k}``, where ``info["distance"]`` is the certified distance)
+  the episode does that; otherwise it resets to the instance's 54-letter state (``options={"state": ...}``) and the
+  runner records the certified distance from the file.  A depth with fewer shipped instances than the suite asks
+  for is an error.
+* any other seed: a **private** draw, made when the run is planned (:func:`drawn_starts`): the same generator's
+  candidates of that seed, certified by the table-free distance oracle up to its reach (9 half turns, 10 quarter
+  turns: about a second for the oracle, milliseconds an instance) and by the exact optimal solver deeper (its
+  tables are built once on first use, 2-15 minutes and about 0.9 GB per metric; docs/solver.md).  The episodes
+  reset to the drawn states.  Half-turn depths 19-20 have no private draw (random scrambles do not reach them;
+  the 2 known positions ship): a run asking for one is refused.  What a draw keeps private is the positions at
+  depths where they are many: depth 1 has 12 (quarter) or 18 (half) positions and depth 2 114 or 243, so any
+  draw there is mostly the public positions; the blind floor (:mod:`.floors`) says what that is worth.
 
 ``"scramble"``: ``options={"depth": d}`` with a seed derived from (suite
 seed, metric, d, k): a reproducible non-redundant d-move scramble whose
@@ -29,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from cubebench import make_cube_env
-from cubebench.curriculum import load_instance_file
+from cubebench.curriculum import certified_instances, load_instance_file
 from cubebench.engine.metric import check_metric
 from cubebench.generators import NoInstanceSetError
 from cubebench.shipped import asked_size, instances_dir, largest_instance_file
@@ -37,6 +46,8 @@ from cubebench.shipped import asked_size, instances_dir, largest_instance_file
 from .suites import Suite, SuiteError
 
 
+PUBLIC_SEED = 0
+"""The seed of the shipped certified sets: a certified run of this seed plays them (public), any other a private draw."""
 ALLOW_SCRAMBLE_FALLBACK = False
 """When no certified instance set can be found at all, fall back to seeded scrambles (and say so)
 instead of stopping.  Off: the sets ship, and a certified suite must never run on uncertified states."""
@@ -114,13 +125,38 @@ def shipped_set_size(depth: int, metric: str, directory: Path | None = None) -> 
     return asked_size(largest) if largest is not None else 0
 
 
-def certified_route(depth: int, metric: str, count: int) -> tuple[str, tuple[Start, ...], str]:
-    """``("env", (), "")``, ``("file", starts, note)`` or ``("missing", (), why)`` for ``count`` instances.
+def drawn_starts(depth: int, metric: str, seed: int, count: int) -> tuple[Start, ...]:
+    """A private draw: the first ``count`` instances of the certified curriculum of ``seed`` at ``depth`` (fewer where
+    fewer positions exist), certified table-free within the oracle's reach, by the optimal solver beyond."""
+    return _drawn(depth, check_metric(metric), seed, count)
+
+
+@lru_cache(maxsize=None)
+def _drawn(depth: int, metric: str, seed: int, count: int) -> tuple[Start, ...]:
+    if metric == "half" and depth >= 19:
+        raise SuiteError(f"half-turn depth {depth} has no private draw: random scrambles do not reach it and the 2 "
+                         "known distance-20 positions ship publicly; play it with seed 0 or leave it out (--depths)")
+    return tuple(Start(i.state, i.distance)
+                 for i in certified_instances(depth, metric, seed, count, table_free=True))
+
+
+def certified_route(depth: int, metric: str, count: int,
+                    seed: int = PUBLIC_SEED) -> tuple[str, tuple[Start, ...], str]:
+    """``("env", (), "")``, ``("file", starts, note)``, ``("draw", starts, note)`` or ``("missing", (), why)`` for
+    ``count`` instances of the run's ``seed``: the shipped sets for :data:`PUBLIC_SEED`, a private draw otherwise.
 
     A file asked for ``n >= count`` instances that holds fewer is complete: the depth has no
     more distinct positions (quarter-turn depth 1 has 12, half-turn depth 1 has 18); all are used,
-    and the note says so.
+    and the note says so; a draw of fewer than asked likewise.
     """
+    if seed != PUBLIC_SEED:
+        try:
+            starts = drawn_starts(depth, metric, seed, count)
+        except SuiteError as err:
+            return "missing", (), str(err)
+        few = (f"depth {depth}: {len(starts)} instances, every position at {metric}-turn distance {depth} "
+               f"(fewer than {count} exist)") if len(starts) < count else ""
+        return "draw", starts, few
     env_says = probe_certified(depth, metric, count - 1)
     if env_says is None:
         return "env", (), ""
@@ -135,14 +171,21 @@ def certified_route(depth: int, metric: str, count: int) -> tuple[str, tuple[Sta
     return "missing", (), f"{found}; env: {env_says}"
 
 
+def instance_draw(suite: Suite) -> str:
+    """``public`` (the shipped certified sets), ``private`` (a certified draw of the run's own seed) or ``scramble``."""
+    if suite.instance_source != "certified":
+        return "scramble"
+    return "public" if suite.seed == PUBLIC_SEED else "private"
+
+
 def resolve_source(suite: Suite, warn: bool = True) -> str:
     """The source this run will use; raises :class:`SuiteError` when certified instances are missing."""
     if suite.instance_source == "scramble":
         return "scramble"
     missing = {}
     for d in suite.depths:
-        kind, _, why = certified_route(d, suite.metric, suite.instances)
-        if kind == "file" and why and warn:
+        kind, _, why = certified_route(d, suite.metric, suite.instances, suite.seed)
+        if kind in ("file", "draw") and why and warn:
             print(f"cubebench: {why}", file=sys.stderr)
         if kind == "missing":
             missing[d] = why
@@ -169,10 +212,10 @@ def instance_refs(suite: Suite, source: str) -> dict[int, list[InstanceRef]]:
         starts: tuple[Start, ...] = ()
         count = suite.instances
         if source == "certified":
-            kind, starts, why = certified_route(d, suite.metric, suite.instances)
+            kind, starts, why = certified_route(d, suite.metric, suite.instances, suite.seed)
             if kind == "missing":
                 raise SuiteError(f"depth {d}: {why}")
-            count = len(starts) if kind == "file" else count
+            count = len(starts) if kind in ("file", "draw") else count
         refs[d] = [InstanceRef(depth=d, index=k, seed=instance_seed(suite.seed, suite.metric, d, k),
                                source=source, start=starts[k] if starts else None) for k in range(count)]
     return refs
@@ -184,7 +227,7 @@ def source_notes(suite: Suite, source: str) -> list[str]:
         return []
     notes = []
     for d in suite.depths:
-        kind, _, note = certified_route(d, suite.metric, suite.instances)
-        if kind == "file" and note:
+        kind, _, note = certified_route(d, suite.metric, suite.instances, suite.seed)
+        if kind in ("file", "draw") and note:
             notes.append(note)
     return notes

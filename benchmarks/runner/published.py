@@ -11,7 +11,12 @@ the wheel as package data of ``cubebench.runner``), of schema ``cubebench-publis
   ``notes``.  A column names the cell of a run it stands beside (``test``, ``variant``, ``depth`` as the
   paper prints it or ``null`` when it is not legible, ``pair_depth`` when it is set beside another depth
   of the suite), the report's ``metric`` name, the paper's own name for it, its ``unit`` and its
-  ``denominator``.  A row is a model and its values *as printed* (strings: ``"+6.00"``, ``"0.00059"``);
+  ``denominator``; ``variant`` is the one that carries the paper's controls for that table, and
+  ``uncontrolled`` names the test's variants without them (``compare`` lists their cells apart).  An
+  episode paper's column (the CubeBench spine paper) names ``tiers`` and a ``horizon`` instead of a test
+  and variant, its table a ``condition`` (``reward``, ``setting``) and a row may name its ``reward``.  A row
+  is a model and its values *as printed* (strings: ``"+6.00"``, ``"0.00059"``; ``"–"`` where the paper
+  reports none);
 * ``figures``: correlations a set of runs can give (Cube Bench's Figure 3);
 * ``not_transcribed``: what the paper reports that the file leaves out, and why.
 
@@ -29,7 +34,7 @@ from importlib import resources
 from typing import Any
 
 SCHEMA = "cubebench-published/1"
-FILES = ("cube-bench.json", "inf-bench.json", "stare.json")
+FILES = ("cube-bench.json", "inf-bench.json", "stare.json", "cubebench.json")
 UNITS: dict[str, tuple[float, float]] = {
     "percent": (0.0, 100.0),
     "points": (-100.0, 100.0),
@@ -41,8 +46,13 @@ UNITS: dict[str, tuple[float, float]] = {
 }
 """Each unit's range: percent 0-100; points (a difference of percentages) -100-100; fraction 0-1; Cohen's κ -1-1;
 a ladder level and a number of attempts >= 0; an interval is ``[lo, hi]`` as printed (percent or fraction)."""
-COLUMN_KEYS = {"test", "variant", "depth", "pair_depth", "metric", "paper_metric", "unit", "denominator", "note"}
+COLUMN_KEYS = {"test", "variant", "depth", "pair_depth", "metric", "paper_metric", "unit", "denominator", "note",
+               "uncontrolled"}
 REQUIRED_COLUMN_KEYS = ("test", "variant", "metric", "paper_metric", "unit", "denominator")
+EPISODE_COLUMN_KEYS = {"tiers", "horizon", "metric", "paper_metric", "unit", "denominator", "note"}
+REQUIRED_EPISODE_KEYS = ("horizon", "metric", "paper_metric", "unit", "denominator")
+NOT_REPORTED = "–"
+"""A published value the paper leaves empty (the MLP row's visual tiers)."""
 _INTERVAL = re.compile(r"^\[\s*([0-9.]+)\s*,\s*([0-9.]+)\s*\]$")
 
 
@@ -52,7 +62,8 @@ class PublishedError(ValueError):
 
 @dataclass(frozen=True)
 class Column:
-    """One published column and the run cell it stands beside."""
+    """One published column and the run cell it stands beside: a question test's (``test``, ``variant``, depth), or
+    an episode run's tiers at one horizon (``tiers``)."""
 
     test: str
     variant: str
@@ -63,6 +74,12 @@ class Column:
     unit: str
     denominator: str
     note: str = ""
+    uncontrolled: tuple[str, ...] = ()
+    """The test's variants without the paper's controls for this table (their cells are listed apart)."""
+    tiers: tuple[str, ...] = ()
+    """An episode column's tiers (pooled); empty for a question column."""
+    horizon: str | None = None
+    """An episode column's horizon (``short``, ``long``)."""
 
     @property
     def cell(self) -> tuple[str, int | None, str]:
@@ -83,6 +100,8 @@ class Row:
     model: str
     values: tuple[str, ...]
     note: str = ""
+    reward: str | None = None
+    """An episode table's row condition (the spine paper's Exp 2 rows are its rewards)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +112,13 @@ class PublishedTable:
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
     notes: tuple[str, ...]
+    condition: tuple[tuple[str, str], ...] = ()
+    """An episode table's condition, e.g. ``(("reward", "none"), ("setting", "basic"))``."""
+
+    @property
+    def episodes(self) -> bool:
+        """Whether the table sets episode runs beside it (its columns name tiers)."""
+        return any(c.tiers for c in self.columns)
 
 
 @dataclass(frozen=True)
@@ -127,8 +153,11 @@ class Paper:
         return f'"{self.title}"{by}' + (f", arXiv:{self.arxiv}" if self.arxiv else "")
 
 
-def value_of(text: str, unit: str) -> float | tuple[float, float]:
-    """A printed value as a number (an ``interval``: its two ends); :class:`ValueError` when it does not parse."""
+def value_of(text: str, unit: str) -> float | tuple[float, float] | None:
+    """A printed value as a number (an ``interval``: its two ends; :data:`NOT_REPORTED`: ``None``); :class:`ValueError`
+    when it does not parse."""
+    if text == NOT_REPORTED:
+        return None
     if unit == "interval":
         m = _INTERVAL.match(text)
         if not m:
@@ -152,6 +181,8 @@ def _need(obj: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
 
 
 def _column(data: Any, where: str) -> Column:
+    if isinstance(data, dict) and "tiers" in data:
+        return _episode_column(data, where)
     for key in REQUIRED_COLUMN_KEYS:
         _need(data, key, str, where)
     unknown = sorted(set(data) - COLUMN_KEYS)
@@ -165,8 +196,29 @@ def _column(data: Any, where: str) -> Column:
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise PublishedError(f"{where}.{key}: a depth is an integer >= 1 or null, got {value!r}")
         depths[key] = value
+    uncontrolled = data.get("uncontrolled", [])
+    if not isinstance(uncontrolled, list) or not all(isinstance(v, str) and v for v in uncontrolled) \
+            or data["variant"] in uncontrolled:
+        raise PublishedError(f"{where}.uncontrolled: a list of the test's other variants, got {uncontrolled!r}")
     return Column(data["test"], data["variant"], depths["depth"], depths["pair_depth"], data["metric"],
-                  data["paper_metric"], data["unit"], data["denominator"], str(data.get("note", "")))
+                  data["paper_metric"], data["unit"], data["denominator"], str(data.get("note", "")),
+                  tuple(uncontrolled))
+
+
+def _episode_column(data: dict[str, Any], where: str) -> Column:
+    """A column of an episode paper's table: the pass rate of some tiers at one horizon."""
+    for key in REQUIRED_EPISODE_KEYS:
+        _need(data, key, str, where)
+    unknown = sorted(set(data) - EPISODE_COLUMN_KEYS)
+    if unknown:
+        raise PublishedError(f"{where}: unknown field(s) {unknown}")
+    tiers = data["tiers"]
+    if not isinstance(tiers, list) or not tiers or not all(isinstance(t, str) and t for t in tiers):
+        raise PublishedError(f"{where}.tiers: a non-empty list of tier names, got {tiers!r}")
+    if data["unit"] not in UNITS:
+        raise PublishedError(f"{where}.unit: {data['unit']!r} is not one of {sorted(UNITS)}")
+    return Column("episodes", "", None, None, data["metric"], data["paper_metric"], data["unit"], data["denominator"],
+                  str(data.get("note", "")), tiers=tuple(tiers), horizon=data["horizon"])
 
 
 def _row(data: Any, columns: tuple[Column, ...], where: str) -> Row:
@@ -181,12 +233,17 @@ def _row(data: Any, columns: tuple[Column, ...], where: str) -> Row:
             number = value_of(value, column.unit)
         except ValueError as err:
             raise PublishedError(f"{where} ({model}), {column.paper_metric}: {err}") from None
+        if number is None:
+            continue
         lo, hi = UNITS[column.unit]
         ends = number if isinstance(number, tuple) else (number,)
         if any(not lo <= x <= hi for x in ends) or (isinstance(number, tuple) and number[0] > number[1]):
             raise PublishedError(f"{where} ({model}), {column.paper_metric}: {value} is outside the {column.unit} "
                                  f"range [{lo}, {hi}]")
-    return Row(model, tuple(values), str(data.get("note", "")))
+    reward = data.get("reward")
+    if reward is not None and not (isinstance(reward, str) and reward):
+        raise PublishedError(f"{where} ({model}): reward is a reward's name, got {reward!r}")
+    return Row(model, tuple(values), str(data.get("note", "")), reward)
 
 
 def _table(data: Any, where: str) -> PublishedTable:
@@ -199,8 +256,15 @@ def _table(data: Any, where: str) -> PublishedTable:
     notes = _need(data, "notes", list, where)
     if not all(isinstance(n, str) and n.strip() for n in notes):
         raise PublishedError(f"{where}.notes: a list of non-empty strings")
+    condition = data.get("condition", {})
+    if not isinstance(condition, dict) or not all(isinstance(v, str) for v in condition.values()) \
+            or set(condition) - {"reward", "setting"}:
+        raise PublishedError(f"{where}.condition: an object of reward and setting names, got {condition!r}")
+    if any(c.tiers for c in columns) != all(c.tiers for c in columns):
+        raise PublishedError(f"{where}: a table's columns are all episode columns (tiers) or all question columns")
     return PublishedTable(_need(data, "number", str, where), _need(data, "section", str, where),
-                          _need(data, "caption", str, where), columns, rows, tuple(notes))
+                          _need(data, "caption", str, where), columns, rows, tuple(notes),
+                          tuple(sorted(condition.items())))
 
 
 def _figure(data: Any, where: str) -> Figure:
@@ -263,4 +327,4 @@ def paper_for(suite: str, papers: list[Paper]) -> Paper | None:
 
 
 __all__ = ["Paper", "PublishedTable", "Column", "Row", "Figure", "PublishedError", "UNITS", "check_published",
-           "load_papers", "paper_for", "value_of"]
+           "load_papers", "paper_for", "value_of", "NOT_REPORTED"]

@@ -33,6 +33,9 @@ class Report:
     tables: list[Table]
     notes: list[str]
     protocol: str = EpisodesProtocol.name
+    instance_draw: str | None = None
+    """Episode runs: ``public`` (the shipped sets), ``private`` (a draw of the run's seed) or ``scramble``; ``None`` in
+    runs from before draws, which played the shipped sets."""
     uncounted: frozenset[str] = frozenset()
     """Question items that asked nothing their headline can score (a recovery item whose closed loop never
     erred): counted apart from the share of items passed."""
@@ -98,6 +101,7 @@ def build_report(store: RunStore) -> Report:
                   planned=len(store.plan()), rows=rows, retired=store.retired_count(),
                   damaged=store.damaged_count(), tables=tables,
                   notes=store.get_meta("instance_notes", []), protocol=store.protocol,
+                  instance_draw=store.get_meta("instance_draw"),
                   uncounted=protocol.uncounted(store),
                   first_error=error_cause(store.record(first)) if first is not None else None)
 

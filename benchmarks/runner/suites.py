@@ -20,6 +20,7 @@ from cubebench.agents.base import TOOL_SETTINGS
 from cubebench.budgets import DEFAULT_MAX_ROTATIONS, move_budget
 from cubebench.engine.metric import Metric
 from cubebench.engine.rewards import ORACLE_REWARDS, REWARDS, unalias_reward
+from cubebench.tasks.protocols import PAPER, STRICT
 from cubebench.tiers import TIERS as TIER_IDS
 
 from .multi_suites import SCHEMA as MULTI_SCHEMA
@@ -36,6 +37,15 @@ EVAL_REWARDS = tuple(r for r in REWARDS if r not in ORACLE_REWARDS)
 """The rewards a suite may evaluate agents with: not the oracle (a model probing it reads off the optimal plan)."""
 INSTANCE_SOURCES = ("certified", "scramble")
 DEFAULT_HORIZONS = {"short": [1, 2, 3, 4], "long": [8, 12, 16, 20]}
+EPISODE_PROTOCOLS: dict[str, str] = {
+    PAPER: ("the CubeBench paper's budget: its interaction steps (the suite's max_steps, 20) and no move or view-rotation "
+            "cap, as its published numbers were made; a blind walk of that length solves every start within 4 turns "
+            "(the report's blind floor)"),
+    STRICT: ("our move budget per depth (cubebench.budgets.move_budget) and the suite's view-rotation budget, besides "
+             "its interaction steps: a blind walk solves at most 5 % of generated starts at every depth >= 2"),
+}
+"""The protocols an episode suite plays under (``--protocol``), the default first: the names a question suite's answer
+protocols have, chosen the same way (:func:`~.answering.chosen_protocol`); for episodes they choose the budget."""
 
 
 @dataclass(frozen=True)
@@ -54,14 +64,21 @@ class Suite:
     metric: Metric = "quarter"
     max_steps: int = 20
     max_moves: int | None = None
-    """The episode's move budget (face turns in ``metric``) at every depth; ``None`` (the shipped suites): each
-    depth's own, :func:`cubebench.budgets.move_budget` (5 quarter turns at depths 1-2, 22 at 3, 40 from 4)."""
+    """The episode's move budget (face turns in ``metric``) at every depth under the ``strict`` protocol; ``None``
+    (the shipped suites): each depth's own, :func:`cubebench.budgets.move_budget` (5 quarter turns at depths 1-2,
+    22 at 3, 40 from 4).  ``paper`` plays no move budget; a suite that sets one plays ``strict`` only."""
     max_rotations: int = DEFAULT_MAX_ROTATIONS
     """The episode's view-rotation budget on the Face and Vertex tiers."""
     seed: int = 0
     instance_source: str = "certified"
     horizons: dict[str, list[int]] = field(default_factory=lambda: dict(DEFAULT_HORIZONS))
     description: str = ""
+
+    @property
+    def answer_protocols(self) -> tuple[str, ...]:
+        """The protocols a run of the suite may play under (:data:`EPISODE_PROTOCOLS`), the default (``paper``)
+        first; a suite that fixes ``max_moves`` has chosen a budget, so it plays ``strict`` only."""
+        return tuple(EPISODE_PROTOCOLS) if self.max_moves is None else (STRICT,)
 
     def move_budget(self, depth: int) -> int:
         """The move budget of an episode at ``depth``: the suite's ``max_moves``, else the depth's own."""

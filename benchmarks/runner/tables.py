@@ -15,6 +15,7 @@ from cubebench.tiers import TIER_SPECS
 
 from .aggregate import group, ordered
 from .attribution import Attribution
+from .floors import BlindFloor
 from .stats import Rate
 from .store import EpisodeRow
 from .suites import REWARDS, TIERS
@@ -65,8 +66,9 @@ def condition_label(reward: str, setting: str, conds: list[tuple[str, str]]) -> 
     return ", ".join(parts) or "sparse reward, basic tools"
 
 
-def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str]) -> Table:
-    """Pass rate per tier x horizon, one row per condition (the paper's main table)."""
+def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str], floor: BlindFloor | None = None) -> Table:
+    """Pass rate per tier x horizon, one row per condition (the paper's main table), and the blind floor's row: the
+    share of each cell's instances the blind agent solves under the run's protocol (:mod:`.floors`)."""
     tiers = ordered((r.tier for r in rows), TIERS)
     cells = group(rows, lambda r: (r.reward, r.setting, r.tier, r.horizon))
     conds = conditions(rows)
@@ -76,17 +78,31 @@ def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str]) -> 
         line += [compact(cells[(rw, st, t, h)].rate) if (rw, st, t, h) in cells else "-"
                  for t in tiers for h in horizons]
         body.append(line)
+    if floor is not None:
+        by_cell: dict[tuple[str, str], list[EpisodeRow]] = {}
+        for r in rows:
+            by_cell.setdefault((r.tier, r.horizon), []).append(r)
+        body.append([floor.label] + [_share(floor.share(by_cell.get((t, h), []))) for t in tiers for h in horizons])
     return Table(
         title="Pass rate by tier and horizon (Wilson 95% interval)",
         header=["condition"] + [h.capitalize() for _ in tiers for h in horizons],
         groups=[("", 1)] + [(TIER_TITLES.get(t, t), len(horizons)) for t in tiers],
         rows=body,
-        note="pass rate = solved / finished episodes; error episodes count as unsolved",
+        note="pass rate = solved / finished episodes; error episodes count as unsolved" + (FLOOR_NOTE if floor else ""),
     )
 
 
-def depth_table(rows: list[EpisodeRow]) -> Table:
-    """Solved/finished per tier and depth, one block of rows per condition."""
+FLOOR_NOTE = ("; blind floor: the share of these instances the blind agent (--agent blind, which never looks) solves "
+              "under the run's protocol, computed by playing its walk from every start: a score at or below it shows "
+              "nothing the agent saw")
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else _short(value)
+
+
+def depth_table(rows: list[EpisodeRow], floor: BlindFloor | None = None) -> Table:
+    """Solved/finished per tier and depth, one block of rows per condition, and the blind floor's share per depth."""
     depths = sorted({r.depth for r in rows})
     tiers = ordered((r.tier for r in rows), TIERS)
     cells = group(rows, lambda r: (r.reward, r.setting, r.tier, r.depth))
@@ -99,8 +115,10 @@ def depth_table(rows: list[EpisodeRow]) -> Table:
                 c = cells.get((rw, st, t, d))
                 line.append(f"{c.rate.k}/{c.rate.n}" if c else "-")
             body.append(line)
+    if floor is not None:
+        body.append([floor.label, "every tier"] + [_share(floor.share(r for r in rows if r.depth == d)) for d in depths])
     return Table(title="Solved / finished by depth", header=["condition", "tier"] + [f"d={d}" for d in depths],
-                 rows=body)
+                 rows=body, note=FLOOR_NOTE.lstrip("; ") if floor else "")
 
 
 def attribution_table(items: list[Attribution], horizons: list[str]) -> Table:

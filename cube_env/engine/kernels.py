@@ -83,6 +83,29 @@ def is_solved(state):
     return True
 
 
+@nb.njit(**_OPTS)
+def solved_after(states, table, moves):
+    """For each row of ``states`` (n, 54), how many moves of ``moves`` leave it solved first (0: solved as it is),
+    ``-1`` when no prefix does: what a fixed move sequence played blind from each start solves, and when."""
+    out = np.full(states.shape[0], -1, np.int64)
+    cur = np.empty(54, np.uint8)
+    nxt = np.empty(54, np.uint8)
+    for r in range(states.shape[0]):
+        cur[:] = states[r]
+        if is_solved(cur):
+            out[r] = 0
+            continue
+        for k in range(moves.shape[0]):
+            row = table[moves[k]]
+            for i in range(54):
+                nxt[i] = cur[row[i]]
+            cur, nxt = nxt, cur
+            if is_solved(cur):
+                out[r] = k + 1
+                break
+    return out
+
+
 SOLVED_BITS = (1 << 54) - 1
 """:func:`centre_bits` of a solved state (every sticker has its face centre's colour)."""
 

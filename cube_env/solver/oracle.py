@@ -174,6 +174,11 @@ class DistanceOracle:
         self.size = int(_build(TABLE, self.moves, self.radius, self._cref, self._eref, self._code,
                                self._tkc, self._tke, self._tdep))
 
+    @property
+    def reach(self) -> int:
+        """The largest distance answered without the optimal solver (9 half turns, 10 quarter turns)."""
+        return self.radius + EXPANSION
+
     def _ball(self, states: np.ndarray, after_each_move: bool) -> np.ndarray:
         return _lookup_after(states, int(after_each_move), TABLE, self.moves, self._cref, self._eref,
                              self._code, self._tkc, self._tke, self._tdep)

@@ -54,23 +54,27 @@ def rows_of(comparison: Any, number: str) -> dict[str, list[str]]:
 # --- the published data ------------------------------------------------------------------------------------
 def test_the_published_files_validate_with_their_sources() -> None:
     papers = load_papers()
-    assert [p.key for p in papers] == ["cube-bench", "inf-bench", "stare"]
+    assert [p.key for p in papers] == ["cube-bench", "inf-bench", "stare", "cubebench"]
     for paper in papers:
         assert paper.title and paper.authors and paper.text.startswith("shared/seeds/") and paper.tables
         for table in paper.tables:
-            assert re.fullmatch(r"Table \d+", table.number) and table.section and table.caption
+            assert re.fullmatch(r"(Table|Exp) \d+", table.number) and table.section and table.caption
             for column in table.columns:
                 assert column.unit in UNITS and column.denominator and column.paper_metric
             for row in table.rows:
                 for value, column in zip(row.values, table.columns):
                     number = value_of(value, column.unit)
+                    if number is None:
+                        assert value == "–"  # the paper reports none (the MLP row's visual tiers)
+                        continue
                     lo, hi = UNITS[column.unit]
                     assert all(lo <= x <= hi for x in (number if isinstance(number, tuple) else (number,)))
     assert {s: paper_for(s, papers).key for s in ("cube-bench", "cube-bench-smoke[move-effect]", "inf-bench-smoke",
                                                    "stare")} == {"cube-bench": "cube-bench",
                                                                  "cube-bench-smoke[move-effect]": "cube-bench",
                                                                  "inf-bench-smoke": "inf-bench", "stare": "stare"}
-    assert paper_for("smoke", papers) is None
+    assert paper_for("smoke", papers).key == "cubebench" and paper_for("exp2", papers).key == "cubebench"
+    assert paper_for("multi-smoke", papers) is None
     figure = papers[0].figures[0]
     assert figure.number == "Figure 3" and figure.x["metric"] == "kappa" and figure.y["metric"] == "TA"
 
@@ -151,7 +155,9 @@ def test_every_published_column_names_a_metric_the_report_computes(smoke_runs: d
     for paper in load_papers():
         for table in paper.tables:
             for c in table.columns:
-                if (c.test, c.variant) in ladders:
+                if c.tiers:  # an episode column: a pass rate, which every episode report computes
+                    assert c.metric == "pass rate" and c.horizon in ("short", "long")
+                elif (c.test, c.variant) in ladders:
                     assert c.metric == "score"
                 else:
                     assert c.metric in computed[(c.test, c.variant)], (paper.key, table.number, c)
@@ -163,11 +169,11 @@ def test_cube_bench_smoke_oracle_and_random_stand_beside_the_papers_rows(smoke_r
     assert table2["Gemini 2.5 Pro"] == ["96.00", "100.00", "92.00", "100.00", "80.00", "100.00"]
     assert table2["run 1: oracle"] == ["100.0 (2/2)"] * 6  # the oracle's row first, whatever order the runs came in
     assert all(re.fullmatch(r"\d+\.\d \([0-2]/2\)", v) for v in table2["run 2: random"])
-    table4 = rows_of(comparison, "Table 4")
-    assert table4["run 1: oracle"][:3] == ["100.0 (8/8)", "1.000 (2 items)", "1.000 (2 items)"] and table4["run 1: oracle"][3:] == ["-"] * 6
+    table4 = rows_of(comparison, "Table 4")  # κ leads: d1, d2, d3, then the paper's micro accuracy and macro-F1
+    assert table4["run 1: oracle"] == ["1.000 (2 items)", "-", "-", "100.0 (8/8)", "1.000 (2 items)"] + ["-"] * 4
     assert rows_of(comparison, "Table 6")["run 1: oracle"] == ["·"] * 4  # no depth pairs with the paper's slice
     lines = next(lines for t, lines in comparison.tables if ": Table 6 (" in t.title)
-    assert any(line.startswith("not in this table: run 1: oracle: closed-loop/abstain-teacher d=2") for line in lines)
+    assert any(line.startswith("not in this table: run 1: oracle: closed-loop/abstain-controlled d=2") for line in lines)
     assert not any("absent" in h for h in comparison.header)
     assert any("move-effect/text (d=1): in no published table" in line for line in comparison.elsewhere)
 
@@ -258,5 +264,112 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, smoke_runs: dict[str, 
                                "tests": {"move-choice": {"depths": [1], "items": 2}}}))
     err = _one_line_error(capsys, str(run(tmp_path / "mine.sqlite", str(own), "oracle")))
     assert "suite 'mine', which no paper's published table covers; compare takes runs of cube-bench" in err
-    episodes = run(tmp_path / "ep.sqlite", "smoke", "random", "--limit", "1", "--distance-budget", "0")
-    assert "(episodes), which no paper's published table covers" in _one_line_error(capsys, str(episodes))
+    games = tmp_path / "mine-episodes.json"
+    games.write_text(json.dumps({"name": "mine-episodes", "tiers": ["symbolic"], "depths": [1], "instances": 1,
+                                 "rewards": ["none"], "tool_settings": ["basic"]}))
+    episodes = run(tmp_path / "ep.sqlite", str(games), "random", "--distance-budget", "0")
+    assert "suite 'mine-episodes', which no paper's published table covers" in _one_line_error(capsys, str(episodes))
+    smoke = run(tmp_path / "smoke.sqlite", "smoke", "random", "--limit", "1", "--distance-budget", "0")
+    assert "an episode run and a question run" in _one_line_error(capsys, str(smoke), str(cube))
+
+
+# --- what the numbers mean: controls, constant answers, the chance-corrected lead --------------------------------
+def test_each_column_stands_beside_the_variant_with_the_papers_controls() -> None:
+    """Cube Bench's Table 1 was made under B.1.2 and B.2.2, Table 6 under B.6.2's option set, STARE's ✓VSim shows the
+    frames interleaved with the steps: each column names that variant, and the variant without the control as
+    uncontrolled (listed apart)."""
+    pairs = {(p.key, t.number, c.paper_metric): (c.variant, c.uncontrolled)
+             for p in load_papers() for t in p.tables for c in t.columns if not c.tiers}
+    assert pairs[("cube-bench", "Table 1", "Element-wise Acc. (1st depth)")] == ("uniform-prior", ("image",))
+    assert pairs[("cube-bench", "Table 1", "Matrix Acc. (3rd depth)")] == ("uniform-prior", ("image",))
+    assert pairs[("cube-bench", "Table 1", "Bal.")] == ("polarity", ("image+text",))
+    assert pairs[("cube-bench", "Table 6", "APA (s = 0.25)")] == ("abstain-controlled", ("abstain-teacher",))
+    for number, name in (("Table 1", "Cube Net ✓VSim (F1)"), ("Table 5", "All"), ("Table 11", "Cube Net w/ VSim")):
+        assert pairs[("stare", number, name)] == ("frames-interleaved", ("frames",))
+    assert all(v not in ("image", "frames", "abstain-teacher") or key[1] not in ("Table 1", "Table 6", "Table 11")
+               for key, (v, _) in pairs.items() if key[0] != "inf-bench")
+
+
+def _number_in(text: str) -> float | None:
+    """The figure a compare cell starts with (``55.6 (18/18)``, ``+0.0 (A)``, ``1.000 (2 items)``), ``None`` for none."""
+    match = re.match(r"[+-]?\d+(\.\d+)?", text)
+    return float(match.group(0)) if match else None
+
+
+def _published_rows(table: Any) -> list[list[str]]:
+    rows = []
+    for row in table.rows:
+        if row[0].startswith(("run ", "constant answer", "chance (", "oracle: absent", "random: absent", "blind floor")):
+            break
+        rows.append(row)
+    return rows
+
+
+def assert_no_free_cell(comparison: Any, label: str) -> int:
+    """Every cell of run ``label`` above the paper's weakest model is one a constant answer also reaches: at or
+    below the constant row's level (within the span a descriptive figure's constants reach); every column whose
+    cell the run has prints a constant level.  Returns how many cells were above the weakest model."""
+    above = 0
+    for table, _ in comparison.tables:
+        level_row = next(r for r in table.rows if r[0].startswith(("constant answer", "blind floor")))
+        run_row = next(r for r in table.rows if r[0].startswith(label))
+        for j in range(1, len(table.header)):
+            value = _number_in(run_row[j])
+            if value is None:
+                continue
+            level = level_row[j]
+            assert _number_in(level) is not None, (table.title, table.header[j], level)
+            models = [_number_in(r[j]) for r in _published_rows(table)
+                      if not r[0].startswith(("Random", "Human")) and _number_in(r[j]) is not None]
+            if not models or value <= min(models) or "gap" in table.header[j]:
+                continue
+            above += 1
+            span = re.fullmatch(r"([+-]?[\d.]+) to ([+-]?[\d.]+)", level)
+            if span:
+                assert float(span.group(1)) <= value <= float(span.group(2)), (table.title, table.header[j], level)
+            elif any(m in table.header[j] for m in ("Avg@All", "Med@Solved", "OTR")):
+                assert value >= _number_in(level), (table.title, table.header[j], run_row[j], level)
+            else:
+                assert value <= _number_in(level) + 1e-9, (table.title, table.header[j], run_row[j], level)
+    return above
+
+
+@needs("openai")
+@pytest.mark.parametrize("suite, reply", [
+    ("cube-bench-smoke", "G G G\nG G G\nG G G"),
+    ("cube-bench-smoke", "Answer: Yes"),
+    pytest.param("cube-bench-smoke", "<A> INCREASE </A>\n<B> INCREASE </B>\n<C> INCREASE </C>\n<D> INCREASE </D>",
+                 marks=pytest.mark.slow),
+    pytest.param("cube-bench-smoke", "<ANSWER> A </ANSWER>", marks=pytest.mark.slow),
+    pytest.param("stare-smoke", "\\boxed{Yes}", marks=pytest.mark.slow),
+    ("inf-bench-smoke", "<ANSWER> A </ANSWER>"),
+])
+def test_a_constant_answer_reaches_no_cell_a_constant_could_not(tmp_path: Path, suite: str, reply: str) -> None:
+    """A model that writes one reply to every question, played through the runner against the real client: no
+    cell of compare's tables stands above the paper's weakest model unless the constant row beside it (the best
+    constant measured on the same items) reaches it too, and every column the run has a cell in prints a level."""
+    with ScriptedServer([], default=reply) as srv:
+        path = run(tmp_path / "constant.sqlite", suite, f"openai-compatible:{srv.base_url}:constant",
+                   "--model-attempts", "1")
+    comparison = compare_runs([path])
+    assert_no_free_cell(comparison, "run 1: ")
+
+
+def test_the_constant_row_measures_what_a_constant_reaches_on_the_runs_items(smoke_runs: dict[str, Path]) -> None:
+    """Where the paper reports a chance-corrected figure it leads and a constant reaches chance there (balanced
+    accuracy 50, κ 0 or what a slot-fitted constant gets); STARE's F1 of Yes, which a constant Yes lifts to 66.7 on
+    balanced items, follows the balanced-accuracy column the report adds."""
+    stare = compare_runs([smoke_runs["stare-smoke/random"]])
+    table = next(t for t, _ in stare.tables if ": Table 1 (" in t.title)
+    assert table.header[1:] == ["bal acc d=?→2", "F1 d=?→2", "bal acc d=?→2", "F1 d=?→2"]
+    assert [g for g, _ in table.groups] == ["", "net-fold question", "net-fold frames-interleaved"]
+    constant = rows_of(stare, "Table 1")["constant answer: the best on these items"]
+    assert constant == ["50.0 (Yes)", "66.7 (Yes)", "50.0 (Yes)", "66.7 (Yes)"]
+    assert rows_of(stare, "Table 1")["GPT-4o"] == ["–", "50.3", "–", "52.2"]
+    cube = compare_runs([smoke_runs["cube-bench-smoke/oracle"]])
+    table1 = rows_of(cube, "Table 1")["constant answer: the best on these items"]
+    assert table1[6:8] == ["50.0 (Yes)", "100.0 (Yes)"] and table1[8] == "0.0 to 100.0"  # bal acc, parse, yes bias
+    lines = next(lines for t, lines in cube.tables if ": Table 1 (" in t.title)
+    assert any(line.startswith("uncontrolled: run 1: oracle: reconstruction/image d=2: element acc 100.0 (18/18) "
+                               "(constant answer ") for line in lines)
+    assert not any("reconstruction/image" in line for line in cube.elsewhere)

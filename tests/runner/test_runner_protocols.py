@@ -190,8 +190,11 @@ def test_a_run_stored_before_protocols_resumes_in_the_strict_forms(protocol: str
      "(suite 'stare-smoke' has paper, strict)"),
     (("--suite", "inf-bench-smoke", "--protocol", "release"),
      "--protocol release: suite 'inf-bench-smoke' has no such answer protocol; it has paper, strict"),
-    (("--suite", "smoke", "--protocol", "paper"),
-     "--protocol chooses how question items are answered; suite 'smoke' asks none"),
+    (("--suite", "smoke", "--protocol", "release"),
+     "--protocol release: suite 'smoke' has no such answer protocol; it has paper, strict"),
+    (("--suite", "multi-smoke", "--protocol", "paper"),
+     "--protocol chooses how question items are answered or an episode suite's budget; suite 'multi-smoke' has "
+     "neither"),
     (("--suite", "smoke", "--reply-max-tokens", "100"),
      "--reply-max-tokens limits each answer to a question item; suite 'smoke' asks none"),
 ])

@@ -26,7 +26,7 @@ def run(tmp_path_factory) -> Path:
     (root / "suite.json").write_text(json.dumps(SUITE))
     db = root / "run.sqlite"
     assert main(["run", "--distance-budget", "0", "--suite", str(root / "suite.json"), "--agent", "random", "--out", str(db),
-                 "--no-progress", "--quiet"]) == 0
+                 "--no-progress", "--quiet", "--protocol", "strict"]) == 0
     return db
 
 
@@ -36,12 +36,13 @@ def test_pass_rate_table_has_the_paper_layout(run: Path) -> None:
     main_table = report.tables[0]
     assert [g for g, _ in main_table.groups] == ["", "Symbolic", "Vertex"]
     assert main_table.header == ["condition", "Short", "Long", "Short", "Long"]
-    assert [row[0] for row in main_table.rows] == ["random: reward=none", "random: reward=face"]
+    assert [row[0] for row in main_table.rows] == ["random: reward=none", "random: reward=face", "blind floor (strict)"]
     text = render_text(main_table)
     assert text.splitlines()[2].split() == ["Symbolic", "Vertex"]
     assert len(report.tables) == 2  # one tool setting: no attribution table
     by_depth = report.tables[1]
-    assert all(cell.count("/") == 1 and cell.endswith("/2") for row in by_depth.rows for cell in row[2:])
+    assert all(cell.count("/") == 1 and cell.endswith("/2") for row in by_depth.rows[:-1] for cell in row[2:])
+    assert by_depth.rows[-1][:2] == ["blind floor (strict)", "every tier"] and by_depth.rows[-1][3] == ".00"
 
 
 def test_report_without_matplotlib_still_renders_and_says_why(run: Path, monkeypatch) -> None:
@@ -90,3 +91,22 @@ def test_the_report_states_the_move_budget_each_episode_ran_under(run: Path) -> 
         depth = {spec.key: spec.depth for spec in store.plan()}
         budgets = {(depth[key], record.config["env"]["max_moves"]) for key, record in store.records()}
     assert budgets == {(1, 5), (8, 40)}
+
+
+def test_the_paper_protocol_plays_with_no_cap_and_prints_its_blind_floor(tmp_path: Path) -> None:
+    """The default protocol, ``paper``: the paper's 20 interaction steps and no move or rotation budget; the report
+    says so and prints the blind agent's floor: every start within 4 quarter turns, none at depth 8."""
+    (tmp_path / "suite.json").write_text(json.dumps({**SUITE, "rewards": ["none"]}))
+    db = tmp_path / "paper.sqlite"
+    assert main(["run", "--distance-budget", "0", "--suite", str(tmp_path / "suite.json"), "--agent", "random",
+                 "--out", str(db), "--no-progress", "--quiet"]) == 0
+    with open_run(db) as store:
+        report = build_report(store)
+        envs = [record.config["env"] for _, record in store.records()]
+        assert store.get_meta("config")["play"]["answer_protocol"] == "paper"
+    facts = dict(report.summary().rows)
+    assert facts["protocol"].startswith("paper: the CubeBench paper's budget") and facts["budget"].startswith(
+        "no move or view-rotation cap: 20 interaction steps")
+    assert {(env["max_moves"], env["max_rotations"]) for env in envs} == {(None, None)}
+    assert report.tables[0].rows[-1] == ["blind floor (paper)", "1.0", ".00", "1.0", ".00"]
+    assert report.tables[1].rows[-1] == ["blind floor (paper)", "every tier", "1.0", ".00"]

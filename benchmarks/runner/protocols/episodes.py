@@ -3,24 +3,38 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from typing import Any
 
+from cubebench.agents.tools import MAX_ARG_CHARS
 from cubebench.budgets import BLIND_SHARE, move_budget
 from cubebench.engine import SOLVED, TABLE, kernels
 from cubebench.engine.notation import parse_array
 from cubebench.solver.twophase import solve_twophase
 
+from ..answering import chosen_protocol, no_question_settings
 from ..attribution import attribute
 from ..execute import play_episode
-from ..instances import resolve_source, source_notes
+from ..floors import blind_floor, run_protocol
+from ..instances import instance_draw, resolve_source, source_notes
 from ..plan import EpisodeSpec, plan_episodes
 from ..specs import AgentFactory, AgentSpec, AgentSpecError
 from ..store import SUMMARY_COLUMNS
-from ..suites import Suite, SuiteError, restrict
+from ..suites import EPISODE_PROTOCOLS, Suite, SuiteError, restrict
 from ..tables import Table, attribution_table, depth_table, pass_rate_table
 from .base import RunProtocol, is_model, refuse_seats_and_teams
 
-__all__ = ["EpisodesProtocol", "episode_tables", "budget_text", "warm_two_phase"]
+__all__ = ["EpisodesProtocol", "draw_text", "episode_tables", "budget_text", "warm_two_phase"]
+
+def draw_text(draw: str, seed: int) -> str:
+    """What the report and ``compare`` say of a run's instances (:func:`~cubebench.runner.instances.instance_draw`)."""
+    if draw == "public":
+        return f"the public shipped sets (seed {seed}: a model may have them memorised)"
+    if draw == "private":
+        return f"a private draw of fresh certified instances (seed {seed}: private while the seed is)"
+    return f"seeded scrambles (seed {seed})"
+
+
 
 
 def warm_two_phase() -> None:
@@ -35,12 +49,18 @@ class EpisodesProtocol(RunProtocol):
     run_options = frozenset({"style", "distance_budget", "obs_format"})
     csv_columns = tuple((column, column) for column in SUMMARY_COLUMNS)
     plots = True
+    comparable = True
 
     def check_agent(self, spec: AgentSpec) -> None:
         refuse_seats_and_teams(spec)
         if spec.kind == "oracle":
             raise AgentSpecError("the oracle answers question items from their gold; it plays no episodes "
                                  "(use solver for an episode suite's ceiling)")
+
+    def configure(self, suite: Suite, config: Any) -> Any:
+        """The run's configuration with its protocol chosen (``--protocol``, else ``paper``): the budget it plays under."""
+        no_question_settings(config.agent, config.play, suite.name, protocol=True)
+        return replace(config, play=replace(config.play, answer_protocol=chosen_protocol(suite, config.play.answer_protocol)))
 
     def restrict(self, suite: Suite, chosen: list[str] | None, depths: list[int] | None,
                  variants: list[str] | None = None) -> Suite:
@@ -52,8 +72,11 @@ class EpisodesProtocol(RunProtocol):
                              f"restrict the suite, e.g. --tiers {','.join(factory.tiers)}")
         source = resolve_source(suite)
         plan = plan_episodes(suite, source)
-        print(f"cubebench: {len(plan)} episodes planned, instances: {source}", file=sys.stderr)
-        return list(plan), {"instance_source": source, "instance_notes": source_notes(suite, source)}
+        draw = instance_draw(suite)
+        print(f"cubebench: {len(plan)} episodes planned, instances: {source}"
+              + (f", {draw_text(draw, suite.seed)}" if source == "certified" else ""), file=sys.stderr)
+        return list(plan), {"instance_source": source, "instance_notes": source_notes(suite, source),
+                            "instance_draw": draw}
 
     def play(self, spec: Any, factory: AgentFactory, settings: Any) -> Any:
         assert isinstance(spec, EpisodeSpec)
@@ -66,14 +89,17 @@ class EpisodesProtocol(RunProtocol):
         return episode_tables(store, suite, rows)
 
     def setup(self, report: Any) -> list[tuple[str, str]]:
-        source = ("certified instances (start distance = certified optimal distance)"
-                  if report.instance_source == "certified"
+        suite = report.suite
+        draw = report.instance_draw or ("public" if report.instance_source == "certified" else "scramble")
+        source = (f"certified instances (start distance = certified optimal distance), "
+                  f"{draw_text(draw, suite.get('seed', 0))}" if report.instance_source == "certified"
                   else "seeded scrambles of each depth (distance <= depth, not certified)")
         source += "".join(f"; {n}" for n in report.notes)
-        suite = report.suite
+        protocol = run_protocol(report.config)
         return [("suite", f"{suite['name']} ({suite.get('metric', '?')}-turn metric, "
                           f"{suite['max_steps']} interaction steps)"),
-                ("budget", budget_text(suite)), ("agent", self.agent_text(report)), ("instances", source)]
+                ("protocol", f"{protocol}: {EPISODE_PROTOCOLS.get(protocol, 'unknown here')}"),
+                ("budget", budget_text(suite, protocol)), ("agent", self.agent_text(report)), ("instances", source)]
 
     def agent_text(self, report: Any) -> str:
         agent = report.config["agent"]
@@ -84,7 +110,8 @@ def episode_tables(store: Any, suite: dict[str, Any], rows: list[Any]) -> list[T
     """The paper's tables: pass rate by tier and horizon, by depth, and the failure attribution."""
     horizons = list(suite.get("horizons", {"short": [], "long": []}))
     agent = store.get_meta("config")["agent"]["spec"]
-    tables = [pass_rate_table(rows, agent, horizons), depth_table(rows)]
+    floor = blind_floor(store) if rows else None
+    tables = [pass_rate_table(rows, agent, horizons, floor), depth_table(rows, floor)]
     attribution = attribute(store, rows)
     if attribution:
         tables.append(attribution_table(attribution, horizons))
@@ -97,8 +124,11 @@ BLIND_TEXT = (f"(at every depth >= 2 a blind agent solves at most {BLIND_SHARE *
 generator's bound at depth 2, where the plan margin binds; 2.1 % at the other depths)."""
 
 
-def budget_text(suite: dict[str, Any]) -> str:
-    """The episodes' move and rotation budgets, as the suite set them."""
+def budget_text(suite: dict[str, Any], protocol: str = "strict") -> str:
+    """The episodes' move and rotation budgets under ``protocol``: none under ``paper``, else as the suite set them."""
+    if protocol == "paper":
+        return (f"no move or view-rotation cap: {suite.get('max_steps', 20)} interaction steps, each one action (a move "
+                f"call carries at most {MAX_ARG_CHARS} characters); the blind floor rows show what a blind walk solves so")
     if "max_moves" not in suite:
         return ("not in the suite (a run from before move budgets); each episode's record holds the budget "
                 "it ran under (config['env'])")
