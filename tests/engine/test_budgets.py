@@ -19,6 +19,7 @@ from cubebench.agents.episode import run_episode
 from cubebench.agents.scripted import BlindAgent, SolverAgent
 from cubebench.budgets import (
     BLIND_SHARE, DEEP_ODDS, DESIGN_SHARE, LONG_BUDGET, PLAN_MARGIN, SET_SKEW, ball, blind_reach, blind_target, blind_walk, largest_odds, move_budget, odds,
+    solved_by, sweep,
 )
 from cubebench.curriculum import random_scramble
 from cubebench.engine import ORIENTATIONS
@@ -43,13 +44,9 @@ def shipped(metric: str) -> dict[tuple[int, str], np.ndarray]:
     return sets
 
 
-def solved_by(walk: list[str], states: np.ndarray) -> np.ndarray:
+def solves(walk: list[str], states: np.ndarray) -> np.ndarray:
     """Which of ``states`` the blind ``walk`` solves: the cube is solved after some prefix of it."""
-    hit = (states == SOLVED).all(axis=1)
-    for turn in walk:
-        states = states[:, TABLE[MOVE_INDEX[turn]]]
-        hit |= (states == SOLVED).all(axis=1)
-    return hit
+    return solved_by(walk, states) >= 0
 
 
 def generator_mass(walk: list[str], metric: str, depth: int) -> float:
@@ -160,12 +157,12 @@ def test_blind_solves_at_most_five_percent_of_every_shipped_set_at_depth_two_and
     at every depth >= 2.  The old budget (40 quarter, 30 face turns) let the same walk solve 10-22 % of depth 2."""
     for (depth, name), states in shipped(metric).items():
         budget = move_budget(depth, metric)
-        rates = [solved_by(blind_walk(metric, blind_target(budget, metric), budget, np.random.default_rng(s)),
+        rates = [solves(blind_walk(metric, blind_target(budget, metric), budget, np.random.default_rng(s)),
                            states).mean() for s in range(32)]
         if depth >= 2:
             assert np.mean(rates) <= BLIND_SHARE, (name, np.mean(rates))
         if depth == 2:
-            old = [solved_by(blind_walk(metric, 2, LONG_BUDGET[metric], np.random.default_rng(s)), states).mean()
+            old = [solves(blind_walk(metric, 2, LONG_BUDGET[metric], np.random.default_rng(s)), states).mean()
                    for s in range(32)]
             assert np.mean(old) > max(BLIND_SHARE, 2 * np.mean(rates)), (name, np.mean(old))
 
@@ -183,7 +180,7 @@ def test_no_shipped_set_holds_more_than_set_skew_times_its_share_of_what_a_blind
         walks = [blind_walk(metric, depth, budget, np.random.default_rng(s)) for s in range(256)]
         fresh = np.mean([generator_mass(w, metric, depth) for w in walks])
         for played in {len(states): states, 20: states[:20]}.values():  # the whole set and what a suite plays
-            skew = np.mean([solved_by(w, played).mean() for w in walks]) / fresh
+            skew = np.mean([solves(w, played).mean() for w in walks]) / fresh
             assert skew <= SET_SKEW, (name, len(played), skew)
 
 
@@ -234,3 +231,21 @@ def test_the_solver_agent_solves_every_short_shipped_instance_within_its_budget(
             env = gym.make(cubebench.TIERS[tier], depth=depth, max_steps=None)
             record = run_episode(SolverAgent(), env, reset_options={"instance": instance}, distance_budget_s=None)
             assert record.solved and record.config["env"]["max_moves"] == 5 and record.n_moves == depth
+
+
+# --- no move cap: the sweep ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("metric, turns", [("quarter", 24530), pytest.param("half", 66252, marks=pytest.mark.slow)])
+def test_the_sweep_solves_every_start_within_four_turns_and_none_deeper(metric: str, turns: int) -> None:
+    """With no move cap a blind walk can pass through every position within 4 turns: played from every one of them
+    (the ball is closed under inverses) it solves each, and no shipped start at depth 8."""
+    walk = sweep(metric)
+    assert len(walk) == turns and set(walk) <= set(ball(metric).turns)
+    assert (solved_by(walk, ball(metric, 4).states) >= 0).all()
+    deep = np.array([from_facelets(json.loads(line)["state"])
+                     for line in (instances_dir() / f"{metric}-d08-n20.jsonl").read_text().splitlines()])
+    assert (solved_by(walk, deep) < 0).all()
+
+
+def test_solved_by_says_when_a_walk_solves_each_start() -> None:
+    start = np.stack([SOLVED, SOLVED[TABLE[MOVE_INDEX["R"]]], SOLVED[TABLE[MOVE_INDEX["U"]]]])
+    assert solved_by(["U", "U'", "R'", "R"], start).tolist() == [0, 3, -1]  # solved as it is; after U U' R'; never
