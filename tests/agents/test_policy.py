@@ -101,8 +101,15 @@ def test_replies_that_are_not_moves_are_wasted_steps(tmp_path: Path, monkeypatch
     assert all(step.parse_error and "not one move" in step.parse_error for step in record.steps)
 
 
-def test_the_move_budget_binds_the_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_move_budget_binds_the_policy_under_strict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    found = rows(run(tmp_path, lambda request: "R"))
+    found = rows(run(tmp_path, lambda request: "R", "--protocol", "strict"))
     shallow = [r for r in found if r.depth == 1]
     assert shallow and all(r.n_moves <= 5 and r.n_steps <= 5 for r in shallow)  # depth 1: a budget of 5 turns
+
+
+def test_the_paper_protocol_gives_the_policy_its_twenty_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    found = rows(run(tmp_path, lambda request: "R"))
+    unsolved = [r for r in found if not r.solved]
+    assert unsolved and all(r.n_moves == r.n_steps == 20 for r in unsolved)  # no move cap: one move per step
