@@ -1,16 +1,15 @@
 """Test 2, cross-modal verification: does a text grid match the image's Front face?
 
-Each item pairs the net image with a text grid of the Front face.  Half the items (balanced per
-depth) show the true face; the other half show a negative, in equal shares either a token edit (two
-cells of different colours, never the fixed centre, swapped) or a *look-alike*: the Front face of
-another cube at the same depth with the same nine colours (:func:`look_alike`; the paper's second
-kind, one move rolled out on the text, gave the answer away to colour counting, and keeping the colours
-through the choice of move gave it away to the grid's pattern).  Both keep the true face's colours, so
-counting colours in the text and the image tells nothing, and the shown grids are distributed like true
-faces: an earlier version changed cells to random colours and used any move, and a text-only rule ("Yes
-when six or more cells are green") then reached a balanced accuracy of 0.62 without the image.  The
-reply is ``Answer: Yes`` or ``Answer: No``; scored by balanced accuracy, parse rate and the share of Yes
-answers (the paper's bias).
+Each item pairs the net image with a text grid of the Front face.  Half the items (balanced per depth) show the
+true face; the other half a *look-alike*: the Front face of another cube at the same depth with the same nine
+colours (:func:`look_alike`), drawn given those colours from a fixed seeded stream of cubes of that depth, so a
+negative is a true face of its own: the grid's colours, their places, which cells are equal and the lines they
+form are those of true faces, and the text alone tells nothing.  The paper's two kinds of negative both gave
+the answer away without the image: one oracle move rolled out on the text brought new colours in (counting
+colours: balanced accuracy 0.75), and a token edit (two cells swapped) broke a true face's lines (a logistic
+regression on which cells are equal: 0.70 on the suite's items, issue 33).  Every item's face (Yes or No) has a
+look-alike, so which faces are asked does not differ either.  The reply is ``Answer: Yes`` or ``Answer: No``;
+scored by balanced accuracy, parse rate and the share of Yes answers (the paper's bias).
 
 The ``polarity`` variant (the paper's B.2.2 controls) asks the same items with *polarity reversals* and
 *randomised surface forms*: half the items of each truth value (balanced per depth) ask the reversed question
@@ -38,9 +37,6 @@ from ...solver.oracle import RADIUS
 from ...engine.facelets import COLOUR_LETTERS, COLOUR_NAMES
 from .common import COLOURS, certified_start, front_face, grid_text, net_image, scramble
 
-EDITABLE = (0, 1, 2, 3, 5, 6, 7, 8)
-"""Cells a token edit may swap: never the centre, whose colour is fixed (an edited centre would give the
-negative away from the text alone)."""
 SYSTEM = ("You check whether a text description of a Rubik's cube face agrees with an image of the cube. "
           "Compare the two yourself, cell by cell; the text may be wrong. " + COLOURS)
 USER = ("The image shows a Rubik's cube as a net (each face's name above it). This text claims to be its "
@@ -100,45 +96,30 @@ def polarity_prompt(item: Item) -> tuple[str, str]:
     return text, gold
 
 
-def swap_two(cells: tuple[str, ...], rng: np.random.Generator) -> tuple[str, ...] | None:
-    """``cells`` with two cells of different colours (never the centre) swapped: the colour counts stay
-    those of a true face, so they say nothing about which grids are negatives."""
-    pairs = [(a, b) for a in EDITABLE for b in EDITABLE if a < b and cells[a] != cells[b]]
-    if not pairs:
-        return None
-    a, b = pairs[int(rng.integers(len(pairs)))]
-    out = list(cells)
-    out[a], out[b] = out[b], out[a]
-    return tuple(out)
-
-
-STREAM_CAP = 5_000
-"""The most states of one depth a look-alike is looked for among (per seed and metric)."""
-SKIP = 4
-"""A look-alike is the j-th match in the stream (j drawn below this; the last found where fewer exist), so items
-sharing colours seldom share it."""
+STREAM_CAP = 20_000
+"""The states of one depth a look-alike is drawn among (per seed and metric)."""
 
 
 class FaceStream:
-    """The Front faces of a fixed, seeded stream of random states at one depth, made as far as a search needs and
-    kept: every search reads the same stream from its start, so what it finds does not depend on which items
-    were built before.  Within the distance oracle's ball (5 half turns, 6 quarter turns) the states are
-    certified as items' states are; beyond it, where certifying costs milliseconds a state and a look-alike
-    may take thousands, they are plain scrambles of that many moves (almost all at that distance)."""
+    """The Front faces of a fixed, seeded stream of :data:`STREAM_CAP` random states at one depth, indexed by their
+    colours: every search reads the same stream, so what it finds does not depend on which items were built before.
+    Within the distance oracle's ball (5 half turns, 6 quarter turns) the states are certified as items' states
+    are; beyond it, where certifying costs milliseconds a state, they are plain scrambles of that many moves (almost
+    all at that distance)."""
 
     def __init__(self, seed: int, depth: int, metric: str) -> None:
-        self.rng = item_rng(seed, "verification/faces", depth, 0)
-        self.depth, self.metric = depth, metric
-        self.certify = depth <= RADIUS[metric]
-        self.faces: list[str] = []
-
-    def __getitem__(self, k: int) -> str:
-        while len(self.faces) <= k:
-            start = certified_start(self.rng, self.depth, self.metric) if self.certify else scramble(
-                self.rng, self.depth, self.metric)
+        rng = item_rng(seed, "verification/faces", depth, 0)
+        certify = depth <= RADIUS[metric]
+        self.by_colours: dict[str, list[str]] = {}
+        for _ in range(STREAM_CAP):
+            start = certified_start(rng, depth, metric) if certify else scramble(rng, depth, metric)
             if start is not None:
-                self.faces.append("".join(front_face(start[0])))
-        return self.faces[k]
+                face = "".join(front_face(start[0]))
+                self.by_colours.setdefault("".join(sorted(face)), []).append(face)
+
+    def like(self, face: str) -> list[str]:
+        """The stream's faces with ``face``'s colours, other than ``face`` itself, as often as the stream holds each."""
+        return [other for other in self.by_colours.get("".join(sorted(face)), []) if other != face]
 
 
 @lru_cache(maxsize=16)
@@ -148,30 +129,21 @@ def face_stream(seed: int, depth: int, metric: str) -> FaceStream:
 
 def look_alike(truth: tuple[str, ...], rng: np.random.Generator, seed: int, depth: int,
                metric: str) -> tuple[str, ...] | None:
-    """The Front face of another cube at the same depth with the same nine colours, differently placed: the
-    j-th such face in :class:`FaceStream` (j < :data:`SKIP`, from ``rng``), a draw of a true face given its
-    colours; ``None`` when the first :data:`STREAM_CAP` states hold none (the caller draws another item: a
-    handful of one-coloured or symmetric faces at shallow depths).
+    """The Front face of another cube at the same depth with the same nine colours, differently placed: drawn from
+    the stream's faces with those colours (:class:`FaceStream`, each as often as the stream holds it), so a draw
+    of a true face given its colours; ``None`` when the stream holds none (a handful of one-coloured or symmetric
+    faces at shallow depths: the caller draws another item).
 
-    Why not the paper's "one oracle move on the text": a move that changes the Front face brings new colours
-    in, so comparing which colours the text and the image hold, never their places, reached a balanced
-    accuracy of 0.75 (right on every move negative, wrong on every edit).  Keeping the colours by choosing
-    the move (a turn of the Front face itself, or a side turn that swaps in the same colours) made the grid's
-    *pattern* give it away instead: a turned face puts the colours that enter from one side where, on a true
-    face, those of another side enter, and a text-only naive Bayes over the cells reached 0.58-0.61 at
-    depth 3.  A true face of another cube, drawn given the colours, is distributed exactly as true faces
-    are, colours and places alike: neither counting nor the text alone tells it apart."""
-    key, own = sorted(truth), "".join(truth)
-    wanted = int(rng.integers(SKIP))
-    stream = face_stream(seed, depth, metric)
-    found: list[str] = []
-    for k in range(STREAM_CAP):
-        face = stream[k]
-        if face != own and sorted(face) == key:
-            found.append(face)
-            if len(found) > wanted:
-                break
-    return tuple(found[wanted % len(found)]) if found else None
+    Why not the paper's negatives.  "One oracle move on the text": a move that changes the Front face brings new
+    colours in, so comparing which colours the text and the image hold, never their places, reached a balanced
+    accuracy of 0.75.  Keeping the colours by choosing the move (a turn of the Front face itself, or a side turn
+    that swaps in the same colours) made the grid's *pattern* give it away instead: a text-only naive Bayes over
+    the cells reached 0.58-0.61 at depth 3.  A token edit swapping two cells keeps the colours but breaks the lines
+    a true face is made of: a logistic regression on which cells are equal caught 23 of 25 swaps on the suite's
+    items (issue 33).  A true face of another cube, drawn given the colours, is distributed as true faces are,
+    colours, places and lines alike."""
+    found = face_stream(seed, depth, metric).like("".join(truth))
+    return tuple(found[int(rng.integers(len(found)))]) if found else None
 
 
 class Verification(QuestionTest):
@@ -188,17 +160,12 @@ class Verification(QuestionTest):
         state, scramble = start
         truth = front_face(state)
         positive = balanced_slot(seed, self.name, depth, index, 2) == 0
-        kind = None if positive else ("edit", "look-alike")[balanced_slot(seed, f"{self.name}/negatives", depth,
-                                                                            index // 2, 2)]
         data: dict[str, Any] = {"scramble": scramble, "distance": depth, "truth": "Yes" if positive else "No",
-                                "negative": kind}
-        shown: tuple[str, ...] | None = truth
-        if kind == "edit":
-            shown = swap_two(truth, rng)
-        elif kind == "look-alike":
-            shown = look_alike(truth, rng, seed, depth, metric)
-        if shown is None:
+                                "negative": None if positive else "look-alike"}
+        other = look_alike(truth, rng, seed, depth, metric)  # drawn for every item: Yes and No faces alike have one
+        if other is None:
             return None
+        shown = truth if positive else other
         data["shown"] = {"grid": "".join(shown)}
         data["asked"] = asked(seed, depth, index, data["truth"])
         return Item(self.name, depth, index, metric, seed, to_facelets(state), data)
