@@ -432,7 +432,7 @@ def test_learned_models_of_the_text_grid_do_not_verify(metric: str) -> None:
     of one seed and scored on 600 fresh items of another: within chance's interval.  Fitted and scored on the earlier
     construction (half the negatives two cells swapped), the same learners catch it (0.80 or more: the check can
     fail; issue 33's logistic regression on equal cells scored 0.70 [0.60, 0.78] on the suite's 100 items)."""
-    from learners import LEARNERS, covers, held_out
+    from helpers import LEARNERS, covers, held_out
 
     train, test = fresh_verification(metric, 13), fresh_verification(metric, 14)
     for name, learner in LEARNERS.items():
@@ -498,7 +498,7 @@ def measure() -> None:
           f"{colour_count_verifier(suite_items('cube-bench', 'verification', 3)):.3f}")
     print("verification, text-only naive Bayes (600 items, depth 3, half / quarter):", ", ".join(
         f"{text_only_bayes(TESTS['verification'].items(3, 600, seed=13, metric=m)):.3f}" for m in ("half", "quarter")))
-    from learners import LEARNERS, held_out
+    from helpers import LEARNERS, held_out
 
     for m in ("half", "quarter"):
         train, test = fresh_verification(m, 13), fresh_verification(m, 14)
