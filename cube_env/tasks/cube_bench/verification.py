@@ -33,7 +33,7 @@ from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, 
 from ..metrics import Proportion, balanced_accuracy, yes_bias
 from ..protocols import PROTOCOLS
 from ..parsing import YesNoForm
-from ...solver.oracle import RADIUS
+from ...solver.oracle import RADIUS, oracle
 from ...engine.facelets import COLOUR_LETTERS, COLOUR_NAMES
 from .common import COLOURS, certified_start, front_face, grid_text, net_image, scramble
 
@@ -101,25 +101,26 @@ STREAM_CAP = 20_000
 
 
 class FaceStream:
-    """The Front faces of a fixed, seeded stream of :data:`STREAM_CAP` random states at one depth, indexed by their
-    colours: every search reads the same stream, so what it finds does not depend on which items were built before.
-    Within the distance oracle's ball (5 half turns, 6 quarter turns) the states are certified as items' states
-    are; beyond it, where certifying costs milliseconds a state, they are plain scrambles of that many moves (almost
-    all at that distance)."""
+    """A fixed, seeded stream of :data:`STREAM_CAP` random states at one depth (with the scramble that made each),
+    indexed by their Front face's colours: every search reads the same stream, so what it finds does not depend on
+    which items were built before.  Within the distance oracle's ball (5 half turns, 6 quarter turns) the states are
+    certified as items' states are; beyond it, where certifying costs milliseconds a state, they are plain
+    scrambles of that many moves (almost all at that distance; one that becomes an item's state is certified then)."""
 
     def __init__(self, seed: int, depth: int, metric: str) -> None:
         rng = item_rng(seed, "verification/faces", depth, 0)
-        certify = depth <= RADIUS[metric]
-        self.by_colours: dict[str, list[str]] = {}
+        self.certified = depth <= RADIUS[metric]
+        self.by_colours: dict[str, list[tuple[str, str]]] = {}
         for _ in range(STREAM_CAP):
-            start = certified_start(rng, depth, metric) if certify else scramble(rng, depth, metric)
+            start = certified_start(rng, depth, metric) if self.certified else scramble(rng, depth, metric)
             if start is not None:
                 face = "".join(front_face(start[0]))
-                self.by_colours.setdefault("".join(sorted(face)), []).append(face)
+                self.by_colours.setdefault("".join(sorted(face)), []).append((to_facelets(start[0]), start[1]))
 
-    def like(self, face: str) -> list[str]:
-        """The stream's faces with ``face``'s colours, other than ``face`` itself, as often as the stream holds each."""
-        return [other for other in self.by_colours.get("".join(sorted(face)), []) if other != face]
+    def like(self, face: str) -> list[tuple[str, str]]:
+        """The stream's states (facelets, scramble) whose Front face has ``face``'s colours, each as often as the
+        stream holds it."""
+        return self.by_colours.get("".join(sorted(face)), [])
 
 
 @lru_cache(maxsize=16)
@@ -127,12 +128,11 @@ def face_stream(seed: int, depth: int, metric: str) -> FaceStream:
     return FaceStream(seed, depth, metric)
 
 
-def look_alike(truth: tuple[str, ...], rng: np.random.Generator, seed: int, depth: int,
-               metric: str) -> tuple[str, ...] | None:
-    """The Front face of another cube at the same depth with the same nine colours, differently placed: drawn from
-    the stream's faces with those colours (:class:`FaceStream`, each as often as the stream holds it), so a draw
-    of a true face given its colours; ``None`` when the stream holds none (a handful of one-coloured or symmetric
-    faces at shallow depths: the caller draws another item).
+def look_alike(state: np.ndarray, rng: np.random.Generator, seed: int, depth: int, metric: str) -> tuple[str, str] | None:
+    """Another cube at the same depth whose Front face has the same nine colours as ``state``'s, differently placed:
+    a draw among the stream's states with those colours (:class:`FaceStream`), as (facelets, scramble); ``None``
+    when the draw shows ``state``'s very face or the stream holds none (a handful of one-coloured or symmetric
+    faces at shallow depths), and the caller draws another item.
 
     Why not the paper's negatives.  "One oracle move on the text": a move that changes the Front face brings new
     colours in, so comparing which colours the text and the image hold, never their places, reached a balanced
@@ -140,10 +140,14 @@ def look_alike(truth: tuple[str, ...], rng: np.random.Generator, seed: int, dept
     that swaps in the same colours) made the grid's *pattern* give it away instead: a text-only naive Bayes over
     the cells reached 0.58-0.61 at depth 3.  A token edit swapping two cells keeps the colours but breaks the lines
     a true face is made of: a logistic regression on which cells are equal caught 23 of 25 swaps on the suite's
-    items (issue 33).  A true face of another cube, drawn given the colours, is distributed as true faces are,
-    colours, places and lines alike."""
-    found = face_stream(seed, depth, metric).like("".join(truth))
-    return tuple(found[int(rng.integers(len(found)))]) if found else None
+    items (issue 33).  A true face of another cube, drawn given the colours, is one as true faces are, colours,
+    places and lines alike."""
+    face = "".join(front_face(state))
+    found = face_stream(seed, depth, metric).like(face)
+    if not found:
+        return None
+    facelets, moves = found[int(rng.integers(len(found)))]
+    return None if "".join(front_face(from_facelets(facelets))) == face else (facelets, moves)
 
 
 class Verification(QuestionTest):
@@ -154,21 +158,35 @@ class Verification(QuestionTest):
     variants = VARIANTS
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
+        """Every item, Yes or No, draws two cubes with the same Front colours, a certified start and a look-alike from
+        the stream, and shows them in a random order: the first is the item's cube (the image), and the grid is its
+        own Front face (Yes) or the second's (No).  The two are exchangeable, so the image and the grid are alike in
+        distribution on Yes and on No items, and no cube is shown twice in a test (:meth:`identities`): a model
+        that remembers grids or images gains nothing (a grid drawn from the stream while the items' cubes were all
+        distinct gave "No when this grid was shown before" 0.55 on 600 items)."""
         start = certified_start(rng, depth, metric)
         if start is None:
             return None
-        state, scramble = start
-        truth = front_face(state)
-        positive = balanced_slot(seed, self.name, depth, index, 2) == 0
-        data: dict[str, Any] = {"scramble": scramble, "distance": depth, "truth": "Yes" if positive else "No",
-                                "negative": None if positive else "look-alike"}
-        other = look_alike(truth, rng, seed, depth, metric)  # drawn for every item: Yes and No faces alike have one
+        other = look_alike(start[0], rng, seed, depth, metric)
         if other is None:
             return None
-        shown = truth if positive else other
-        data["shown"] = {"grid": "".join(shown)}
+        pair = [(to_facelets(start[0]), start[1]), other]
+        if rng.integers(2):
+            pair.reverse()
+        (facelets, moves), (second, _) = pair
+        if not face_stream(seed, depth, metric).certified and oracle(metric).distance(from_facelets(facelets)) != depth:
+            return None
+        positive = balanced_slot(seed, self.name, depth, index, 2) == 0
+        shown = front_face(from_facelets(facelets if positive else second))
+        data: dict[str, Any] = {"scramble": moves, "distance": depth, "truth": "Yes" if positive else "No",
+                                "negative": None if positive else "look-alike", "other": second,
+                                "shown": {"grid": "".join(shown)}}
         data["asked"] = asked(seed, depth, index, data["truth"])
-        return Item(self.name, depth, index, metric, seed, to_facelets(state), data)
+        return Item(self.name, depth, index, metric, seed, facelets, data)
+
+    def identities(self, item: Item) -> tuple[Any, ...]:
+        """Both cubes the item drew: no cube is shown twice in a test, as an item's image or as its look-alike."""
+        return (item.state, item.data.get("other", item.state))
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
         self.check_variant(variant)
