@@ -185,6 +185,8 @@ class QuestionTest(ABC):
     recovery closed-loop's."""
     max_candidates: int = 2000
     """Candidates drawn per item before the generator gives up (duplicates, infeasible options)."""
+    too_many: str = ""
+    """Why a test may run out of distinct items, appended to the message when it does."""
     settable: tuple[str, ...] = ("max_candidates",)
     """The attributes a suite file's ``options`` may set on this test."""
     chance: float | None = None
@@ -222,7 +224,7 @@ class QuestionTest(ABC):
             else:
                 raise ItemGenerationError(
                     f"{self.name}: no new item {index} at depth {depth} ({metric}-turn) after "
-                    f"{self.max_candidates} candidates; ask for fewer items at this depth")
+                    f"{self.max_candidates} candidates; ask for fewer items at this depth{self.too_many}")
 
     def check_depth(self, depth: int, metric: str) -> None:
         """``ValueError`` unless items can be built at ``depth``: by default a certified distance within the

@@ -258,8 +258,13 @@ def test_count_rules_on_the_turn_words_are_at_chance() -> None:
     each count of a line, a sense or a (sense, line) pair above 0-3, either way (the 37 single rules of the first
     wording, whose best scored 0.564), a repeated phrase, and every combined rule "at most a east-west, b north-south
     and c vertical turns" (issue 33's "at most 3, 3 and 2" scored 0.62 [0.55, 0.69] on the earlier items)."""
-    rows = perturbed_rows(items())
-    gold = ["Yes" if yes else "No" for _, yes in rows]
+    for name, score in count_rule_scores(perturbed_rows(items())).items():
+        assert abs(score - 0.5) <= 0.01, name
+
+
+def count_rules() -> dict[str, Callable[[dict[str, float]], bool]]:
+    """The single count rules (each count of a line, sense or (sense, line) above 0-3), a repeated phrase, and the
+    combined "at most a east-west, b north-south and c vertical turns", every a, b, c up to 5."""
     rules: dict[str, Callable[[dict[str, float]], bool]] = {"repeated phrase": lambda f: f["repeated phrase"] > 0}
     for name in [*WORDS, "clockwise", "counterclockwise",
                  *(f"{way} {line}" for way in ("clockwise", "counterclockwise") for line in WORDS)]:
@@ -268,10 +273,15 @@ def test_count_rules_on_the_turn_words_are_at_chance() -> None:
     for a, b, c in itertools.product(range(6), repeat=3):
         rules[f"at most {a}, {b}, {c}"] = lambda f, a=a, b=b, c=c: all(
             f.get(f"count {w}", 0) <= n for w, n in zip(WORDS, (a, b, c)))
-    for name, rule in rules.items():
-        for yes_when in (True, False):
-            pred = ["Yes" if rule(f) == yes_when else "No" for f, _ in rows]
-            assert abs(_balanced(gold, pred) - 0.5) <= 0.01, name
+    return rules
+
+
+def count_rule_scores(rows: list[tuple[dict[str, float], bool]]) -> dict[str, float]:
+    """Balanced accuracy of every count rule, read both ways ("... means Yes" and "... means No")."""
+    gold = ["Yes" if yes else "No" for _, yes in rows]
+    return {f"{name} ({'Yes' if yes_when else 'No'})": _balanced(gold, ["Yes" if rule(f) == yes_when else "No"
+                                                                         for f, _ in rows])
+            for name, rule in count_rules().items() for yes_when in (True, False)}
 
 
 def old_perturbed_rows(drawn, seed: int) -> list[tuple[dict[str, float], bool]]:
@@ -469,3 +479,31 @@ def test_export_tasks_keeps_the_interleaved_order_and_refuses_an_unknown_variant
                  "--out", str(tmp_path / "ex2")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "net-fold has ['question'" in err and not any((tmp_path / "ex2").glob("*.*"))
+
+
+# --- the figures the docs quote -----------------------------------------------------------------------------------
+def measure() -> None:
+    """Print the perturbed setup's shortcut figures (docs/stare.md, "Shortcuts on the perturbed items, measured")."""
+    from helpers import LEARNERS, held_out
+
+    drawn = items()
+    gold = [NET_FOLD.prompt(i, "perturbed").gold for i in drawn]
+    for name, rule in OUTLINE_RULES.items():
+        pred = ["Yes" if rule(NET_FOLD.net(i, "perturbed").cells) else "No" for i in drawn]
+        print(f"outline rule '{name}': bal acc {_balanced(gold, pred):.3f}")
+    scores = count_rule_scores(perturbed_rows(drawn))
+    single = {k: v for k, v in scores.items() if not k.startswith("at most")}
+    combined = {k: v for k, v in scores.items() if k.startswith("at most")}
+    for what, found in (("single count rules", single), ("combined count rules", combined)):
+        best = max(found, key=lambda k: abs(found[k] - 0.5))
+        print(f"{len(found)} {what}, farthest from 0.5: {best} {found[best]:.3f}")
+    print("'at most 3, 3, 2 means Yes':", f"{scores['at most 3, 3, 2 (Yes)']:.3f}")
+    train, test = items(2, 200, seed=21), items(2, 200, seed=22)
+    for name, learner in LEARNERS.items():
+        print(f"{name}, fitted on 200 items (seed 21), scored on 200 fresh (seed 22): "
+              f"{held_out(perturbed_rows(train), perturbed_rows(test), learner).format()}; on the first construction: "
+              f"{held_out(old_perturbed_rows(train, 1), old_perturbed_rows(test, 2), learner).format()}")
+
+
+if __name__ == "__main__":
+    measure()

@@ -116,6 +116,8 @@ class NetItems:
     """What STARE's net tests share: their depths (the non-net pools) and how a split groups their items."""
 
     name: str
+    too_many = (" (a STARE test shows every numbered net once, and each hexomino has 360 numberings or fewer, "
+                "split among the tests: docs/stare.md, \"Fresh nets per setup\")")
     reasoned: tuple[str, ...] = (PAPER,)
     """STARE's paper protocol asks every question to be reasoned step by step (App. G.1)."""
 
