@@ -139,6 +139,18 @@ def test_depth_one_has_only_eighteen_distinct_states_so_reconstruction_refuses_m
         TESTS["reconstruction"].items(1, 19)
 
 
+def test_verification_shows_two_cubes_an_item_so_depth_one_refuses_a_seventh_item_saying_why() -> None:
+    """Each verification item shows two cubes of its own (the image's and its look-alike's, docs/cube-bench.md):
+    of depth 1's 18 states, six have a one-coloured Front face (F and B turns), which nothing looks like."""
+    from cubebench.tasks.items import ItemGenerationError
+
+    items = TESTS["verification"].items(1, 6)
+    cubes = [c for i in items for c in (i.state, i.data["other"])]
+    assert len(set(cubes)) == 12
+    with pytest.raises(ItemGenerationError, match="two cubes of its own"):
+        TESTS["verification"].items(1, 7)
+
+
 @pytest.mark.parametrize("depth", [1, 2, 3, 4])
 def test_the_optimal_option_is_balanced_over_the_slots(depth: int) -> None:
     items = TESTS["move-choice"].items(depth, 42)
@@ -300,7 +312,7 @@ def test_the_random_answerer_lands_on_chance_within_its_interval() -> None:
     choice = summary("move-choice", 2, 200, random_ask(1))["acc"]
     lo, hi = choice.interval
     assert lo <= 0.25 <= hi
-    verify = summary("verification", 2, 200, random_ask(2))
+    verify = summary("verification", 3, 200, random_ask(2))
     assert abs(verify["bal acc"] - 0.5) < 0.1
     effect = summary("move-effect", 2, 100, random_ask(3))
     assert abs(effect["kappa"]) < 0.1

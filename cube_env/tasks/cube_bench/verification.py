@@ -156,6 +156,8 @@ class Verification(QuestionTest):
     name = "verification"
     protocols = PROTOCOLS
     variants = VARIANTS
+    too_many = (" (each verification item shows two cubes of its own with the same Front colours, so a test asks at "
+                "most half the states at that distance, fewer where faces have no look-alike; docs/cube-bench.md)")
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
         """Every item, Yes or No, draws two cubes with the same Front colours, a certified start and a look-alike from
