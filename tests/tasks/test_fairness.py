@@ -376,7 +376,7 @@ def test_the_text_grid_alone_does_not_verify(metric: str) -> None:
     face's pattern: the naive Bayes fitted on the items of one seed and scored on fresh items of another is within
     chance's interval (move negatives that kept the colours, mostly the face turned in its plane, let it reach
     0.58-0.61 at depth 3)."""
-    from helpers import covers
+    from learners import covers
 
     rate = text_only_bayes(fresh_verification(metric, 13), fresh_verification(metric, 14))
     assert covers(rate, 0.5), rate.format()
@@ -434,7 +434,7 @@ def test_learned_models_of_the_text_grid_do_not_verify(metric: str) -> None:
     of one seed and scored on 600 fresh items of another (400 in the quarter-turn metric): within chance's interval.  Fitted and scored on the earlier
     construction (half the negatives two cells swapped), the same learners catch it (0.80 or more: the check can
     fail; issue 33's logistic regression on equal cells scored 0.70 [0.60, 0.78] on the suite's 100 items)."""
-    from helpers import LEARNERS, covers, held_out
+    from learners import LEARNERS, covers, held_out
 
     train, test = fresh_verification(metric, 13), fresh_verification(metric, 14)
     for name, learner in LEARNERS.items():
@@ -498,7 +498,7 @@ def test_remembering_grids_and_cubes_does_not_verify(metric: str) -> None:
     cube is shown twice: so no image comes back, and a grid comes back as often on Yes items as on No items (a
     grid drawn from the stream while the items' cubes were all distinct gave "No when this grid was shown before"
     0.55 on 600 half-turn items)."""
-    from helpers import covers
+    from learners import covers
 
     for items in (fresh_verification(metric, 13), fresh_verification(metric, 14)):
         cubes = [c for i in items for c in (i.state, i.data["other"])]
@@ -530,7 +530,7 @@ def measure() -> None:
     print("verification, text-only naive Bayes fitted on 600 / 400 items (seed 13), scored on as many fresh (seed 14),"
           " depth 3, half / quarter:", ", ".join(
               text_only_bayes(fresh_verification(m, 13), fresh_verification(m, 14)).format() for m in ("half", "quarter")))
-    from helpers import LEARNERS, held_out
+    from learners import LEARNERS, held_out
 
     for m in ("half", "quarter"):
         train, test = fresh_verification(m, 13), fresh_verification(m, 14)

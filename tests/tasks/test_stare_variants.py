@@ -307,7 +307,7 @@ def test_learned_word_models_fitted_on_items_are_at_chance_on_fresh_items() -> N
     one seed and scored on 200 fresh items of another: right on exactly one item of each pair (the pair's words are
     the same), so exactly 0.5.  On the first construction the same learners find the perturbed steps (at least 0.6:
     the check can fail)."""
-    from helpers import LEARNERS, covers, held_out
+    from learners import LEARNERS, covers, held_out
 
     train, test = items(2, 200, seed=21), items(2, 200, seed=22)
     for name, learner in LEARNERS.items():
@@ -484,7 +484,7 @@ def test_export_tasks_keeps_the_interleaved_order_and_refuses_an_unknown_variant
 # --- the figures the docs quote -----------------------------------------------------------------------------------
 def measure() -> None:
     """Print the perturbed setup's shortcut figures (docs/stare.md, "Shortcuts on the perturbed items, measured")."""
-    from helpers import LEARNERS, held_out
+    from learners import LEARNERS, held_out
 
     drawn = items()
     gold = [NET_FOLD.prompt(i, "perturbed").gold for i in drawn]
