@@ -495,9 +495,7 @@ def remembered(items: list[Item]) -> Proportion:
 @pytest.mark.parametrize("metric", ["half", "quarter"])
 def test_remembering_grids_and_cubes_does_not_verify(metric: str) -> None:
     """Every item's two cubes (the image's and the look-alike's) are drawn alike and shown in a random order, and no
-    cube is shown twice: so no image comes back, and a grid comes back as often on Yes items as on No items (a
-    grid drawn from the stream while the items' cubes were all distinct gave "No when this grid was shown before"
-    0.55 on 600 half-turn items)."""
+    cube is shown twice: so no image comes back, and a grid comes back as often on Yes items as on No items."""
     from learners import covers
 
     for items in (fresh_verification(metric, 13), fresh_verification(metric, 14)):
