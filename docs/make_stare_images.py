@@ -17,7 +17,7 @@ from PIL import Image, ImageDraw
 from cubebench.render.canvas import font
 from cubebench.tasks.stare import NetChoice, NetFold, NetPerception
 from cubebench.render.fold import tile
-from cubebench.tasks.stare.shown import FRAME_PX, ShownNet
+from cubebench.tasks.stare.shown import FRAME_PX
 
 OUT = Path(__file__).resolve().parent / "img"
 
@@ -63,7 +63,7 @@ def main() -> None:
         for item, truth in ((yes, "yes"), (no, "no")):
             save(fold.prompt(item, setup).image, f"net_fold_{setup.replace('-', '_')}_{truth}")
     save(message_picture(fold.prompt(no, "frames-interleaved").parts), "net_fold_interleaved_no")
-    perturbed = ShownNet.from_data(no.data["perturbed"])
+    perturbed = fold.net(no, "perturbed")
     save(fold.prompt(no, "perturbed").image, "net_fold_perturbed_no")
     # not shown to a model: what the perturbed steps do, step by step (the docs explain the negative with it)
     save(tile([perturbed.image(FRAME_PX)] + [perturbed.frame(k) for k in range(1, 6)],

@@ -185,6 +185,8 @@ class QuestionTest(ABC):
     recovery closed-loop's."""
     max_candidates: int = 2000
     """Candidates drawn per item before the generator gives up (duplicates, infeasible options)."""
+    too_many: str = ""
+    """Why a test may run out of distinct items, appended to the message when it does."""
     settable: tuple[str, ...] = ("max_candidates",)
     """The attributes a suite file's ``options`` may set on this test."""
     chance: float | None = None
@@ -200,8 +202,8 @@ class QuestionTest(ABC):
     """The protocol the test asks under: the runner sets the run's on a copy (``strict`` when nobody chose)."""
 
     def items(self, depth: int, n: int, *, seed: int = 0, metric: str = "half", first: int = 0) -> list[Item]:
-        """Items ``first .. first + n - 1`` of ``depth``: deterministic, duplicates (same :meth:`identity`)
-        among them discarded.  (A ladder round asks its own block of indices: :mod:`.ladder`.)"""
+        """Items ``first .. first + n - 1`` of ``depth``: deterministic, duplicates (sharing one of their
+        :meth:`identities`) among them discarded.  (A ladder round asks its own block of indices: :mod:`.ladder`.)"""
         return list(self.iter_items(depth, n, seed=seed, metric=metric, first=first))
 
     def iter_items(self, depth: int, n: int, *, seed: int = 0, metric: str = "half", first: int = 0) -> Iterator[Item]:
@@ -214,15 +216,15 @@ class QuestionTest(ABC):
                 item = self.build(depth, index, item_rng(seed, self.stream, depth, index, attempt), seed, metric)
                 if item is None:
                     continue
-                ident = self.identity(item)
-                if ident not in seen:
-                    seen.add(ident)
+                idents = self.identities(item)
+                if seen.isdisjoint(idents) and len(set(idents)) == len(idents):
+                    seen.update(idents)
                     yield item
                     break
             else:
                 raise ItemGenerationError(
                     f"{self.name}: no new item {index} at depth {depth} ({metric}-turn) after "
-                    f"{self.max_candidates} candidates; ask for fewer items at this depth")
+                    f"{self.max_candidates} candidates; ask for fewer items at this depth{self.too_many}")
 
     def check_depth(self, depth: int, metric: str) -> None:
         """``ValueError`` unless items can be built at ``depth``: by default a certified distance within the
@@ -257,6 +259,12 @@ class QuestionTest(ABC):
         """What makes two items the same: the start state and what is shown about it (options as a set)."""
         shown = {k: sorted(v) if isinstance(v, list) else v for k, v in item.data.get("shown", {}).items()}
         return (item.state, repr(sorted(shown.items())))
+
+    def identities(self, item: Item) -> tuple[Any, ...]:
+        """What no two items of the test may share, any one of them (:meth:`items` draws again on a match): by default
+        the item's :meth:`identity`; a test that shows several things per item (STARE's nets, one per set of setups)
+        names each, so none is shown twice (an item that shows one of them twice is drawn again too)."""
+        return (self.identity(item),)
 
     @abstractmethod
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:

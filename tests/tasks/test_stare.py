@@ -240,6 +240,15 @@ SHORTCUTS = {
 }
 
 
+CHOICE_ITEMS = 120
+"""net-choice items the outline rules are measured on (depth 2, seed 0): about as many as the net-choice group's
+numberings of the look-alikes allow, every net shown once (docs/stare.md)."""
+TEXTBOOK_ITEMS = 300
+"""net-fold items per depth the textbook rules are measured on (seed 0)."""
+DEPTH_ONE_ITEMS = 160
+"""depth-1 net-fold items the outline rules are measured on (seed 0)."""
+
+
 def test_outline_shortcuts_stay_near_chance_on_the_suite_items() -> None:
     """On the suite's depth-2 items no rule on the outline is off chance by more than 1/18 of balanced
     accuracy (the run-of-4 rules' offset: the one 2x5 net's look-alike has the run, docs/stare.md), and none
@@ -257,7 +266,7 @@ def test_outline_shortcuts_stay_near_chance_on_the_suite_items() -> None:
 def test_outline_shortcuts_do_not_pick_the_net_among_four() -> None:
     """Multiple choice at depth 2: the cube net is drawn to look like one of the three non-nets (its stratum),
     so picking at random among the options with an outline property stays at chance (0.25)."""
-    items = NET_CHOICE.items(2, 200, seed=0)
+    items = NET_CHOICE.items(2, CHOICE_ITEMS, seed=0)
     for name, rule in SHORTCUTS.items():
         expected = 0.0
         for item in items:
@@ -289,15 +298,15 @@ def test_textbook_net_rules_answer_most_items_a_known_limit_of_the_task() -> Non
     """Whether a hexomino folds depends on its outline alone, and the cube nets are textbook knowledge: two classic
     rules (docs/stare.md) answer most items without folding anything.  This pins the measured level so the docs
     stay true; net-fold measures knowledge of nets as well as folding, in the paper as here."""
-    two = shortcut(NET_FOLD.items(2, 600, seed=0), _textbook_rule)
-    one = shortcut(NET_FOLD.items(1, 600, seed=0), _textbook_rule)
+    two = shortcut(NET_FOLD.items(2, TEXTBOOK_ITEMS, seed=0), _textbook_rule)
+    one = shortcut(NET_FOLD.items(1, TEXTBOOK_ITEMS, seed=0), _textbook_rule)
     assert two["bal acc"] > 0.9 and one["bal acc"] > 0.75, (two, one)
 
 
 def test_at_depth_one_outline_shortcuts_do_work() -> None:
     """The control depth: any non-folding hexomino, so a 2x2 block or a run of 5 gives many away."""
-    items = NET_FOLD.items(1, 120, seed=0)
-    assert shortcut(items, lambda p: not has_square(p) and longest_run(p) < 5)["bal acc"] > 0.7
+    items = NET_FOLD.items(1, DEPTH_ONE_ITEMS, seed=0)
+    assert shortcut(items, lambda p: not has_square(p) and longest_run(p) < 5)["bal acc"] > 0.65
 
 
 def test_net_choice_has_exactly_one_folding_net_balanced_over_the_slots() -> None:
@@ -378,3 +387,41 @@ def test_the_tests_are_registered_and_the_suites_load() -> None:
         suite = load_suite(name)
         assert set(suite.tests) == {t.name for t in STARE_TESTS}
     assert load_suite("stare").tests["net-fold"].items == SUITE_ITEMS
+
+
+# --- the figures the docs quote -----------------------------------------------------------------------------------
+def textbook_pick(item) -> float:
+    """The chance that picking at random among the options the textbook rules pass picks the cube net."""
+    passing = [k for k, option in enumerate(item.data["options"]) if _textbook_rule(cells_of(option))]
+    return ("ABCD".index(item.data["gold"]) in passing) / len(passing) if passing else 0.25
+
+
+def measure() -> None:
+    """Print the shortcut tables of docs/stare.md ("Shortcuts checked"): the outline rules on the suite's depth-2
+    items and on depth-1 items, the textbook rules, and the outline rules among net-choice's four nets."""
+    two, one = NET_FOLD.items(2, SUITE_ITEMS, seed=0), NET_FOLD.items(1, DEPTH_ONE_ITEMS, seed=0)
+    print(f"outline rules, F1 / bal acc: depth 2 ({len(two)} items), depth 1 ({len(one)} items)")
+    rules = {**SHORTCUTS, "all three of box, no 2x2, no run of 5": lambda p: (
+        SHORTCUTS["box 3x4 or 2x5"](p) and SHORTCUTS["no 2x2 block"](p) and SHORTCUTS["no run of 5"](p))}
+    for name, rule in rules.items():
+        a, b = shortcut(two, rule), shortcut(one, rule)
+        print(f"  {name}: {a['F1']:.3f} / {a['bal acc']:.3f}; {b['F1']:.3f} / {b['bal acc']:.3f}")
+    for depth in (2, 1):
+        row = shortcut(NET_FOLD.items(depth, TEXTBOOK_ITEMS, seed=0), _textbook_rule)
+        print(f"textbook rules, depth {depth} ({TEXTBOOK_ITEMS} items): bal acc {row['bal acc']:.3f}")
+    for depth in (2, 1):
+        choice = NET_CHOICE.items(depth, CHOICE_ITEMS, seed=0)
+        print(f"net-choice, pick at random among the options the textbook rules pass, depth {depth} ({CHOICE_ITEMS} "
+              f"items): {sum(map(textbook_pick, choice)) / len(choice):.3f}")
+    choice = NET_CHOICE.items(2, CHOICE_ITEMS, seed=0)
+    print(f"net-choice outline rules, depth 2 ({CHOICE_ITEMS} items), pick at random among the options having it:")
+    for name, rule in SHORTCUTS.items():
+        expected = 0.0
+        for item in choice:
+            having = [k for k, option in enumerate(item.data["options"]) if rule(cells_of(option))]
+            expected += ("ABCD".index(item.data["gold"]) in having) / len(having) if having else 0.25
+        print(f"  {name}: {expected / len(choice):.3f}")
+
+
+if __name__ == "__main__":
+    measure()

@@ -1,16 +1,15 @@
 """Test 2, cross-modal verification: does a text grid match the image's Front face?
 
-Each item pairs the net image with a text grid of the Front face.  Half the items (balanced per
-depth) show the true face; the other half show a negative, in equal shares either a token edit (two
-cells of different colours, never the fixed centre, swapped) or a *look-alike*: the Front face of
-another cube at the same depth with the same nine colours (:func:`look_alike`; the paper's second
-kind, one move rolled out on the text, gave the answer away to colour counting, and keeping the colours
-through the choice of move gave it away to the grid's pattern).  Both keep the true face's colours, so
-counting colours in the text and the image tells nothing, and the shown grids are distributed like true
-faces: an earlier version changed cells to random colours and used any move, and a text-only rule ("Yes
-when six or more cells are green") then reached a balanced accuracy of 0.62 without the image.  The
-reply is ``Answer: Yes`` or ``Answer: No``; scored by balanced accuracy, parse rate and the share of Yes
-answers (the paper's bias).
+Each item pairs the net image with a text grid of the Front face.  Half the items (balanced per depth) show the
+true face; the other half a *look-alike*: the Front face of another cube at the same depth with the same nine
+colours (:func:`look_alike`), drawn given those colours from a fixed seeded stream of cubes of that depth, so a
+negative is a true face of its own: the grid's colours, their places, which cells are equal and the lines they
+form are those of true faces, and the text alone tells nothing.  The paper's two kinds of negative both gave
+the answer away without the image: one oracle move rolled out on the text brought new colours in (counting
+colours: balanced accuracy 0.75), and a token edit (two cells swapped) broke a true face's lines (a logistic
+regression on which cells are equal: 0.70 on the suite's items, issue 33).  Every item's face (Yes or No) has a
+look-alike, so which faces are asked does not differ either.  The reply is ``Answer: Yes`` or ``Answer: No``;
+scored by balanced accuracy, parse rate and the share of Yes answers (the paper's bias).
 
 The ``polarity`` variant (the paper's B.2.2 controls) asks the same items with *polarity reversals* and
 *randomised surface forms*: half the items of each truth value (balanced per depth) ask the reversed question
@@ -34,13 +33,10 @@ from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, 
 from ..metrics import Proportion, balanced_accuracy, yes_bias
 from ..protocols import PROTOCOLS
 from ..parsing import YesNoForm
-from ...solver.oracle import RADIUS
+from ...solver.oracle import RADIUS, oracle
 from ...engine.facelets import COLOUR_LETTERS, COLOUR_NAMES
 from .common import COLOURS, certified_start, front_face, grid_text, net_image, scramble
 
-EDITABLE = (0, 1, 2, 3, 5, 6, 7, 8)
-"""Cells a token edit may swap: never the centre, whose colour is fixed (an edited centre would give the
-negative away from the text alone)."""
 SYSTEM = ("You check whether a text description of a Rubik's cube face agrees with an image of the cube. "
           "Compare the two yourself, cell by cell; the text may be wrong. " + COLOURS)
 USER = ("The image shows a Rubik's cube as a net (each face's name above it). This text claims to be its "
@@ -100,45 +96,31 @@ def polarity_prompt(item: Item) -> tuple[str, str]:
     return text, gold
 
 
-def swap_two(cells: tuple[str, ...], rng: np.random.Generator) -> tuple[str, ...] | None:
-    """``cells`` with two cells of different colours (never the centre) swapped: the colour counts stay
-    those of a true face, so they say nothing about which grids are negatives."""
-    pairs = [(a, b) for a in EDITABLE for b in EDITABLE if a < b and cells[a] != cells[b]]
-    if not pairs:
-        return None
-    a, b = pairs[int(rng.integers(len(pairs)))]
-    out = list(cells)
-    out[a], out[b] = out[b], out[a]
-    return tuple(out)
-
-
-STREAM_CAP = 5_000
-"""The most states of one depth a look-alike is looked for among (per seed and metric)."""
-SKIP = 4
-"""A look-alike is the j-th match in the stream (j drawn below this; the last found where fewer exist), so items
-sharing colours seldom share it."""
+STREAM_CAP = 20_000
+"""The states of one depth a look-alike is drawn among (per seed and metric)."""
 
 
 class FaceStream:
-    """The Front faces of a fixed, seeded stream of random states at one depth, made as far as a search needs and
-    kept: every search reads the same stream from its start, so what it finds does not depend on which items
-    were built before.  Within the distance oracle's ball (5 half turns, 6 quarter turns) the states are
-    certified as items' states are; beyond it, where certifying costs milliseconds a state and a look-alike
-    may take thousands, they are plain scrambles of that many moves (almost all at that distance)."""
+    """A fixed, seeded stream of :data:`STREAM_CAP` random states at one depth (with the scramble that made each),
+    indexed by their Front face's colours: every search reads the same stream, so what it finds does not depend on
+    which items were built before.  Within the distance oracle's ball (5 half turns, 6 quarter turns) the states are
+    certified as items' states are; beyond it, where certifying costs milliseconds a state, they are plain
+    scrambles of that many moves (almost all at that distance; one that becomes an item's state is certified then)."""
 
     def __init__(self, seed: int, depth: int, metric: str) -> None:
-        self.rng = item_rng(seed, "verification/faces", depth, 0)
-        self.depth, self.metric = depth, metric
-        self.certify = depth <= RADIUS[metric]
-        self.faces: list[str] = []
-
-    def __getitem__(self, k: int) -> str:
-        while len(self.faces) <= k:
-            start = certified_start(self.rng, self.depth, self.metric) if self.certify else scramble(
-                self.rng, self.depth, self.metric)
+        rng = item_rng(seed, "verification/faces", depth, 0)
+        self.certified = depth <= RADIUS[metric]
+        self.by_colours: dict[str, list[tuple[str, str]]] = {}
+        for _ in range(STREAM_CAP):
+            start = certified_start(rng, depth, metric) if self.certified else scramble(rng, depth, metric)
             if start is not None:
-                self.faces.append("".join(front_face(start[0])))
-        return self.faces[k]
+                face = "".join(front_face(start[0]))
+                self.by_colours.setdefault("".join(sorted(face)), []).append((to_facelets(start[0]), start[1]))
+
+    def like(self, face: str) -> list[tuple[str, str]]:
+        """The stream's states (facelets, scramble) whose Front face has ``face``'s colours, each as often as the
+        stream holds it."""
+        return self.by_colours.get("".join(sorted(face)), [])
 
 
 @lru_cache(maxsize=16)
@@ -146,32 +128,26 @@ def face_stream(seed: int, depth: int, metric: str) -> FaceStream:
     return FaceStream(seed, depth, metric)
 
 
-def look_alike(truth: tuple[str, ...], rng: np.random.Generator, seed: int, depth: int,
-               metric: str) -> tuple[str, ...] | None:
-    """The Front face of another cube at the same depth with the same nine colours, differently placed: the
-    j-th such face in :class:`FaceStream` (j < :data:`SKIP`, from ``rng``), a draw of a true face given its
-    colours; ``None`` when the first :data:`STREAM_CAP` states hold none (the caller draws another item: a
-    handful of one-coloured or symmetric faces at shallow depths).
+def look_alike(state: np.ndarray, rng: np.random.Generator, seed: int, depth: int, metric: str) -> tuple[str, str] | None:
+    """Another cube at the same depth whose Front face has the same nine colours as ``state``'s, differently placed:
+    a draw among the stream's states with those colours (:class:`FaceStream`), as (facelets, scramble); ``None``
+    when the draw shows ``state``'s very face or the stream holds none (a handful of one-coloured or symmetric
+    faces at shallow depths), and the caller draws another item.
 
-    Why not the paper's "one oracle move on the text": a move that changes the Front face brings new colours
-    in, so comparing which colours the text and the image hold, never their places, reached a balanced
-    accuracy of 0.75 (right on every move negative, wrong on every edit).  Keeping the colours by choosing
-    the move (a turn of the Front face itself, or a side turn that swaps in the same colours) made the grid's
-    *pattern* give it away instead: a turned face puts the colours that enter from one side where, on a true
-    face, those of another side enter, and a text-only naive Bayes over the cells reached 0.58-0.61 at
-    depth 3.  A true face of another cube, drawn given the colours, is distributed exactly as true faces
-    are, colours and places alike: neither counting nor the text alone tells it apart."""
-    key, own = sorted(truth), "".join(truth)
-    wanted = int(rng.integers(SKIP))
-    stream = face_stream(seed, depth, metric)
-    found: list[str] = []
-    for k in range(STREAM_CAP):
-        face = stream[k]
-        if face != own and sorted(face) == key:
-            found.append(face)
-            if len(found) > wanted:
-                break
-    return tuple(found[wanted % len(found)]) if found else None
+    Why not the paper's negatives.  "One oracle move on the text": a move that changes the Front face brings new
+    colours in, so comparing which colours the text and the image hold, never their places, reached a balanced
+    accuracy of 0.75.  Keeping the colours by choosing the move (a turn of the Front face itself, or a side turn
+    that swaps in the same colours) made the grid's *pattern* give it away instead: a text-only naive Bayes over
+    the cells reached 0.58-0.61 at depth 3.  A token edit swapping two cells keeps the colours but breaks the lines
+    a true face is made of: a logistic regression on which cells are equal caught 23 of 25 swaps on the suite's
+    items (issue 33).  A true face of another cube, drawn given the colours, is one as true faces are, colours,
+    places and lines alike."""
+    face = "".join(front_face(state))
+    found = face_stream(seed, depth, metric).like(face)
+    if not found:
+        return None
+    facelets, moves = found[int(rng.integers(len(found)))]
+    return None if "".join(front_face(from_facelets(facelets))) == face else (facelets, moves)
 
 
 class Verification(QuestionTest):
@@ -180,28 +156,40 @@ class Verification(QuestionTest):
     name = "verification"
     protocols = PROTOCOLS
     variants = VARIANTS
+    too_many = (" (each verification item shows two cubes of its own with the same Front colours, so a test asks at "
+                "most half the states at that distance, fewer where faces have no look-alike; docs/cube-bench.md)")
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
+        """Every item, Yes or No, draws two cubes with the same Front colours, a certified start and a look-alike from
+        the stream, and shows them in a random order: the first is the item's cube (the image), and the grid is its
+        own Front face (Yes) or the second's (No).  The two are exchangeable, so the image and the grid are alike in
+        distribution on Yes and on No items, and no cube is shown twice in a test (:meth:`identities`): a model
+        that remembers grids or images gains nothing by construction.  (When the image was always the certified start
+        and the No grid a stream face, a No grid could be the face of a cube shown before; "No when this grid was shown
+        before" measured 0.52, 0.52 and 0.48 there, on 600 half-turn items of seeds 13, 14 and 0.)"""
         start = certified_start(rng, depth, metric)
         if start is None:
             return None
-        state, scramble = start
-        truth = front_face(state)
-        positive = balanced_slot(seed, self.name, depth, index, 2) == 0
-        kind = None if positive else ("edit", "look-alike")[balanced_slot(seed, f"{self.name}/negatives", depth,
-                                                                            index // 2, 2)]
-        data: dict[str, Any] = {"scramble": scramble, "distance": depth, "truth": "Yes" if positive else "No",
-                                "negative": kind}
-        shown: tuple[str, ...] | None = truth
-        if kind == "edit":
-            shown = swap_two(truth, rng)
-        elif kind == "look-alike":
-            shown = look_alike(truth, rng, seed, depth, metric)
-        if shown is None:
+        other = look_alike(start[0], rng, seed, depth, metric)
+        if other is None:
             return None
-        data["shown"] = {"grid": "".join(shown)}
+        pair = [(to_facelets(start[0]), start[1]), other]
+        if rng.integers(2):
+            pair.reverse()
+        (facelets, moves), (second, _) = pair
+        if not face_stream(seed, depth, metric).certified and oracle(metric).distance(from_facelets(facelets)) != depth:
+            return None
+        positive = balanced_slot(seed, self.name, depth, index, 2) == 0
+        shown = front_face(from_facelets(facelets if positive else second))
+        data: dict[str, Any] = {"scramble": moves, "distance": depth, "truth": "Yes" if positive else "No",
+                                "negative": None if positive else "look-alike", "other": second,
+                                "shown": {"grid": "".join(shown)}}
         data["asked"] = asked(seed, depth, index, data["truth"])
-        return Item(self.name, depth, index, metric, seed, to_facelets(state), data)
+        return Item(self.name, depth, index, metric, seed, facelets, data)
+
+    def identities(self, item: Item) -> tuple[Any, ...]:
+        """Both cubes the item drew: no cube is shown twice in a test, as an item's image or as its look-alike."""
+        return (item.state, item.data.get("other", item.state))
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:
         self.check_variant(variant)

@@ -174,8 +174,8 @@ AXIS_CHOICES = 4
 """An ``axis`` perturbation turns about one of the 2 side edges, one of 2 ways: 4 choices."""
 
 
-def _turn(state: FoldState, face: Cell, hinge: Cell, how: str, axis_choice: int) -> tuple[np.ndarray, np.ndarray,
-                                                                                      float]:
+def turn_about(state: FoldState, face: Cell, hinge: Cell, how: str, axis_choice: int) -> tuple[np.ndarray, np.ndarray,
+                                                                                           float]:
     """The pivot point, axis and angle of one step: inwards about the hinge edge (``fold``), the other way
     (``inverted``), or about a side edge (``axis``, ``axis_choice`` in 0-3: which side edge, which way)."""
     edge = shared_edge(state.corners[face], state.corners[hinge])
@@ -185,17 +185,29 @@ def _turn(state: FoldState, face: Cell, hinge: Cell, how: str, axis_choice: int)
     if how == "axis":
         if not 0 <= axis_choice < AXIS_CHOICES:
             raise ValueError(f"an axis perturbation takes a choice in 0-{AXIS_CHOICES - 1}, got {axis_choice}")
-        pivot = (a, b)[axis_choice // 2]
-        other = next(p for p in state.corners[face] if np.isclose(np.linalg.norm(p - pivot), 1.0)
-                     and not np.allclose(p, (b, a)[axis_choice // 2]))
+        pivot, far = ((a, b), (b, a))[axis_choice // 2]
+        corners = state.corners[face]  # on the lattice: the side edge's far corner is 1 step from the pivot, not `far`
+        steps = np.abs(corners - pivot).sum(axis=1)
+        other = next(p for p, n in zip(corners, steps) if abs(n - 1) < 1e-6 and np.abs(p - far).sum() > 1e-6)
         return pivot, other - pivot, (np.pi / 2, -np.pi / 2)[axis_choice % 2]
     if how not in ("fold", "inverted"):
         raise ValueError(f"a step is 'fold' or one of the perturbations {PERTURBATIONS}, got {how!r}")
-    mid, inward = (a + b) / 2, state.normals[hinge]
-    for angle in (np.pi / 2, -np.pi / 2):
-        if (np.dot((state.centre(face) - mid) @ rotation(b - a, angle).T, inward) > 0.25) == (how == "fold"):
-            return a, b - a, angle
+    # A quarter turn by +-90 degrees about the unit edge d takes v to +-(d x v) + d (d . v): how far the face's centre
+    # then lies along the hinge face's inner normal, for each sense.
+    d, v, inward = b - a, state.centre(face) - (a + b) / 2, state.normals[hinge]
+    cross = (d[1] * v[2] - d[2] * v[1], d[2] * v[0] - d[0] * v[2], d[0] * v[1] - d[1] * v[0])
+    across, along = float(np.dot(cross, inward)), float(np.dot(d, v) * np.dot(d, inward))
+    for angle, sin in ((np.pi / 2, 1.0), (-np.pi / 2, -1.0)):
+        if (sin * across + along > 0.25) == (how == "fold"):
+            return a, d, angle
     raise AssertionError("one of the two 90-degree turns about an edge moves the face inwards")
+
+
+def line_and_sense(axis: np.ndarray, angle: float) -> tuple[int, int]:
+    """How a turn by ``angle`` about ``axis`` is put in world terms: the world axis it runs along (0 x east, 1 y up,
+    2 z south) and its sense, +1 counterclockwise seen from that axis's positive end, -1 clockwise."""
+    line = int(np.argmax(np.abs(axis)))
+    return line, int(np.sign(axis[line] * angle))
 
 
 def fold_step(state: FoldState, face: Cell, parent: dict[Cell, Cell], edges: list[tuple[Cell, Cell]],
@@ -205,7 +217,7 @@ def fold_step(state: FoldState, face: Cell, parent: dict[Cell, Cell], edges: lis
     hinge = parent[face]
     if hinge not in state.placed or face in state.placed:
         raise ValueError(f"face {face} cannot be folded now: its hinge face {hinge} must be placed and it must not")
-    a, axis, angle = _turn(state, face, hinge, how, axis_choice)
+    a, axis, angle = turn_about(state, face, hinge, how, axis_choice)
     rot = rotation(axis, angle)
     moved = [c for c in subtree(parent, face) if c not in state.placed]
     new = state.copy()
@@ -217,8 +229,7 @@ def fold_step(state: FoldState, face: Cell, parent: dict[Cell, Cell], edges: lis
     torn = any(len(squares[u] & squares[v]) != 2 for u, v in edges)
     new.placed.append(face)
     failure = "overlap" if clash is not None else "tear" if torn else None
-    line = int(np.argmax(np.abs(axis)))
-    turn = int(np.sign(axis[line] * angle))  # +1: counterclockwise seen from the positive end of world axis `line`
+    line, turn = line_and_sense(axis, angle)
     return new, Step(face, hinge, tuple(moved), failure, clash, how, line, turn)
 
 
@@ -288,4 +299,4 @@ def plans(cells: Iterable[Cell]) -> list[tuple[Cell, tuple[Cell, ...]]]:
 
 
 __all__ = ["CUBE_FACE_OF", "cell_corners", "corner_set", "spanning_tree", "rotation", "FoldState", "Step", "Fold", "cube_face",
-           "flat_state", "subtree", "shared_edge", "fold_step", "PERTURBATIONS", "AXIS_CHOICES", "is_closed", "net_edges", "fold", "orders", "plans"]
+           "flat_state", "subtree", "shared_edge", "turn_about", "line_and_sense", "fold_step", "PERTURBATIONS", "AXIS_CHOICES", "is_closed", "net_edges", "fold", "orders", "plans"]

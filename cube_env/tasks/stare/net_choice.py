@@ -10,6 +10,7 @@ line, ``B`` or ``<ANSWER> B </ANSWER>`` (``strict``), or reasoning ending in ``\
 
 from __future__ import annotations
 
+from typing import Any
 
 import numpy as np
 
@@ -44,6 +45,10 @@ class NetChoice(NetItems, OneQuestionTest):
         """The cube net's shape: no net is asked on both sides of a split (every item shows the solved state)."""
         return f"hexomino-{item.data['shapes'][LETTERS.index(item.data['gold'])]}"
 
+    def identities(self, item: Item) -> tuple[Any, ...]:
+        """The four nets, by their keys: no net is shown by two items (nor by another STARE test: its own group)."""
+        return tuple(ShownNet.from_data(data).key for data in item.data["options"])
+
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:
         pool = invalid_pool(depth)
         distractors = [pool[int(k)] for k in rng.permutation(len(pool))[:3]]
@@ -51,7 +56,7 @@ class NetChoice(NetItems, OneQuestionTest):
         valid = folding[int(rng.integers(len(folding)))]
         slot = balanced_slot(seed, self.name, depth, index, 4)
         shapes = distractors[:slot] + [valid] + distractors[slot:]
-        nets = [ShownNet.draw(rng, s, fail_last=s is not valid) for s in shapes]
+        nets = [ShownNet.draw(rng, s, fail_last=s is not valid, group=self.name) for s in shapes]
         if any(n is None for n in nets):
             return None
         shown = [n.to_data() for n in nets if n is not None]

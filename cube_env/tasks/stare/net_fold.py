@@ -21,12 +21,16 @@ The paper's ablations and probes, on the same items (``docs/stare.md``):
 * ``final-form``: the image, the steps and the fully folded outcome (§3.3 Q3's probe);
 * ``frames-interleaved``: ``frames`` as one multi-image message, each frame after its step's text (§3.1);
 * ``perturbed``: the question becomes whether *these* steps fold the net into a cube, in world directions; the
-  Yes items show their cube net and its fold, the No items their pair's cube net with one step perturbed
-  (App. F.3: an angle inverted, or the turn about a side edge, tearing the face off: disconnected faces).
+  Yes items show a cube net and a valid fold, the No items a cube net with one step perturbed (App. F.3: an angle
+  inverted, or the turn about a side edge, tearing the face off: disconnected faces), the two items of a pair
+  worded alike up to the face numbers (:mod:`.perturbed`).
 
-The reply is ``Answer: Yes`` or ``Answer: No`` (``strict``), or reasoning ending in ``\\boxed{Yes}`` (``paper``,
-:mod:`..protocols`); scored by the F1 of the Yes class (the paper's
-metric), accuracy, balanced accuracy, parse rate and the share of Yes answers.
+Each item carries one net per set of setups (:data:`SETUP_SETS`): the setups without frames show one, as the
+paper's Tables 3 and 4 ask one item in several forms; those with frames another (the paper's 120 nets with visual
+simulation are other nets than its 193 without; its Tables 5 and 10 ask those 120 in several forms); the final
+form, whose answer is in sight, and the perturbed steps each their own, all of the item's free hexomino but the
+perturbed ones.  No net (nor the words of its steps) is shown by two items or two sets (:meth:`NetFold.identities`),
+so no setup re-shows a net another setup shows unless the paper asks one item in both.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from ..metrics import Proportion, balanced_accuracy, binary_f1, yes_bias
 from ..parsing import YesNoForm
 from ..protocols import PAPER, stare_ask
 from .nets import DEPTHS, LAST_STEP, check_depth, near_miss_of, partners, shape_id, stratum, valid_pool
+from .perturbed import matched_plans
 from .polyomino import Cells
 from ...render.fold import tile
 from .shown import FRAME_PX, SHOWN_FRAMES, ShownNet
@@ -50,6 +55,12 @@ SETUPS = ("question", "steps", "frames", "text", "image-text", "frames-1", "fram
 SHOWN = {"frames-1": (1,), "frames-2": (1, 2), "frames-3": (1, 2, 3), "frames-last": (SHOWN_FRAMES,),
          "final-form": (LAST_STEP,)}
 """The steps after which each frame setup shows the net in 3D (``frames-partial``: :func:`partial_steps`)."""
+SETUP_SETS = {**{setup: "without-vsim" for setup in ("question", "steps", "text", "image-text")},
+              **{setup: "with-vsim" for setup in ("frames", "frames-1", "frames-2", "frames-3", "frames-partial",
+                                                  "frames-last", "frames-interleaved")},
+              "final-form": "final-form", "perturbed": "perturbed"}
+"""The set of nets each setup shows (module docstring): the paper's nets without visual simulation, its other nets
+with it, the final form's own, the perturbed steps' own."""
 PARTIAL = 2
 """How many of the four intermediate frames ``frames-partial`` shows."""
 SYSTEM = ("You decide whether a net folds into a cube. A net is six squares, numbered 1 to 6, joined along the "
@@ -105,6 +116,8 @@ class NetItems:
     """What STARE's net tests share: their depths (the non-net pools) and how a split groups their items."""
 
     name: str
+    too_many = (" (a STARE test shows every numbered net once, and each hexomino has 360 numberings or fewer, "
+                "split among the tests: docs/stare.md, \"Fresh nets per setup\")")
     reasoned: tuple[str, ...] = (PAPER,)
     """STARE's paper protocol asks every question to be reasoned step by step (App. G.1)."""
 
@@ -119,12 +132,25 @@ class NetItems:
 def draw_pair_net(test: str, seed: int, depth: int, index: int, rng: np.random.Generator,
                   folds: bool) -> tuple[Cells, ShownNet] | None:
     """Item ``index``'s net: its pair's cube net (:func:`pair_net`) when ``folds``, else a non-net of that net's
-    stratum, drawn as shown (``None``: this draw has no fold plan that fails only at the last step)."""
+    stratum, drawn as shown, numbered in ``test``'s group (``None``: this draw has no fold plan that fails only at
+    the last step)."""
     valid = valid_pool(depth)[pair_net(seed, test, depth, index)]
     pool = partners(valid, depth)
     shape = valid if folds else pool[int(rng.integers(len(pool)))]
-    net = ShownNet.draw(rng, shape, fail_last=not folds)
+    net = ShownNet.draw(rng, shape, fail_last=not folds, group=test)
     return None if net is None else (shape, net)
+
+
+def perturbed_net(test: str, seed: int, depth: int, index: int, rng: np.random.Generator, folds: bool) -> ShownNet:
+    """Item ``index``'s ``perturbed`` net: its pair's couple of plans worded alike (:func:`.perturbed.matched_plans`),
+    the valid one when ``folds``, else the perturbed one, numbered and coloured from ``rng``.  The couple's kind (its
+    two free shapes) is balanced like the answer slots, each run of as many pairs as kinds asking every kind once,
+    so Yes and No items show every shape equally often; the couple is uniform within its kind (every orientation)."""
+    kinds = matched_plans(depth)
+    names = sorted(kinds)
+    couples = kinds[names[balanced_slot(seed, f"{test}/perturbed-kind", depth, index // 2, len(names))]]
+    valid, perturbed = couples[int(item_rng(seed, f"{test}/perturbed", depth, index // 2).integers(len(couples)))]
+    return ShownNet.dress(rng, valid if folds else perturbed, f"{test}/perturbed")
 
 
 class NetFold(NetItems, OneQuestionTest):
@@ -141,15 +167,37 @@ class NetFold(NetItems, OneQuestionTest):
         shape, net = drawn
         data = net_record(shape, net, folds)
         data["shown"] = {"net": net.text(), "colours": ",".join(net.colours), "plan": repr((net.base, net.order))}
-        if not folds:  # the perturbed setup asks the pair's cube net with one fold perturbed (drawn last: the rest
-            # of the item is as before)
-            valid = valid_pool(depth)[pair_net(seed, self.name, depth, index)]
-            data["perturbed"] = ShownNet.draw_perturbed(rng, valid).to_data()
+        others = {name: ShownNet.draw(rng, shape, fail_last=not folds, group=self.name)
+                  for name in ("with-vsim", "final-form")}  # the same free net, drawn anew in each set
+        if any(other is None for other in others.values()):
+            return None
+        data["nets"] = {name: other.to_data() for name, other in others.items() if other is not None}
+        data["perturbed"] = perturbed_net(self.name, seed, depth, index, rng, folds).to_data()
         return Item(self.name, depth, index, metric, seed, SOLVED_FACELETS, data)
+
+    def identities(self, item: Item) -> tuple[Any, ...]:
+        """The nets the item shows with and without frames and in its final form, by their keys, and the words of
+        every plan shown (the steps, the perturbed setup's turns): no two items, nor two of these sets of one item,
+        show one net or one plan's words (nets of different hexominoes can share numbered joins, and so words).
+        The perturbed nets come from a group of their own (:data:`.shown.NET_GROUPS`) and may recur within it: its
+        couples show every hexomino as often on Yes items as on No items (:func:`perturbed_net`), so a net seen
+        before says nothing of the answer."""
+        nets = [ShownNet.from_data(data) for data in (item.data["net"], *item.data.get("nets", {}).values())]
+        perturbed = ShownNet.from_data(item.data.get("perturbed", item.data["net"]))
+        return (*(net.key for net in nets), *(net.steps_text() for net in nets), perturbed.turns_text())
+
+    def net(self, item: Item, setup: str) -> ShownNet:
+        """The net ``setup`` shows of ``item`` (:data:`SETUP_SETS`); items stored before the sets (issue 33) show their
+        one net in every setup."""
+        name = SETUP_SETS[setup]
+        if name == "perturbed":
+            return ShownNet.from_data(item.data.get("perturbed", item.data["net"]))
+        return ShownNet.from_data(item.data["net"] if name == "without-vsim" else
+                                  item.data.get("nets", {}).get(name, item.data["net"]))
 
     def prompt(self, item: Item, setup: str) -> Prompt:
         self.check_variant(setup)
-        net = ShownNet.from_data(item.data["net"])
+        net = self.net(item, setup)
         if setup == "perturbed":
             return self.perturbed_prompt(item)
         if setup == "frames-interleaved":
@@ -165,7 +213,7 @@ class NetFold(NetItems, OneQuestionTest):
         else:
             text = SEES[setup].format(steps=steps, grid=net.text(), folds=FOLDS)
             image = None if setup == "text" else net.frames_image() if setup == "frames" else net.image()
-        return Prompt(SYSTEM, text + ask, image, form, gold=item.data["truth"], name=f"fold ({setup})")
+        return Prompt(SYSTEM, text + ask, image, form, gold=truth(net), name=f"fold ({setup})")
 
     def interleaved_prompt(self, item: Item, net: ShownNet) -> Prompt:
         """``frames`` as one multi-image message: the net, then each step's text followed by the frame after it."""
@@ -179,19 +227,24 @@ class NetFold(NetItems, OneQuestionTest):
         parts += ["\n".join(lines[1 + len(frames):]) + "\n" + ask]
         captions = ["The net"] + [f"After step {k}" for k in range(1, SHOWN_FRAMES + 1)]
         fields = interleaved(parts, lambda images: tile(images, captions, cols=3))
-        return Prompt(SYSTEM, form=form, gold=item.data["truth"], name="fold (frames-interleaved)", **fields)
+        return Prompt(SYSTEM, form=form, gold=truth(net), name="fold (frames-interleaved)", **fields)
 
     def perturbed_prompt(self, item: Item) -> Prompt:
-        """Whether these steps fold the net into a cube: a Yes item's own net and fold, a No item's pair's cube net
-        with one step perturbed; the gold is the fold check of what is shown."""
-        net = ShownNet.from_data(item.data.get("perturbed", item.data["net"]))
+        """Whether these steps fold the net into a cube: a Yes item's cube net and a valid fold, a No item's cube net
+        with one step perturbed, worded as its pair's valid fold; the gold is the fold check of what is shown."""
+        net = self.net(item, "perturbed")
         ask, form = stare_ask(self.answer_protocol, PERTURBED_QUESTION, STRICT, YesNoForm())
         text = SEES["perturbed"].format(base=net.base, moves=net.turns_text())
-        return Prompt(SYSTEM, text + ask, net.image(), form, gold="Yes" if net.folding.folds else "No",
+        return Prompt(SYSTEM, text + ask, net.image(), form, gold=truth(net),
                       name="fold (perturbed)")
 
     def summarize(self, scores: list[dict[str, Any]]) -> dict[str, Any]:
         return yes_no_summary(scores)
+
+
+def truth(net: ShownNet) -> str:
+    """The gold of a shown net and plan: whether the fold check makes a cube of it."""
+    return "Yes" if net.folding.folds else "No"
 
 
 def partial_steps(item: Item) -> tuple[int, ...]:
@@ -215,4 +268,5 @@ def yes_no_summary(scores: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-__all__ = ["NetFold", "NetItems", "SETUPS", "SHOWN", "partial_steps", "DEPTHS", "yes_no_summary", "net_record", "pair_net", "draw_pair_net"]
+__all__ = ["NetFold", "NetItems", "SETUPS", "SETUP_SETS", "SHOWN", "partial_steps", "DEPTHS", "yes_no_summary", "net_record",
+           "pair_net", "draw_pair_net", "perturbed_net"]

@@ -99,6 +99,10 @@ class NetPerception(NetItems, QuestionTest):
                                                for k, p in probes.items()))}
         return Item(self.name, depth, index, metric, seed, SOLVED_FACELETS, data)
 
+    def identities(self, item: Item) -> tuple[Any, ...]:
+        """The item's net, by its key: no net is probed in two items (nor shown by another STARE test: its own group)."""
+        return (ShownNet.from_data(item.data["net"]).key,)
+
     def prompt(self, item: Item, probe: str) -> Prompt:
         net = ShownNet.from_data(item.data["net"])
         p = item.data["probes"][probe]

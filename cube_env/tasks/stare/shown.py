@@ -6,6 +6,11 @@ item.  The numbers 1-6 and the six colours are shuffled over the cells per item 
 order would make neighbours look consecutive), and the net is turned or mirrored by one of the 8
 symmetries of the square at random, for folding and non-folding nets alike.
 
+Every numbering of a net belongs to one of the :data:`NET_GROUPS` (one per STARE test, and one for the perturbed
+steps), named by a hash of which numbers share an edge (:func:`net_key`), so no two groups ever show one net, in
+any orientation or colouring, nor name the same joined faces; within a group, the test keeps its items from sharing
+a net (docs/stare.md, "Fresh nets per setup").
+
 The fold plan is a base face and the order the other five are folded in (:mod:`.folding`).  For a
 non-folding net the plan is drawn among those whose first overlap or tear happens at the last (fifth)
 step: the steps in words are always five, and the frames after steps 1-4 never show the failure (the
@@ -14,6 +19,7 @@ paper leaves out only the final frame that shows success or failure).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Sequence
@@ -22,8 +28,9 @@ import numpy as np
 
 from ...render.camera import Camera
 from ...render.fold import VIEW, fit_camera, render_flat_net, render_folded, tile
-from .folding import AXIS_CHOICES, PERTURBATIONS, Fold, fold, net_edges, plans
-from .nets import LAST_STEP
+from .folding import Fold, fold, net_edges, plans
+from .nets import LAST_STEP, shape_id
+from .perturbed import Plan
 from .polyomino import Cell, Cells, grid_text, transform
 
 PALETTE: dict[str, tuple[int, int, int]] = {
@@ -39,6 +46,12 @@ SHOWN_FRAMES = LAST_STEP - 1
 """Frames shown in the ``frames`` setup: after steps 1-4, never the final one."""
 FAR_VIEW = (-VIEW[0], VIEW[1], -VIEW[2])
 """The final-form probe's second camera: the usual one turned round to the north-west (:func:`~..render.fold.VIEW`)."""
+NET_GROUPS = {"net-fold": 6, "net-fold/perturbed": 1, "net-choice": 3, "net-perception": 1}
+"""The groups of numberings (module docstring), one per STARE test and one more for ``net-fold``'s perturbed steps,
+with their shares: a numbering falls in a group with odds in these proportions (net-fold shows three nets of its
+item's hexomino an item, net-choice four nets, net-perception one)."""
+NUMBERING_DRAWS = 2000
+"""Numberings drawn before :func:`numbering` gives up (a test finds every group reachable for every hexomino)."""
 LINES = {0: ("east-west", "the east", 1), 1: ("vertical", "above", 1), 2: ("north-south", "the north", -1)}
 """How a turn about each world axis (x east, y up, z south; north is the top of the drawing) is put in words: the
 line's name, the end it is seen from, and that end's sign (the north end is -z)."""
@@ -61,12 +74,11 @@ class ShownNet:
 
     # --- building and storing ----------------------------------------------------------------------------
     @classmethod
-    def draw(cls, rng: np.random.Generator, shape: Cells, fail_last: bool) -> ShownNet | None:
-        """``shape`` in a random orientation with shuffled numbers and colours and a random plan (one failing
-        only at the last step when ``fail_last``; ``None`` if the shape has no such plan)."""
+    def draw(cls, rng: np.random.Generator, shape: Cells, fail_last: bool, group: str) -> ShownNet | None:
+        """``shape`` in a random orientation with shuffled numbers (a numbering of ``group``) and colours and a random
+        plan (one failing only at the last step when ``fail_last``; ``None`` if the shape has no such plan)."""
         cells = tuple(sorted(transform(shape, int(rng.integers(8)))))
-        labels = tuple(int(v) + 1 for v in rng.permutation(6))
-        colours = tuple(list(PALETTE)[int(v)] for v in rng.permutation(6))
+        labels, colours = numbering(rng, cells, group)
         label_of = dict(zip(cells, labels))
         options = plans(cells)
         for k in rng.permutation(len(options)):
@@ -77,22 +89,13 @@ class ShownNet:
         return None
 
     @classmethod
-    def draw_perturbed(cls, rng: np.random.Generator, shape: Cells) -> ShownNet:
-        """The cube net ``shape`` drawn as :meth:`draw` does, then one fold perturbed (App. F.3): a step whose
-        hinge is not the base (a fold off the base is "up" in words, so inverting it would say "down": a giveaway),
-        inverted or turned about a side edge, half and half.  The fold check must find it does not make a cube."""
-        net = cls.draw(rng, shape, fail_last=False)
-        if net is None or not net.folding.folds:
-            raise ValueError("a perturbed net starts from a cube net and its fold plan")
-        base = net.cell_of(net.base)
-        movable = [k for k, step in zip(net.order, net.folding.steps) if step.hinge != base]
-        face = movable[int(rng.integers(len(movable)))]
-        how = PERTURBATIONS[int(rng.integers(len(PERTURBATIONS)))]
-        choice = int(rng.integers(AXIS_CHOICES)) if how == "axis" else 0
-        perturbed = cls(net.cells, net.labels, net.colours, net.base, net.order, (face, how, choice))
-        if perturbed.folding.folds:
-            raise AssertionError(f"a perturbed fold made a cube: {perturbed}")
-        return perturbed
+    def dress(cls, rng: np.random.Generator, plan: Plan, group: str) -> ShownNet:
+        """The oriented net and fold plan ``plan`` (perturbed or not, :mod:`.perturbed`), numbered (in ``group``) and
+        coloured at random."""
+        labels, colours = numbering(rng, plan.cells, group)
+        label_of = dict(zip(plan.cells, labels))
+        perturb = None if plan.perturb is None else (label_of[plan.perturb[0]], plan.perturb[1], plan.perturb[2])
+        return cls(plan.cells, labels, colours, label_of[plan.base], tuple(label_of[c] for c in plan.order), perturb)
 
     def to_data(self) -> dict[str, Any]:
         data = {"cells": [list(c) for c in self.cells], "labels": list(self.labels), "colours": list(self.colours),
@@ -115,6 +118,11 @@ class ShownNet:
         """The plan played out (states and steps)."""
         perturb = None if self.perturb is None else {self.cell_of(self.perturb[0]): self.perturb[1:]}
         return fold(self.cells, self.cell_of(self.base), [self.cell_of(k) for k in self.order], perturb)
+
+    @property
+    def key(self) -> tuple[int, tuple[tuple[int, int], ...]]:
+        """The net up to turning, mirroring and colouring: its free hexomino and which numbers share an edge."""
+        return shape_id(frozenset(self.cells)), net_key(self.cells, self.labels)
 
     def adjacent_pairs(self) -> set[frozenset[int]]:
         """The pairs of face numbers that share an edge in the flat net."""
@@ -203,4 +211,32 @@ class ShownNet:
         return tile([self.image(FRAME_PX), *views], captions, cols=3)
 
 
-__all__ = ["PALETTE", "NET_PX", "FRAME_PX", "SHOWN_FRAMES", "ShownNet"]
+def net_key(cells: Sequence[Cell], labels: Sequence[int]) -> tuple[tuple[int, int], ...]:
+    """The pairs of numbers that share an edge when ``labels`` number ``cells``, sorted."""
+    label = dict(zip(cells, labels))
+    return tuple(sorted((min(label[a], label[b]), max(label[a], label[b])) for a, b in net_edges(cells)))
+
+
+def net_group(key: tuple[tuple[int, int], ...]) -> str:
+    """The one of :data:`NET_GROUPS` a numbering falls in, by a hash of its :func:`net_key` (odds as the shares)."""
+    digest = int.from_bytes(hashlib.sha256(repr(key).encode()).digest()[:8], "big") % sum(NET_GROUPS.values())
+    for name, share in NET_GROUPS.items():
+        if digest < share:
+            return name
+        digest -= share
+    raise AssertionError("a share holds every hash")
+
+
+def numbering(rng: np.random.Generator, cells: Sequence[Cell], group: str) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Numbers 1-6 shuffled over ``cells`` until the numbered net is in ``group``, then the six colours shuffled
+    over them."""
+    if group not in NET_GROUPS:
+        raise ValueError(f"no net group {group!r}; the groups are {list(NET_GROUPS)}")
+    for _ in range(NUMBERING_DRAWS):
+        labels = tuple(int(v) + 1 for v in rng.permutation(6))
+        if net_group(net_key(cells, labels)) == group:
+            return labels, tuple(list(PALETTE)[int(v)] for v in rng.permutation(6))
+    raise RuntimeError(f"no numbering of {list(cells)} in the group {group!r} after {NUMBERING_DRAWS} draws")
+
+
+__all__ = ["PALETTE", "NET_PX", "FRAME_PX", "SHOWN_FRAMES", "NET_GROUPS", "ShownNet", "net_key", "net_group", "numbering"]
