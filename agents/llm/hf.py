@@ -77,6 +77,9 @@ def parse_hf_spec(rest: str) -> tuple[str, str | None]:
 
 
 _LOADED: dict[tuple[Path, Path | None, str | None], HFModel] = {}
+_BY_SPEC: dict[tuple[str, str | None, str | None, str], HFModel] = {}
+"""The loaded model of each spec as given (with the working directory a relative path is read from), so the
+file checks run once per spec and process, not once per episode: parsing a GGUF's header takes seconds."""
 _LOADING = threading.Lock()
 
 
@@ -84,12 +87,15 @@ def load_hf_model(path: str, adapter: str | None = None, device: str | None = No
     """The model at ``path`` (with ``adapter`` applied), loaded once per process.  Every file is checked before
     torch is imported (:mod:`.hf_files`); :class:`HFModelUnavailable` names what is wrong in one line (a missing
     path, a damaged file, an adapter that does not fit its base)."""
-    paths = model_paths(path, adapter)
-    key = (paths.base, paths.adapter, device)
+    spec = (path, adapter, device, os.getcwd())
     with _LOADING:
-        if key not in _LOADED:
-            _LOADED[key] = _load(paths, device)
-        return _LOADED[key]
+        if spec not in _BY_SPEC:
+            paths = model_paths(path, adapter)
+            key = (paths.base, paths.adapter, device)
+            if key not in _LOADED:
+                _LOADED[key] = _load(paths, device)
+            _BY_SPEC[spec] = _LOADED[key]
+        return _BY_SPEC[spec]
 
 
 def _libraries() -> tuple[Any, Any]:
