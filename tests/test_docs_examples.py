@@ -112,8 +112,6 @@ def test_the_link_check_sees_an_outside_link(tmp_path: Path) -> None:
 
 INSTALL_FROM_PYPI = re.compile(r"""pip install ['"]?cubebench\[""")
 """An install hint that names the extra on a package index: CubeBench is not on PyPI, it installs from its checkout."""
-LEAD_OWNED = {"docs/training.md", "benchmarks/train_sft.py"}
-"""Files issue 35 leaves to the training scripts' own change (item 1): their hints are corrected there."""
 
 
 def test_every_install_hint_installs_from_the_checkout() -> None:
@@ -123,7 +121,6 @@ def test_every_install_hint_installs_from_the_checkout() -> None:
 
     files = [*PAGES, *ROOT.glob("*/**/*.py")]
     found = [f"{path.relative_to(ROOT).as_posix()}:{n}" for path in files if "egg-info" not in path.parts
-             and path.relative_to(ROOT).as_posix() not in LEAD_OWNED
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              if INSTALL_FROM_PYPI.search(line) and "INSTALL_FROM_PYPI" not in line]
     assert found == [], found
