@@ -96,7 +96,7 @@ def test_installed_package_finds_its_data_outside_a_checkout(wheel: Path, tmp_pa
                          capture_output=True, text=True, check=True)
     suites, instances, loaded, papers = run.stdout.splitlines()
     assert Path(suites).is_relative_to(target) and Path(instances).is_relative_to(target)
-    assert loaded == "smoke 100" and papers == "3"  # the published tables of `cubebench compare` ship in the wheel
+    assert loaded == "smoke 100" and papers == "4"  # the published tables of `cubebench compare` ship in the wheel
 
 
 SDK_PROBE = textwrap.dedent('''

@@ -73,7 +73,8 @@ def classify(command: str) -> str:
     if command.startswith("python -m cubebench"):
         return "run"
     words = command.split()
-    if words[0] == "cubebench" and (len(words) == 2 or "/" in words[1] or words[1:] == ["report", "--plots"]):
+    if words[0] == "cubebench" and (len(words) == 2 or "/" in words[1] or words[1:] == ["report", "--plots"]
+                                    or words[1:] == ["run", "--protocol"]):
         return "mention"  # a subcommand (and flag) named in prose, not a command line
     if command.startswith("cubebench export-tasks") or MODEL.search(command) or any(r in command for r in MODEL_RUNS):
         return "parse"
@@ -150,6 +151,11 @@ def test_runnable_readme_commands_work_as_written(command: str, smoke_run: Path,
     if "--plots" in command and missing("matplotlib"):
         pytest.skip("plots need the report extra (matplotlib)")
     monkeypatch.chdir(tmp_path)
+    if command.startswith("python -m cubebench.training."):  # an hour's training: its options are what is checked
+        done = subprocess.run([sys.executable, *shlex.split(command)[1:], "--help"], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0 and done.stdout.startswith(f"usage: {command}"), done.stderr
+        return
     if command.startswith("python -m cubebench"):
         done = subprocess.run([sys.executable, *shlex.split(command)[1:], "--version"], capture_output=True,
                               text=True, timeout=120)
