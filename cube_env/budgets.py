@@ -274,7 +274,7 @@ def sweep(metric: Metric, radius: int = SWEEP_RADIUS) -> tuple[str, ...]:
     """The blind walk with no move cap: it passes through every position within ``radius`` turns of solved, depth by
     depth, greedy as :func:`blind_walk` (on the generator's odds at depths 1-3, on what is left unpassed deeper), so
     a blind agent that may make any number of moves solves every start that shallow and none deeper (the walk
-    never leaves the ball).  One fixed walk (its ties broken by a fixed stream): 24,530 quarter turns or 66,252
+    never leaves the ball).  One fixed walk (its ties broken by a fixed stream): 24,530 quarter turns or 66,248
     face turns for radius 4 (tests/engine/test_budgets.py holds both; building it takes about 3 s and 13 s)."""
     g = ball(metric, radius)
     rng = np.random.default_rng(0)

@@ -10,7 +10,7 @@ protocol and budget: the episode runs' chance row, as a question run prints chan
   calls of at most :data:`~cubebench.agents.tools.MAX_ARG_CHARS` characters, one per interaction step
   (:func:`~cubebench.agents.scripted.blind_calls`); the sweep is one fixed walk, so the floor is exactly what
   ``--agent blind`` scores.  The quarter-turn sweep (24,530 turns) takes 15 calls, so in 20 steps every start
-  within 4 quarter turns is solved; the half-turn one (66,252 turns) takes 44, so 20 steps cover every start within
+  within 4 quarter turns is solved; the half-turn one (66,248 turns) takes 44, so 20 steps cover every start within
   3 face turns and part of depth 4.  Deeper starts are never solved: the sweep stays within 4 turns.
 * ``strict`` (each depth's move budget): the seeded walk of :func:`~cubebench.budgets.blind_walk`, the mean over
   :data:`FLOOR_SEEDS` seeds (the agent draws its seed per episode, so a run's blind score scatters around it).

@@ -44,7 +44,7 @@ def test_bad_arguments_are_refused_by_name() -> None:
 
 
 def run(out: Path, base: Path, steps: int) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), "--base", str(base), "--depths", "3",
+    return subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), "--base", str(base), "--depths", "4",
                            "--per-depth", "2", "--steps", str(steps), "--group", "3", "--reply-tokens", "24",
                            "--lr", "1e-2", "--save-steps", "1", "--shaping-weight", "1.0", "--threads", "1"],
                           capture_output=True, text=True, timeout=900, check=False)
@@ -64,7 +64,7 @@ def test_a_grpo_step_moves_the_adapter_resumes_and_the_adapter_plays(tmp_path: P
     first = run(out, base, 1)
     assert first.returncode == 0, first.stderr[-3000:]
     history = json.loads((out / "training.json").read_text())["history"]
-    assert [h["step"] for h in history] == [1] and history[0]["depth"] == 3
+    assert [h["step"] for h in history] == [1] and history[0]["depth"] == 4
     weights = load_file(out / "adapter_model.safetensors")
     again = run(out, base, 2)  # resumes at step 1: one more step
     assert again.returncode == 0, again.stderr[-3000:]
