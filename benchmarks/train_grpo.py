@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from cubebench.training.grpo import group_advantages
+from cubebench.training.grpo import add_rollout_options, group_advantages
 
 DEFAULT_DEPTHS = (4, 8)
 
@@ -45,11 +45,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--depths", default=",".join(map(str, DEFAULT_DEPTHS)), help="depths of the training starts")
     p.add_argument("--per-depth", type=int, default=50, help="training starts per depth (cycled through)")
     p.add_argument("--steps", type=int, default=40, help="optimizer steps (one group of episodes each)")
-    p.add_argument("--group", type=int, default=8, help="episodes per start and step")
-    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of the rollouts")
-    p.add_argument("--reward", default="sticker", help="the env's reward the shaping reads (none, sticker, face, "
-                                                       "heuristic)")
-    p.add_argument("--shaping-weight", type=float, default=0.5, help="weight of the dense return beside the solve")
+    add_rollout_options(p)
     p.add_argument("--reply-tokens", type=int, default=256, help="tokens per model turn")
     p.add_argument("--lr", type=float, default=1e-5)
     p.add_argument("--lora-r", type=int, default=16, help="rank of a fresh adapter (ignored with --adapter)")

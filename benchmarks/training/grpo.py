@@ -9,9 +9,10 @@ of them in one batch.  The rollouts are on-policy (one update per group), so the
 
 from __future__ import annotations
 
+import argparse
 from typing import Any, Sequence
 
-__all__ = ["group_advantages", "reply_logprobs", "policy_gradient_loss"]
+__all__ = ["group_advantages", "reply_logprobs", "policy_gradient_loss", "add_rollout_options"]
 
 
 def group_advantages(rewards: Sequence[float], eps: float = 1e-4) -> list[float]:
@@ -53,3 +54,13 @@ def policy_gradient_loss(logprobs: Any, advantages: Sequence[float]) -> Any:
 
     weights = torch.tensor(list(advantages), dtype=logprobs.dtype)
     return -(weights * logprobs).sum() / max(1, len(advantages))
+
+
+def add_rollout_options(p: argparse.ArgumentParser) -> None:
+    """The options every GRPO program shares: how a group of episodes is sampled and scored
+    (:func:`cubebench.agents.episode_reward.episode_reward`'s solve plus the shaping)."""
+    p.add_argument("--group", type=int, default=8, help="episodes per start and step")
+    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of the rollouts")
+    p.add_argument("--reward", default="sticker", help="the env's dense reward the shaping sums (none, sticker, "
+                                                       "face, heuristic)")
+    p.add_argument("--shaping-weight", type=float, default=0.5, help="weight of the dense return beside the solve")

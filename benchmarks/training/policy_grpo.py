@@ -36,7 +36,7 @@ from cubebench.agents.llm.hf import HFModel, HFModelClient
 from cubebench.agents.llm.hf_files import HFModelUnavailable
 from cubebench.agents.policy import PolicyAgent, parse_policy_reply
 
-from .grpo import group_advantages, policy_gradient_loss, reply_logprobs
+from .grpo import add_rollout_options, group_advantages, policy_gradient_loss, reply_logprobs
 from .models import adapter_training_base, choose_precision, load_trainable, set_threads
 from .policy_data import PolicyEncoder, read_positions
 from .probe import measure_probe
@@ -51,12 +51,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=Path("runs/policy-grpo"), help="the new adapter's folder")
     p.add_argument("--steps", type=int, default=60, help="optimizer steps, one group each (default %(default)s)")
     p.add_argument("--minutes", type=float, default=30.0, help="no step starts after this much time (all sessions)")
-    p.add_argument("--group", type=int, default=8, help="episodes per start and step")
     p.add_argument("--depths", default="5,6,7", help="depths of the training starts")
-    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature of the rollouts")
-    p.add_argument("--reward", default="sticker", help="the env's dense reward the shaping sums (sticker, face, "
-                                                       "heuristic)")
-    p.add_argument("--shaping-weight", type=float, default=0.5, help="weight of the dense return beside the solve")
+    add_rollout_options(p)
     p.add_argument("--replies", type=int, default=4, help="replies of each episode in the loss (a random subset)")
     p.add_argument("--lr", type=float, default=2e-5)
     p.add_argument("--save-every", type=int, default=5)
