@@ -35,7 +35,17 @@ def evaluation_positions() -> Iterator[tuple[str, str]]:
     state of each shipped question suite that is a cube position.  Inf-Bench's ladder items are left out:
     their starts are 25 random face turns (``cubebench.tasks.inf_bench.common.random_start``), a position at
     distance 9 or less (the deepest a training start is) once in about 10^11 draws, and a ladder's items are
-    drawn as it climbs, so no fixed list of them exists."""
+    drawn as it climbs, so no fixed list of them exists.  Listed once a process (building every question
+    item takes seconds), then read from memory."""
+    return iter(_positions())
+
+
+@lru_cache(maxsize=1)
+def _positions() -> tuple[tuple[str, str], ...]:
+    return tuple(_list_positions())
+
+
+def _list_positions() -> Iterator[tuple[str, str]]:
     for path in sorted(instances_dir().glob("*.jsonl")):
         for instance in load_instance_file(path):
             yield path.name, instance.state

@@ -134,7 +134,7 @@ def test_enumeration_solves_blind_without_the_budget(form: str) -> None:
 
 
 @OPENAI
-@pytest.mark.parametrize("tier", list(cubebench.TIERS))
+@pytest.mark.parametrize("tier", [pytest.param(t, marks=[pytest.mark.slow] if i else []) for i, t in enumerate(cubebench.TIERS)])
 def test_following_the_heuristic_reward_by_trial_fails_at_depth_8(tier: str) -> None:
     for instance in range(20):
         record = play_program(tier, 8, instance, GREEDY_PROBE, reward="heuristic")

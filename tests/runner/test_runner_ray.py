@@ -296,6 +296,7 @@ def test_a_driver_killed_mid_run_resumes_to_the_inline_run(cluster: Cluster, tmp
         (played_before, cluster.tasks_played())  # both nodes played
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_run_started_inline_resumes_on_the_cluster_it_names(cluster: Cluster, tmp_path: Path) -> None:
     """``--resume RUN --backend ray --ray-address ADDR`` plays the rest on that cluster (how a run moves to, or
@@ -341,7 +342,7 @@ sys.exit(main(sys.argv[1:]))
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("die_times", [1, 99])
+@pytest.mark.parametrize("die_times", [1, pytest.param(99, marks=pytest.mark.slow)])
 def test_an_episode_whose_ray_worker_dies_is_played_again_or_left_for_the_resume(cluster: Cluster, tmp_path: Path,
                                                                                 die_times: int) -> None:
     """A worker process killed mid-episode: Ray plays the episode again (``RAY_RETRIES``); a worker that dies on

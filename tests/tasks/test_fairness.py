@@ -428,7 +428,7 @@ def fresh_verification(metric: str, seed: int) -> list[Item]:
     return TESTS["verification"].items(3, FRESH[metric], seed=seed, metric=metric)
 
 
-@pytest.mark.parametrize("metric", ["half", "quarter"])
+@pytest.mark.parametrize("metric", [pytest.param("half", marks=pytest.mark.slow), "quarter"])
 def test_learned_models_of_the_text_grid_do_not_verify(metric: str) -> None:
     """A logistic regression and boosted stumps over every grid feature (:func:`grid_features`), fitted on 600 items
     of one seed and scored on 600 fresh items of another (400 in the quarter-turn metric): within chance's interval.  Fitted and scored on the earlier

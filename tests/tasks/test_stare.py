@@ -294,6 +294,7 @@ def _textbook_rule(cells: frozenset) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_textbook_net_rules_answer_most_items_a_known_limit_of_the_task() -> None:
     """Whether a hexomino folds depends on its outline alone, and the cube nets are textbook knowledge: two classic
     rules (docs/stare.md) answer most items without folding anything.  This pins the measured level so the docs

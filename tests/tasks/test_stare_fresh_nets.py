@@ -272,6 +272,7 @@ def assert_at_chance(endpoint: SeenItBefore, rates: dict[tuple[str, str], Propor
 
 
 @needs("openai")
+@pytest.mark.slow
 def test_an_endpoint_that_remembers_every_picture_net_and_step_text_lands_at_chance(tmp_path: Path) -> None:
     """Through the runner, every cell of a small STARE suite (all 13 net-fold setups, net choice, the probes) but the
     final form it reads is within chance's interval for :class:`SeenItBefore`, which never copies a final form's

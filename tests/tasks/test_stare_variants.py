@@ -302,6 +302,7 @@ def old_perturbed_rows(drawn, seed: int) -> list[tuple[dict[str, float], bool]]:
     return rows
 
 
+@pytest.mark.slow
 def test_learned_word_models_fitted_on_items_are_at_chance_on_fresh_items() -> None:
     """A logistic regression and boosted stumps over every word feature (:func:`word_features`), fitted on 200 items of
     one seed and scored on 200 fresh items of another: right on exactly one item of each pair (the pair's words are
