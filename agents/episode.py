@@ -91,7 +91,7 @@ def _observation_view(obs: Any, tier: str, letters: Callable[[np.ndarray], str])
     arr = np.asarray(obs)
     if arr.ndim == 3 and arr.shape[2] == 3:
         return "[the current view is attached as an image]", arr
-    if tier == "symbolic":
+    if tier in TIER_SPECS and not TIER_SPECS[tier].hides_state:
         try:
             return letters(symbolic_colours(arr)), None
         except ValueError:

@@ -32,13 +32,12 @@ from cubebench.engine import TABLE, kernels
 from cubebench.engine.moves import MOVE_INDEX
 from cubebench.engine.notation import invert_sequence
 from cubebench.solver.twophase import solve_twophase
-from cubebench.tiers import TIER_SPECS
+from cubebench.tiers import tier_spec
 
 from .base import Agent, Task, Turn
 from .tools import MAX_ARG_CHARS, Toolbox
 
 
-EXPLORATION = {name: list(spec.looks) for name, spec in TIER_SPECS.items() if spec.looks}
 """Rotations (one per step) that bring every face into view once (the tier registry's ``looks``)."""
 
 
@@ -191,7 +190,7 @@ class SolverAgent:
         self.setting = "basic"
 
     def reset(self, task: Task) -> None:
-        self.plan = list(EXPLORATION.get(task.tier, []))
+        self.plan = list(tier_spec(task.tier).looks)
         self.setting = task.tool_setting
 
     def act(self, observation, tools: Toolbox) -> Turn:

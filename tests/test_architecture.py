@@ -228,6 +228,40 @@ def _restated_facts(module: str) -> list[str]:
     return found
 
 
+def _tier_comparisons(module: str) -> list[str]:
+    """Comparisons in ``module`` of something named ``*tier*`` with a tier's name (``tier == "symbolic"``,
+    ``spec.tier in ("face", "vertex")``): a per-tier fact decided by the name instead of read from the spec."""
+    found = []
+    for node in ast.walk(ast.parse(modules()[module].read_text())):
+        if not isinstance(node, ast.Compare):
+            continue
+        parts = [node.left, *node.comparators]
+        parts += [e for p in parts if isinstance(p, (ast.Tuple, ast.List, ast.Set)) for e in p.elts]
+        named = [p.value for p in parts if isinstance(p, ast.Constant) and p.value in TIER_NAMES]
+        rest = ast.unparse(node)
+        for name in named:
+            rest = rest.replace(repr(name), "")
+        if named and "tier" in rest.lower():
+            found.append(f"{module}:{node.lineno}: {ast.unparse(node)[:80]}")
+    return found
+
+
+def test_no_tier_name_is_compared_outside_the_registry() -> None:
+    """A tier's facts are its spec's fields (``pictured``, ``partial``, ``hides_state``, ``forms``, ``wrapper``):
+    a fifth tier is one spec only if no layer tells tiers apart by name (tests/runner/test_tier_recipe.py)."""
+    found = [line for m in modules() if m != HOMES["tiers"] for line in _tier_comparisons(m)]
+    assert not found, "read the tier's spec (cubebench.tiers.tier_spec) instead:\n" + "\n".join(found)
+
+
+def test_the_tier_comparison_check_sees_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "fake.py"
+    fake.write_text('def f(task, tier, reward):\n    a = task.tier != "symbolic"\n    b = tier in ("face", "vertex")\n'
+                    '    return a, b, reward == "face"\n')
+    monkeypatch.setitem(modules(), "cubebench.runner.fake", fake)
+    assert [line.split(": ", 1)[1] for line in _tier_comparisons("cubebench.runner.fake")] == [
+        "task.tier != 'symbolic'", "tier in ('face', 'vertex')"]
+
+
 def test_each_per_tier_fact_provider_list_and_the_face_order_is_defined_once() -> None:
     """Adding a tier means one spec in ``cubebench.tiers``; a provider, one entry in ``PROVIDERS``."""
     restated = [line for m in modules() for line in _restated_facts(m)]

@@ -18,14 +18,13 @@ from typing import Any, Callable, Iterator
 
 import gymnasium as gym
 
-import cubebench
 from cubebench.agents.answerers import BUDGET_SPENT
 from cubebench.agents.episode import run_episode
 from cubebench.agents.records import EpisodeRecord, StepRecord, observation_digest
 from cubebench.tasks.items import Exchange, Item, ItemResult, Prompt, Reply
 from cubebench.tasks.protocols import PAPER, STRICT
 from cubebench.wrappers.description import describe_env
-from cubebench.tiers import PARTIAL_TIERS
+from cubebench.tiers import tier_spec
 
 from .plan import EpisodeSpec, ItemSpec
 from .question_suites import configured_test
@@ -79,14 +78,14 @@ def _step_taken(_: StepRecord) -> None:
 def make_env(ep: EpisodeSpec, settings: PlaySettings, symbolic_format: str = "text") -> gym.Env:
     """The env of an episode's cell: no action limit (interaction steps bound the episode), the suite's
     move and rotation budgets (a plan from before budgets gets run_episode's defaults), none under ``paper``."""
-    obs_format = symbolic_format if ep.tier == "symbolic" else settings.obs_format
+    spec = tier_spec(ep.tier)
+    obs_format = settings.obs_format if spec.pictured else symbolic_format
     capped = settings.capped
     kwargs: dict[str, Any] = {"depth": ep.depth, "reward": ep.reward, "metric": ep.metric,
                               "max_steps": None, "obs_format": obs_format, "max_moves": ep.max_moves if capped else None,
-                              "max_rotations": ep.max_rotations if capped and ep.tier in PARTIAL_TIERS else None}
-    if ep.tier == "vertex":
-        kwargs["renderer"] = settings.renderer
-    return gym.make(cubebench.TIERS[ep.tier], **kwargs)
+                              "max_rotations": ep.max_rotations if capped and spec.partial else None,
+                              "renderer": settings.renderer}
+    return gym.make(spec.env_id, **kwargs)
 
 
 def play_episode(ep: EpisodeSpec, factory: AgentFactory, settings: PlaySettings) -> EpisodeRecord:

@@ -42,7 +42,7 @@ from cubebench.extras import install_hint
 from cubebench.agents.answerers import ModelAnswerer, OracleAnswerer
 from cubebench.curriculum import Instance, load_instance_file
 from cubebench.shipped import largest_instance_file
-from cubebench.tiers import PARTIAL_TIERS
+from cubebench.tiers import TIER_SPECS, tier_spec
 
 from .answering import chosen_protocol
 from .execute import PlaySettings
@@ -52,7 +52,7 @@ from .question_suites import QuestionSuite, configured_test, question_suite_from
 from .sft_traces import ScriptedReplies, TraceError, optimal_solution, play_trace, replay_trace, trace_replies
 from .splits import SPLITS, Sides, check_fraction, group_of, split_of
 from .suite_fields import SuiteError
-from .suites import TIERS, Suite, load_suite, restrict, suite_from_dict
+from .suites import Suite, load_suite, restrict, suite_from_dict
 from .training_starts import SOURCE, TrainingStartError, check_apart, training_instances
 from .verifier_refs import asked_prompts, episode_ref, question_ref
 
@@ -195,13 +195,13 @@ def _check(request: ExportRequest) -> None:
     if given:
         raise ExportError(f"--{given[0]} is for --kind items; episodes are chosen with --tier, --depths and --instances")
     tier, obs_format = request.tier or "symbolic", request.obs_format or "text"
-    if tier not in TIERS:
-        raise ExportError(f"--tier must be one of {', '.join(TIERS)}, got {tier!r}")
+    if tier not in TIER_SPECS:
+        raise ExportError(f"--tier must be one of {', '.join(TIER_SPECS)}, got {tier!r}")
     if obs_format not in OBS_FORMATS:
         raise ExportError(f"--obs-format must be one of {', '.join(OBS_FORMATS)}, got {obs_format!r}")
-    if tier == "symbolic" and obs_format == "image":
-        raise ExportError("the symbolic tier is the 54-letter text only; --obs-format image is for visual, face "
-                          "and vertex")
+    if obs_format == "image" and not tier_spec(tier).pictured:
+        pictured = ", ".join(name for name, spec in TIER_SPECS.items() if spec.pictured)
+        raise ExportError(f"the {tier} tier is text only; --obs-format image is for {pictured}")
     if obs_format == "image" and request.images == "none":
         raise ExportError(f"the {tier} tier's observation is an image: give --images bytes or files, or "
                           "--obs-format text for its text form")
@@ -276,7 +276,7 @@ def episode_starts(request: ExportRequest, notes: list[str] | None = None) -> li
 
 def _episode_rows(request: ExportRequest, images: "_ImageSink", summary: "ExportSummary") -> Iterator[dict[str, Any]]:
     settings = PlaySettings(obs_format=request.obs_format or "text", store_images=False)
-    text_only = (request.tier or "symbolic") == "symbolic" or settings.obs_format == "text"
+    text_only = not tier_spec(request.tier or "symbolic").pictured or settings.obs_format == "text"
     for spec, instance in episode_starts(request, summary.notes):
         solution = optimal_solution(instance)
         replies = trace_replies(spec.tier, instance.state, solution, spec.metric, spec.max_steps)
@@ -291,11 +291,11 @@ def _episode_rows(request: ExportRequest, images: "_ImageSink", summary: "Export
         chat, pictures = images.chat(messages if request.kind == "sft" else messages[:2], text_only)
         row: dict[str, Any] = {
             "id": f"{spec.metric}/{spec.key}", "kind": request.kind, "split": "",
-            "tier": spec.tier, "obs_format": "text" if spec.tier == "symbolic" else settings.obs_format,
+            "tier": spec.tier, "obs_format": settings.obs_format if tier_spec(spec.tier).pictured else "text",
             "metric": spec.metric, "depth": instance.distance, "instance": spec.instance, "reward": spec.reward,
             "setting": spec.setting, "state": instance.state, "solution": solution,
             "max_steps": spec.max_steps, "max_moves": spec.max_moves,
-            "max_rotations": spec.max_rotations if spec.tier in PARTIAL_TIERS else None,
+            "max_rotations": spec.max_rotations if tier_spec(spec.tier).partial else None,
             "messages": chat, "images": pictures,
             "verifier": json.dumps(episode_ref(spec.tier, instance.state, spec.metric, spec.max_moves,
                                                spec.max_rotations), sort_keys=True),

@@ -9,7 +9,7 @@ shown and would have to answer: system prompt, each ``Observation:`` (text, or t
 each reply.
 
 The replies follow the privileged solver baseline (:class:`~cubebench.agents.scripted.SolverAgent`):
-on a partial tier first rotate until every face has been in view (:data:`~cubebench.agents.scripted.EXPLORATION`),
+on a partial tier first rotate until every face has been in view (the tier's :attr:`~cubebench.tiers.TierSpec.looks`),
 then play the optimal solution, one move per step while the steps allow it (more per step where the
 step budget is short: a face-view trace of depth 16 needs 5 looks and 16 moves in 20 steps).  The
 optimal solution is the instance's recorded scramble inverted, kept only when it solves the state in
@@ -33,7 +33,6 @@ from cubebench.agents.llm.client import _Result
 from cubebench.agents.llm.messages import Message
 from cubebench.agents.react import ReActAgent
 from cubebench.agents.records import EpisodeRecord
-from cubebench.agents.scripted import EXPLORATION
 from cubebench.agents.tools import Toolbox, ToolError
 from cubebench.curriculum import Instance
 from cubebench.engine import TABLE
@@ -42,6 +41,7 @@ from cubebench.engine.kernels import apply_moves, is_solved
 from cubebench.engine.metric import check_metric, metric_length
 from cubebench.engine.notation import invert_sequence, parse_array
 from cubebench.engine.state import from_facelets
+from cubebench.tiers import tier_spec
 
 from .execute import PlaySettings, make_env
 from .plan import EpisodeSpec
@@ -102,7 +102,7 @@ def held_frame(state: str, looks: Sequence[str], solution: str) -> str:
 
 def trace_replies(tier: str, state: str, solution: str, metric: str, max_steps: int) -> list[str]:
     """The ReAct replies of an optimal trace: looks first (partial tiers), then the solution's moves."""
-    looks = list(EXPLORATION.get(tier, []))
+    looks = list(tier_spec(tier).looks)
     moves = held_frame(state, looks, solution).split()
     room = max_steps - len(looks)
     if room < 1:

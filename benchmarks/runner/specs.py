@@ -43,6 +43,7 @@ from cubebench.agents.seats import ModelSeat
 from cubebench.envs.games import GAMES
 from cubebench.agents.teams import Seat, perfect_team, random_team, silent_team
 from cubebench.extras import install_hint
+from cubebench.tiers import TIER_SPECS
 
 
 STYLES = ("react", "codeact", "policy")
@@ -185,8 +186,8 @@ class AgentFactory:
 
     @property
     def tiers(self) -> tuple[str, ...] | None:
-        """The tiers this agent can play (``None``: all); the MLP policy reads the symbolic state only."""
-        return ("symbolic",) if self.kind == "rl" else None
+        """The tiers this agent can play (``None``: all); the MLP policy reads the one-hot state only."""
+        return tuple(name for name, spec in TIER_SPECS.items() if "onehot" in spec.forms) if self.kind == "rl" else None
 
     @property
     def symbolic_obs_format(self) -> str:

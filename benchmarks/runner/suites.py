@@ -21,7 +21,7 @@ from cubebench.budgets import DEFAULT_MAX_ROTATIONS, move_budget
 from cubebench.engine.metric import Metric
 from cubebench.engine.rewards import ORACLE_REWARDS, REWARDS, unalias_reward
 from cubebench.tasks.protocols import PAPER, STRICT
-from cubebench.tiers import TIERS as TIER_IDS
+from cubebench.tiers import TIER_SPECS
 
 from .multi_suites import SCHEMA as MULTI_SCHEMA
 from .multi_suites import MultiSuite, multi_suite_from_dict
@@ -31,7 +31,7 @@ from .suite_fields import SuiteError, check_int, check_ints, check_metric, check
 
 
 SCHEMA = "cubebench-suite/1"
-TIERS = tuple(TIER_IDS)
+TIERS = tuple(TIER_SPECS)
 """Tier names in table order (the registered ids' order)."""
 EVAL_REWARDS = tuple(r for r in REWARDS if r not in ORACLE_REWARDS)
 """The rewards a suite may evaluate agents with: not the oracle (a model probing it reads off the optimal plan)."""
@@ -165,7 +165,7 @@ def suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Suite:
         raise SuiteError(f"{source}: missing field(s) {missing}")
     suite = Suite(
         name=check_name(data["name"], source),
-        tiers=_choices(data, "tiers", TIERS, source),
+        tiers=_choices(data, "tiers", tuple(TIER_SPECS), source),
         depths=check_ints(data, "depths", source, minimum=0),
         instances=check_int(data, "instances", source, minimum=1),
         rewards=_rewards(data, source),

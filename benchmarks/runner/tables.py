@@ -20,7 +20,12 @@ from .stats import Rate
 from .store import EpisodeRow
 from .suites import REWARDS, TIERS
 
-TIER_TITLES = {name: spec.title for name, spec in TIER_SPECS.items()}
+def tier_title(tier: str) -> str:
+    """A tier as tables and plots title it (its spec's ``title``; an unregistered name as it is)."""
+    spec = TIER_SPECS.get(tier)
+    return spec.title if spec else tier
+
+
 SETTING_TITLES = {"basic": "basic tools", "standard": "standard solver", "ideal": "ideal solver"}
 SETTINGS = ("basic", "standard", "ideal")
 
@@ -86,7 +91,7 @@ def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str], flo
     return Table(
         title="Pass rate by tier and horizon (Wilson 95% interval)",
         header=["condition"] + [h.capitalize() for _ in tiers for h in horizons],
-        groups=[("", 1)] + [(TIER_TITLES.get(t, t), len(horizons)) for t in tiers],
+        groups=[("", 1)] + [(tier_title(t), len(horizons)) for t in tiers],
         rows=body,
         note="pass rate = solved / finished episodes; error episodes count as unsolved" + (FLOOR_NOTE if floor else ""),
     )
@@ -110,7 +115,7 @@ def depth_table(rows: list[EpisodeRow], floor: BlindFloor | None = None) -> Tabl
     body = []
     for rw, st in conds:
         for t in tiers:
-            line = [condition_label(rw, st, conds), TIER_TITLES.get(t, t)]
+            line = [condition_label(rw, st, conds), tier_title(t)]
             for d in depths:
                 c = cells.get((rw, st, t, d))
                 line.append(f"{c.rate.k}/{c.rate.n}" if c else "-")
@@ -127,7 +132,7 @@ def attribution_table(items: list[Attribution], horizons: list[str]) -> Table:
     hor = {h: i for i, h in enumerate(horizons)}
     body = []
     for a in sorted(items, key=lambda a: (order.get(a.tier, 99), hor.get(a.horizon, 99))):
-        body.append([TIER_TITLES.get(a.tier, a.tier), a.horizon, compact(a.basic), compact(a.standard),
+        body.append([tier_title(a.tier), a.horizon, compact(a.basic), compact(a.standard),
                      compact(a.ideal), a.planning.format(), a.translation.format(),
                      compact(a.exploration) if a.exploration is not None else "n/a"])
     return Table(

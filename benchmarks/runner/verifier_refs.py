@@ -31,7 +31,7 @@ from cubebench.agents.tools import Toolbox, ToolError
 from cubebench.budgets import DEFAULT_MAX_MOVES
 from cubebench.tasks.items import Item, Prompt, Reply, ask_and_judge
 from cubebench.tasks.protocols import STRICT
-from cubebench.tiers import PARTIAL_TIERS
+from cubebench.tiers import tier_spec
 from cubebench.wrappers.tiers import make_cube_env
 
 from .question_suites import configured_test
@@ -55,7 +55,7 @@ def episode_ref(tier: str, state: str, metric: str, max_moves: int | None, max_r
     """The reference of an episode starting from ``state`` (``max_moves=None``: the episode loop's default budget)."""
     return {"kind": EPISODE, "tier": tier, "state": state, "metric": metric,
             "max_moves": max_moves if max_moves is not None else DEFAULT_MAX_MOVES[metric],
-            "max_rotations": max_rotations if tier in PARTIAL_TIERS else None}
+            "max_rotations": max_rotations if tier_spec(tier).partial else None}
 
 
 def question_ref(test: str, variant: str, options: Mapping[str, Any], item: Mapping[str, Any],

@@ -48,7 +48,7 @@ from ..engine import simd
 from ..generators import Generator, ScrambleGenerator
 from ..render.ansi import net_text
 from ..render.net import render_net
-from ..tiers import TIER_SPECS, VECTOR_TIERS
+from ..tiers import TIER_SPECS
 from .vector_kernels import (
     _MODES, _NEXT32, _all_obs, _all_solved, _reset_envs, _status, _step_parallel, _step_serial,
 )
@@ -124,7 +124,7 @@ class CubeVectorEnv(VectorEnv):
         self.action_names: tuple[str, ...] = turn_actions(self.metric)
         self._action_moves = np.array([MOVE_INDEX[a] for a in self.action_names], dtype=np.int64)
         self._scr_moves = scramble_move_table(self.metric)
-        self._form = obs_format or ("onehot" if tier == "symbolic" else "image")
+        self._form = obs_format or TIER_SPECS[tier].vector_forms[0]
         self.image_size = int(image_size)
         self._setup_spaces()
         self._parallel = self.num_envs >= PARALLEL_MIN_ENVS if parallel is None else bool(parallel)
@@ -138,8 +138,9 @@ class CubeVectorEnv(VectorEnv):
     def _check_args(num_envs, tier, reward, obs_format, move_frame, letters, render_mode) -> None:
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
-        if tier not in VECTOR_TIERS:
-            raise ValueError(f"CubeVectorEnv supports tiers {' and '.join(map(repr, VECTOR_TIERS))}, got {tier!r}; "
+        if tier not in TIER_SPECS or not TIER_SPECS[tier].vector:
+            vector = [name for name, spec in TIER_SPECS.items() if spec.vector]
+            raise ValueError(f"CubeVectorEnv supports tiers {' and '.join(map(repr, vector))}, got {tier!r}; "
                              "use gymnasium.make_vec(..., vectorization_mode='sync') for the others")
         forms = TIER_SPECS[tier].vector_forms
         if obs_format not in (None, *forms):
@@ -360,7 +361,7 @@ class CubeVectorEnv(VectorEnv):
     def _info(self, mask: np.ndarray | None) -> dict[str, Any]:
         values = {"depth": self._inst_depth, "steps": self._steps, "moves": self._moves,
                   "is_success": self.solved()}
-        if self._dense and self.tier == "symbolic":
+        if self._dense and not TIER_SPECS[self.tier].hides_state:
             values["phi"] = self._phi
         return self._masked(values, mask)
 
@@ -388,7 +389,7 @@ class CubeVectorEnv(VectorEnv):
             final_obs[i] = frames[k].copy()
         values = {"depth": self._final_stats[:, 2], "steps": self._final_stats[:, 0],
                   "moves": self._final_stats[:, 1], "is_success": self._terms.copy()}
-        if self._dense and self.tier == "symbolic":
+        if self._dense and not TIER_SPECS[self.tier].hides_state:
             values["phi"] = self._final_phi
         return {"final_obs": final_obs, "_final_obs": m, "final_info": self._masked(values, m),
                 "_final_info": m.copy()}

@@ -213,7 +213,7 @@ def test_images_as_files_are_written_beside_the_rows(tmp_path: Path) -> None:
 @pytest.mark.parametrize("argv, message", [
     (["--kind", "items", "--tier", "face"], "--tier is for episodes and sft"),
     (["--kind", "episodes", "--tests", "move-choice"], "--tests is for --kind items"),
-    (["--kind", "episodes", "--obs-format", "image"], "symbolic tier is the 54-letter text only"),
+    (["--kind", "episodes", "--obs-format", "image"], "symbolic tier is text only"),
     (["--kind", "sft", "--tier", "visual", "--obs-format", "image", "--images", "none"], "observation is an image"),
     (["--kind", "episodes", "--depths", "5"], "has no depths [5]"),
     (["--kind", "episodes", "--split", "1.5"], "between 0 and 1"),
