@@ -20,7 +20,7 @@ import gymnasium as gym
 import numpy as np
 
 from cubebench.budgets import episode_budget
-from cubebench.envs.cube_env import CubeEnv
+from cubebench.envs.cube_env import INTERACTION_STEPS, CubeEnv
 from cubebench.tiers import TIER_SPECS
 from cubebench.wrappers.description import describe_env
 from cubebench.wrappers.observations import SymbolicObservation, colour_text, symbolic_colours
@@ -29,7 +29,7 @@ from .base import Agent, Observation, Task, Turn
 from .records import EpisodeRecord, StepRecord, observation_digest, safe_text
 from .tools import Toolbox, tools_for
 
-DEFAULT_MAX_STEPS = 20
+DEFAULT_MAX_STEPS = INTERACTION_STEPS
 """CubeBench's budget of interaction steps per episode."""
 
 TASK_TEXT = (

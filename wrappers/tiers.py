@@ -16,7 +16,7 @@ import gymnasium as gym
 
 from cubebench.engine.metric import Metric, metric_argument
 from cubebench.engine.rewards import parse_reward
-from cubebench.envs.cube_env import CubeEnv
+from cubebench.envs.cube_env import INTERACTION_STEPS, CubeEnv
 from cubebench.registration import VECTOR_ENTRY_POINT, register_envs  # noqa: F401  (re-exported)
 from cubebench.tiers import PARTIAL_TIERS, TIERS, VECTOR_TIERS, tier_spec  # noqa: F401  (re-exported)
 
@@ -28,7 +28,7 @@ def make_cube_env(
     depth: int = 1,
     reward: str = "none",
     metric: Metric | None = None,
-    max_steps: int | None = 20,
+    max_steps: int | None = INTERACTION_STEPS,
     render_mode: str | None = None,
     obs_format: str | None = None,
     renderer: str = "painter",

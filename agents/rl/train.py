@@ -23,6 +23,7 @@ from tqdm import tqdm
 
 from cubebench.engine.metric import METRICS, metric_argument
 from cubebench.engine.rewards import NATIVE_REWARDS, unalias_reward
+from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.envs.vector_env import CubeVectorEnv
 
 from .evaluate import evaluate
@@ -74,7 +75,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--metric", choices=METRICS, default="quarter",
                    help="quarter: 12 actions; half: 18 (half turns too)")
     p.add_argument("--moves", dest="metric", type=_deprecated_moves, help=argparse.SUPPRESS)
-    p.add_argument("--max-steps", type=int, default=20, help="episode budget while training")
+    p.add_argument("--max-steps", type=int, default=INTERACTION_STEPS, help="episode budget while training")
     p.add_argument("--horizon", type=int, default=3,
                    help="training episodes end after frontier + HORIZON moves (0: the full --max-steps)")
     p.add_argument("--max-depth", type=int, default=12, help="highest curriculum depth")

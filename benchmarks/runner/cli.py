@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 from cubebench import __version__
 from cubebench import cli as engine_cli
+from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.agents.base import TOOL_SETTINGS
 from cubebench.engine import CubeInputError
 from cubebench.engine.metric import METRICS
@@ -627,7 +628,7 @@ def _add_play(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tools", choices=TOOL_SETTINGS, default="basic", help="tool setting")
     p.add_argument("--metric", choices=METRICS, default="quarter")
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--steps", type=int, default=20, help="interaction steps (default 20)")
+    p.add_argument("--steps", type=int, default=INTERACTION_STEPS, help=f"interaction steps (default {INTERACTION_STEPS})")
     p.add_argument("--no-colour", action="store_true", help="plain letters without ANSI colours")
     p.add_argument("--window", action=argparse.BooleanOptionalAction, default=None,
                    help="show an image tier's observation in a window (default: where a display exists)")

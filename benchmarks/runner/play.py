@@ -23,6 +23,7 @@ import gymnasium as gym
 import numpy as np
 
 import cubebench
+from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.agents.actions import ActionParseError, parse_action
 from cubebench.agents.base import Observation, Task, Turn
 from cubebench.agents.episode import run_episode
@@ -169,7 +170,7 @@ def open_window(tier: str, window: bool | None, out: TextIO) -> Window | None:
 
 def play(tier: str = "symbolic", *, depth: int = 3, scramble: str | None = None, instance: int | None = None,
          reward: str = "none", setting: str = "basic", metric: Metric = "quarter", seed: int | None = None,
-         max_steps: int = 20, read: Callable[[str], str] = input, out: TextIO | None = None,
+         max_steps: int = INTERACTION_STEPS, read: Callable[[str], str] = input, out: TextIO | None = None,
          colour: bool | None = None, window: bool | None = False) -> EpisodeRecord:
     """Play one episode in the terminal (image tiers in a window, see :func:`open_window`); return its record."""
     out = out or sys.stdout

@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 from cubebench.agents.actions import ActionParseError, parse_action
 from cubebench.agents.episode import budgeted_options, run_episode
 from cubebench.agents.llm import ModelClient
-from cubebench.agents.llm.client import _Result
+from cubebench.agents.llm.client import CallResult
 from cubebench.agents.llm.messages import Message
 from cubebench.agents.react import ReActAgent
 from cubebench.agents.records import EpisodeRecord
@@ -63,21 +63,21 @@ class ScriptedReplies(ModelClient):
         super().__init__(TRACE_MODEL, price=(0.0, 0.0))
         self.replies = list(replies)
 
-    def _build_request(self, messages: Sequence[Message], *, stop: list[str] | None, max_tokens: int,
+    def build_request(self, messages: Sequence[Message], *, stop: list[str] | None, max_tokens: int,
                        temperature: float | None, seed: int | None, extra: dict[str, Any]) -> dict[str, Any]:
         return {"messages": list(messages)}
 
-    def _loggable(self, request: dict[str, Any]) -> dict[str, Any]:
+    def loggable(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"model": self.model, "messages": len(request["messages"])}
 
-    def _endpoint(self) -> str:
+    def endpoint(self) -> str:
         return "scripted:optimal-trace"
 
-    def _attempt(self, request: dict[str, Any]) -> _Result:
+    def attempt(self, request: dict[str, Any]) -> CallResult:
         if not self.replies:
             raise TraceError("the trace ran out of replies before the episode ended")
         text = self.replies.pop(0)
-        return _Result(text=text, finish_reason="stop", input_tokens=0, output_tokens=0, status=200, body={})
+        return CallResult(text=text, finish_reason="stop", input_tokens=0, output_tokens=0, status=200, body={})
 
 
 def optimal_solution(instance: Instance) -> str:

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar
 
+from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.agents.base import TOOL_SETTINGS
 from cubebench.budgets import DEFAULT_MAX_ROTATIONS, move_budget
 from cubebench.engine.metric import Metric
@@ -38,7 +39,7 @@ EVAL_REWARDS = tuple(r for r in REWARDS if r not in ORACLE_REWARDS)
 INSTANCE_SOURCES = ("certified", "scramble")
 DEFAULT_HORIZONS = {"short": [1, 2, 3, 4], "long": [8, 12, 16, 20]}
 EPISODE_PROTOCOLS: dict[str, str] = {
-    PAPER: ("the CubeBench paper's budget: its interaction steps (the suite's max_steps, 20) and no move or view-rotation "
+    PAPER: (f"the CubeBench paper's budget: its interaction steps (the suite's max_steps, {INTERACTION_STEPS}) and no move or view-rotation "
             "cap, as its published numbers were made; a blind walk of that length solves every start within 4 turns "
             "(the report's blind floor)"),
     STRICT: ("our move budget per depth (cubebench.budgets.move_budget) and the suite's view-rotation budget, besides "
@@ -62,7 +63,7 @@ class Suite:
     rewards: tuple[str, ...]
     tool_settings: tuple[str, ...]
     metric: Metric = "quarter"
-    max_steps: int = 20
+    max_steps: int = INTERACTION_STEPS
     max_moves: int | None = None
     """The episode's move budget (face turns in ``metric``) at every depth under the ``strict`` protocol; ``None``
     (the shipped suites): each depth's own, :func:`cubebench.budgets.move_budget` (5 quarter turns at depths 1-2,
@@ -171,7 +172,7 @@ def suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Suite:
         rewards=_rewards(data, source),
         tool_settings=_choices(data, "tool_settings", TOOL_SETTINGS, source),
         metric=check_metric(data.get("metric", "quarter"), source),
-        max_steps=check_int(data, "max_steps", source, minimum=1, default=20),
+        max_steps=check_int(data, "max_steps", source, minimum=1, default=INTERACTION_STEPS),
         max_moves=None if data.get("max_moves") is None else check_int(data, "max_moves", source, minimum=1),
         max_rotations=check_int(data, "max_rotations", source, minimum=0, default=DEFAULT_MAX_ROTATIONS),
         seed=check_int(data, "seed", source, minimum=0, default=0),

@@ -39,6 +39,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from ..engine.facelets import N_STICKERS
+from .cube_env import INTERACTION_STEPS
 from ..engine.metric import Metric, metric_argument, turn_actions
 from ..engine.moves import MOVE_INDEX, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
 from ..engine.rewards import NATIVE_REWARDS, REWARD_SPECS, parse_reward
@@ -91,7 +92,7 @@ class CubeVectorEnv(VectorEnv):
         depth: int = 1,
         reward: str = "none",
         metric: Metric | None = None,
-        max_steps: int | None = 20,
+        max_steps: int | None = INTERACTION_STEPS,
         max_episode_steps: int | None = None,
         obs_format: str | None = None,
         image_size: int = 224,

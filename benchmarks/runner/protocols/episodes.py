@@ -6,6 +6,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.agents.tools import MAX_ARG_CHARS
 from cubebench.budgets import BLIND_SHARE, move_budget
 from cubebench.engine import SOLVED, TABLE, kernels
@@ -127,7 +128,7 @@ generator's bound at depth 2, where the plan margin binds; 2.1 % at the other de
 def budget_text(suite: dict[str, Any], protocol: str = "strict") -> str:
     """The episodes' move and rotation budgets under ``protocol``: none under ``paper``, else as the suite set them."""
     if protocol == "paper":
-        return (f"no move or view-rotation cap: {suite.get('max_steps', 20)} interaction steps, each one action (a move "
+        return (f"no move or view-rotation cap: {suite.get('max_steps', INTERACTION_STEPS)} interaction steps, each one action (a move "
                 f"call carries at most {MAX_ARG_CHARS} characters); the blind floor rows show what a blind walk solves so")
     if "max_moves" not in suite:
         return ("not in the suite (a run from before move budgets); each episode's record holds the budget "

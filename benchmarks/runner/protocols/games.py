@@ -6,7 +6,7 @@ import sys
 from typing import Any
 
 from cubebench.envs.games import GAMES
-from cubebench.tasks.oracle import oracle
+from cubebench.solver.oracle import oracle
 
 from ..games import play_game
 from ..multi_report import multi_tables

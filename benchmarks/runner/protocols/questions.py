@@ -6,7 +6,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from cubebench.tasks.oracle import oracle
+from cubebench.solver.oracle import oracle
 
 from ..aggregate import cell_of
 from ..answering import decoding_text, protocol_text, question_settings
