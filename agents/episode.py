@@ -151,7 +151,7 @@ def run_episode(
     that cannot say its tier raises.  ``tier``, if given, must agree with it.
     An env without a move budget plays the episode under its depth's (:func:`budgeted_options`: reset
     options, so the env given is left as it was); ``capped=False`` plays it under no move or rotation budget at
-    all, only ``max_steps`` (the CubeBench paper's rules: the runner's ``paper`` protocol).
+    all, only ``max_steps`` (the CubeBench paper's rules: the runner's ``paper`` rules).
     ``distance_budget_s`` bounds the optimal-solver time spent on the
     distance at each step's end (``None`` skips it).
     """

@@ -62,11 +62,11 @@ class RandomAgent:
 class BlindAgent:
     """The strongest blind strategy we know: it never reads an observation or a reward, only its budgets.
 
-    With a move budget (the ``strict`` protocol) it takes the shallowest depth >= 2 that the budget is given at
+    With a move budget (the ``strict`` rules) it takes the shallowest depth >= 2 that the budget is given at
     (:func:`~cubebench.budgets.blind_target`) and plays, in one ``move`` call, a seeded walk of the whole budget that
     passes through as many of the generator's likeliest positions of that depth as it can
     (:func:`~cubebench.budgets.blind_walk`): :func:`~cubebench.budgets.move_budget` holds what that solves to at most
-    5 % at every depth >= 2.  With no move cap (the ``paper`` protocol) it plays the sweep
+    5 % at every depth >= 2.  With no move cap (the ``paper`` rules) it plays the sweep
     (:func:`~cubebench.budgets.sweep`), every position within 4 turns of solved, as move calls of at most
     :data:`~cubebench.agents.tools.MAX_ARG_CHARS` characters, one per interaction step (:func:`blind_calls`).  The env
     stops it when the cube is solved.  ``cubebench report`` prints what this agent solves of each cell as the blind

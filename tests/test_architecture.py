@@ -146,7 +146,7 @@ def test_the_checker_sees_wrong_way_and_hidden_imports(tmp_path: Path) -> None:
     """The checker itself: a function-level import of a higher layer and a relative one are both found."""
     assert "cubebench.runner.cli" in imports_of("cubebench.runner.__main__")
     assert "cubebench.wrappers.description" in imports_of("cubebench.agents.episode")
-    assert "cubebench.tiers" in imports_of("cubebench") and "cubebench.wrappers.tiers" not in imports_of("cubebench")
+    assert "cubebench.tiers" in imports_of("cubebench") and "cubebench.wrappers.tier_envs" not in imports_of("cubebench")
     assert layer("cubebench.engine.moves") == "engine" and layer("cubebench.runner.store") == "runner"
     source = "def f():\n    from cubebench.runner import store\n"
     tree = ast.parse(source)
@@ -197,7 +197,7 @@ def test_the_ids_are_registered_whichever_is_imported_first() -> None:
     for code in ("import cubebench\nimport gymnasium as gym", "import gymnasium as gym\nimport cubebench"):
         loaded = _modules_loaded_by(code + "\nassert set(cubebench.TIERS.values()) <= set(gym.registry)"
                                     "\nassert gym.make('CubeBench-Face-v0').unwrapped.view_actions")
-        assert "cubebench.wrappers.tiers" in loaded
+        assert "cubebench.wrappers.tier_envs" in loaded
 
 
 TIER_NAMES = ("symbolic", "visual", "face", "vertex")

@@ -101,7 +101,7 @@ class AgentSpec:
     """Few-shot examples appended to the system prompt (the text; ``""``: none); ``None``: the shipped ones."""
     reply_max_tokens: int | None = None
     """Question suites: the token limit of each model reply (``None``: the client's default); a question run sets
-    its protocol's default (:mod:`.answering`)."""
+    its rules' default (:mod:`.answering`)."""
     seats: dict[str, str] = field(default_factory=dict)
     """Multi-agent suites: seats played by a calibration team's player instead of this spec
     (``{"observer_0": "perfect"}``: the model plays the actor beside a perfect observer)."""

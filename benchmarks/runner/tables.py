@@ -18,7 +18,7 @@ from .attribution import Attribution
 from .floors import BlindFloor
 from .stats import Rate
 from .store import EpisodeRow
-from .suites import REWARDS, TIERS
+from .suites import REWARDS, TIER_NAMES
 
 def tier_title(tier: str) -> str:
     """A tier as tables and plots title it (its spec's ``title``; an unregistered name as it is)."""
@@ -74,7 +74,7 @@ def condition_label(reward: str, setting: str, conds: list[tuple[str, str]]) -> 
 def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str], floor: BlindFloor | None = None) -> Table:
     """Pass rate per tier x horizon, one row per condition (the paper's main table), and the blind floor's row: the
     share of each cell's instances the blind agent solves under the run's protocol (:mod:`.floors`)."""
-    tiers = ordered((r.tier for r in rows), TIERS)
+    tiers = ordered((r.tier for r in rows), TIER_NAMES)
     cells = group(rows, lambda r: (r.reward, r.setting, r.tier, r.horizon))
     conds = conditions(rows)
     body = []
@@ -109,7 +109,7 @@ def _share(value: float | None) -> str:
 def depth_table(rows: list[EpisodeRow], floor: BlindFloor | None = None) -> Table:
     """Solved/finished per tier and depth, one block of rows per condition, and the blind floor's share per depth."""
     depths = sorted({r.depth for r in rows})
-    tiers = ordered((r.tier for r in rows), TIERS)
+    tiers = ordered((r.tier for r in rows), TIER_NAMES)
     cells = group(rows, lambda r: (r.reward, r.setting, r.tier, r.depth))
     conds = conditions(rows)
     body = []
@@ -128,7 +128,7 @@ def depth_table(rows: list[EpisodeRow], floor: BlindFloor | None = None) -> Tabl
 
 def attribution_table(items: list[Attribution], horizons: list[str]) -> Table:
     """Pass rates of the three settings beside the planning and translation gaps and exploration failures."""
-    order = {t: i for i, t in enumerate(TIERS)}
+    order = {t: i for i, t in enumerate(TIER_NAMES)}
     hor = {h: i for i, h in enumerate(horizons)}
     body = []
     for a in sorted(items, key=lambda a: (order.get(a.tier, 99), hor.get(a.horizon, 99))):

@@ -6,7 +6,7 @@ Nothing here re-implements the benchmark: rollouts are the runner's episodes (``
 our ReAct agent (its prompt, ``Action:`` parser, tools and budgets) over the rollout's model
 (:mod:`.relay`), on the certified instances the runner plans (:mod:`.dataset`), scored from the episode
 record with the env's own sparse and dense rewards (:mod:`.game`).  ``load_question_environment(...)``
-(:mod:`.questions`, verifiers 0.3 and 0.4) serves a question suite's one-question items under an answer protocol,
+(:mod:`.questions`, verifiers 0.3 and 0.4) serves a question suite's one-question items under answer rules,
 scored by the runner's verifier references.  :mod:`.multiturn` (0.3) and
 :mod:`.taskset` (0.4) adapt these to each verifiers API.
 """

@@ -41,8 +41,8 @@ RECORD_KEY = "cubebench_record"
 SHAPING_REWARDS = tuple(r for r in DENSE_REWARDS if r not in ORACLE_REWARDS)
 """The env rewards whose return can shape the reward: the engine's dense rewards but the oracle one, which
 reveals the exact distance (:mod:`cubebench.engine.rewards`)."""
-REWARDS = ("none", *SHAPING_REWARDS)
-SETTINGS = PlaySettings(obs_format="text", store_images=False)
+PLAYED_REWARDS = ("none", *SHAPING_REWARDS)
+PLAY_SETTINGS = PlaySettings(obs_format="text", store_images=False)
 """How the bridge plays episodes: every tier in its text form (a rollout's messages are text only)."""
 
 
@@ -97,7 +97,7 @@ def options(tier: str = "symbolic", depths: Sequence[int] = (1, 2, 3, 4), instan
     """Validate the environment's arguments: a bad value raises ``ValueError`` naming it, and the grid's
     values (``depths``, ``metric``, budgets, ``instance_source``) the runner's ``SuiteError``."""
     _choice(tier, "tier", tuple(TIERS))
-    _choice(reward, "reward", REWARDS)
+    _choice(reward, "reward", PLAYED_REWARDS)
     _choice(tool_setting, "tool_setting", TOOL_SETTINGS)
     _count(instances, "instances", 0)
     _count(eval_instances, "eval_instances", 0)
@@ -182,7 +182,7 @@ class EpisodeTurns:
         self.spec = spec
         self.max_tokens = max_tokens
         self.record: EpisodeRecord | None = None
-        self._relay = EpisodeRelay(spec, SETTINGS, model=model, max_tokens=max_tokens, timeout_s=timeout_s)
+        self._relay = EpisodeRelay(spec, PLAY_SETTINGS, model=model, max_tokens=max_tokens, timeout_s=timeout_s)
         self._started = False
         self._failed = False
 

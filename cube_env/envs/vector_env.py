@@ -126,6 +126,7 @@ class CubeVectorEnv(VectorEnv):
         self._action_moves = np.array([MOVE_INDEX[a] for a in self.action_names], dtype=np.int64)
         self._scr_moves = scramble_move_table(self.metric)
         self._form = obs_format or TIER_SPECS[tier].vector_forms[0]
+        self._phi_public = not TIER_SPECS[tier].hides_state  # the dense reward's potential is in info
         self.image_size = int(image_size)
         self._setup_spaces()
         self._parallel = self.num_envs >= PARALLEL_MIN_ENVS if parallel is None else bool(parallel)
@@ -362,7 +363,7 @@ class CubeVectorEnv(VectorEnv):
     def _info(self, mask: np.ndarray | None) -> dict[str, Any]:
         values = {"depth": self._inst_depth, "steps": self._steps, "moves": self._moves,
                   "is_success": self.solved()}
-        if self._dense and not TIER_SPECS[self.tier].hides_state:
+        if self._dense and self._phi_public:
             values["phi"] = self._phi
         return self._masked(values, mask)
 
@@ -390,7 +391,7 @@ class CubeVectorEnv(VectorEnv):
             final_obs[i] = frames[k].copy()
         values = {"depth": self._final_stats[:, 2], "steps": self._final_stats[:, 0],
                   "moves": self._final_stats[:, 1], "is_success": self._terms.copy()}
-        if self._dense and not TIER_SPECS[self.tier].hides_state:
+        if self._dense and self._phi_public:
             values["phi"] = self._final_phi
         return {"final_obs": final_obs, "_final_obs": m, "final_info": self._masked(values, m),
                 "_final_info": m.copy()}

@@ -27,7 +27,7 @@ from cubebench.render.text import face_text_grid
 from cubebench.runner.cli import main
 from cubebench.runner.store import open_run
 from cubebench.tiers import TIER_SPECS, TIERS, TierSpec
-from cubebench.wrappers.tiers import make_cube_env
+from cubebench.wrappers.tier_envs import make_cube_env
 from cubebench.wrappers.description import describe_env
 from cubebench.wrappers.observations import symbolic_colours
 
