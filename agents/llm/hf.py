@@ -156,7 +156,7 @@ class HFModelClient(ModelClient):
     def __init__(self, path: str, *, adapter: str | None = None, device: str | None = None,
                  loaded: HFModel | None = None, **settings: Any) -> None:
         """Load the model at ``path`` (with ``adapter``), or serve ``loaded``, a model already in memory (a policy
-        being trained: ``benchmarks/train_grpo.py``), under the name ``path``."""
+        being trained: ``cubebench.training.react_grpo``), under the name ``path``."""
         settings.setdefault("price", (0.0, 0.0))
         super().__init__(path if adapter is None else f"{path}{ADAPTER_SEPARATOR}{adapter}", **settings)
         self.loaded = loaded if loaded is not None else load_hf_model(path, adapter, device)

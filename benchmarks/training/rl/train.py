@@ -1,4 +1,4 @@
-"""Train the MLP policy-gradient baseline: ``python -m cubebench.agents.rl.train --algo ppo ...``.
+"""Train the MLP policy-gradient baseline: ``python -m cubebench.training.rl.train --algo ppo ...``.
 
 Builds the native vector env (Symbolic tier, one-hot observations), the MLP
 policy and the depth curriculum; runs PPO or REINFORCE-with-baseline until
@@ -26,8 +26,8 @@ from cubebench.engine.rewards import NATIVE_REWARDS, unalias_reward
 from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.envs.vector_env import CubeVectorEnv
 
-from .evaluate import evaluate
-from .policy import MLPPolicy, action_names, save_checkpoint
+from cubebench.agents.rl.evaluate import evaluate
+from cubebench.agents.rl.policy import MLPPolicy, action_names, save_checkpoint
 from .ppo import PPO, PPOConfig
 from .reinforce import Reinforce, ReinforceConfig
 from .schedule import DepthCurriculum
@@ -64,7 +64,7 @@ class ScalarLog:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m cubebench.agents.rl.train", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m cubebench.training.rl.train", description=__doc__.split("\n\n")[0])
     p.add_argument("--algo", choices=("ppo", "reinforce"), default="ppo")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--num-envs", type=int, default=1024)
