@@ -32,7 +32,7 @@ from .compare import add_compare
 from .execute import PlaySettings
 from .export import export_csv, export_jsonl
 from .failures import short_cause
-from .export_tasks import FORMATS, IMAGE_MODES, KINDS, OBS_FORMATS, ExportError, ExportRequest, export_tasks
+from .export_tasks import FORMATS, IMAGE_MODES, KINDS, EXPORT_OBS_FORMATS, ExportError, ExportRequest, export_tasks
 from .html_report import report_html
 from .play import play
 from .multi_suites import MultiSuite
@@ -582,7 +582,7 @@ def _add_export_tasks(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--suite", default=None,
                    help="an episode suite (default exp1) or, for items, a question suite (default cube-bench)")
     p.add_argument("--tier", choices=TIER_NAMES, default=None, help="episodes, sft: the tier (default symbolic)")
-    p.add_argument("--obs-format", choices=OBS_FORMATS, default=None,
+    p.add_argument("--obs-format", choices=EXPORT_OBS_FORMATS, default=None,
                    help="episodes, sft: how visual, face and vertex are shown: text (default) or image")
     p.add_argument("--depths", type=_csv(int), default=None, metavar="D1,D2",
                    help="only these depths (items: the depths or ladder levels of every chosen test)")

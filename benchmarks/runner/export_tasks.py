@@ -60,8 +60,8 @@ KINDS = ("episodes", "sft", "items")
 FORMATS = ("jsonl", "parquet")
 IMAGE_MODES = ("bytes", "files", "none")
 STARTS = ("certified", "training")
-OBS_FORMATS = ("text", "image")
-DEFAULT_SUITE = {"episodes": "exp1", "sft": "exp1", "items": "cube-bench"}
+EXPORT_OBS_FORMATS = ("text", "image")
+DEFAULT_SUITES = {"episodes": "exp1", "sft": "exp1", "items": "cube-bench"}
 LADDER_ITEMS = 5
 """Items per level when a ladder test is exported at fixed levels (a ladder round asks five)."""
 SCHEMA = "cubebench-export/1"
@@ -129,7 +129,7 @@ def export_tasks(request: ExportRequest) -> ExportSummary:
     summary.notes += [f"the {split} split is empty: no {split}.{request.format} written"
                       for split in SPLITS if not summary.counts[split]]
     manifest = {"schema": SCHEMA, "cubebench": __version__, "kind": request.kind, "format": request.format,
-                "suite": request.suite or DEFAULT_SUITE[request.kind], "tier": request.tier,
+                "suite": request.suite or DEFAULT_SUITES[request.kind], "tier": request.tier,
                 "obs_format": request.obs_format, "depths": request.depths, "instances": request.instances,
                 "tests": request.tests, **({"variants": request.variants} if request.variants else {}),
                 "items": request.items, "images": request.images,
@@ -197,8 +197,8 @@ def _check(request: ExportRequest) -> None:
     tier, obs_format = request.tier or "symbolic", request.obs_format or "text"
     if tier not in TIER_SPECS:
         raise ExportError(f"--tier must be one of {', '.join(TIER_SPECS)}, got {tier!r}")
-    if obs_format not in OBS_FORMATS:
-        raise ExportError(f"--obs-format must be one of {', '.join(OBS_FORMATS)}, got {obs_format!r}")
+    if obs_format not in EXPORT_OBS_FORMATS:
+        raise ExportError(f"--obs-format must be one of {', '.join(EXPORT_OBS_FORMATS)}, got {obs_format!r}")
     if obs_format == "image" and not tier_spec(tier).pictured:
         pictured = ", ".join(name for name, spec in TIER_SPECS.items() if spec.pictured)
         raise ExportError(f"the {tier} tier is text only; --obs-format image is for {pictured}")
@@ -212,7 +212,7 @@ def _check(request: ExportRequest) -> None:
 # --- episodes and SFT traces ----------------------------------------------------------------------
 def episode_specs(request: ExportRequest) -> list[EpisodeSpec]:
     """The planned episodes of the request's suite on its tier, depths and instance count (certified only)."""
-    name = request.suite or DEFAULT_SUITE[request.kind]
+    name = request.suite or DEFAULT_SUITES[request.kind]
     try:
         suite = load_suite(name)
         if not isinstance(suite, Suite):
@@ -312,7 +312,7 @@ def _episode_rows(request: ExportRequest, images: "_ImageSink", summary: "Export
 def item_suite(request: ExportRequest) -> QuestionSuite:
     """The request's question suite cut to its tests, depths and item count; a ladder test becomes fixed
     items at ``--depths`` (a ladder's rounds depend on the answers before them)."""
-    name = request.suite or DEFAULT_SUITE["items"]
+    name = request.suite or DEFAULT_SUITES["items"]
     try:
         suite = load_suite(name)
         if not isinstance(suite, QuestionSuite):

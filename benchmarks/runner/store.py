@@ -68,7 +68,7 @@ from cubebench import __version__
 from cubebench.agents.records import EpisodeRecord, NewerForm, RecordError, check_form, safe_strings, safe_text
 from cubebench.tasks.items import Item
 
-from .plan import EpisodeSpec, GameSpec, ItemSpec, Spec
+from .plan import EpisodeCell, EpisodeSpec, GameSpec, ItemSpec, Spec
 from .store_errors import (StoreDamaged, StoreError, StoreFull, StoreNewer, damaged_message, is_writable,
                            sqlite_failure)
 from .store_reading import connect_reader
@@ -129,16 +129,9 @@ _FROM_RECORD = ("status", "n_steps", "n_moves", "input_tokens", "output_tokens",
 
 
 @dataclass(frozen=True)
-class EpisodeRow:
-    """An episode's summary columns (the full record is loaded on demand)."""
+class EpisodeRow(EpisodeCell):
+    """An episode's summary columns: its cell, then its outcome (the full record is loaded on demand)."""
 
-    key: str
-    tier: str
-    depth: int
-    instance: int
-    reward: str
-    setting: str
-    horizon: str
     status: str
     solved: bool
     n_steps: int

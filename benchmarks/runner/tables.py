@@ -73,7 +73,7 @@ def condition_label(reward: str, setting: str, conds: list[tuple[str, str]]) -> 
 
 def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str], floor: BlindFloor | None = None) -> Table:
     """Pass rate per tier x horizon, one row per condition (the paper's main table), and the blind floor's row: the
-    share of each cell's instances the blind agent solves under the run's protocol (:mod:`.floors`)."""
+    share of each cell's instances the blind agent solves under the run's rules (:mod:`.floors`)."""
     tiers = ordered((r.tier for r in rows), TIER_NAMES)
     cells = group(rows, lambda r: (r.reward, r.setting, r.tier, r.horizon))
     conds = conditions(rows)
@@ -98,7 +98,7 @@ def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str], flo
 
 
 FLOOR_NOTE = ("; blind floor: the share of these instances the blind agent (--agent blind, which never looks) solves "
-              "under the run's protocol, computed by playing its walk from every start: a score at or below it shows "
+              "under the run's rules, computed by playing its walk from every start: a score at or below it shows "
               "nothing the agent saw")
 
 

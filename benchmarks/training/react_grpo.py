@@ -156,7 +156,6 @@ def train(args: argparse.Namespace, policy: Any, specs: list[Any]) -> list[dict[
 
 def rollout(args: argparse.Namespace, policy: Any, spec: Any, seed: int) -> Rollout:
     """One sampled episode of ``spec`` through the runner's episode loop; its reward and its turns."""
-
     client = HFModelClient(policy.name, loaded=policy, temperature=args.temperature, seed=seed,
                            max_tokens=args.reply_tokens)
     agent = ReActAgent(client, name=f"react:{policy.name}", max_tokens=args.reply_tokens, send_images=False)

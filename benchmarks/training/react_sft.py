@@ -56,7 +56,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-
     args = parse_args(argv)
     try:
         data = args.data or export_data(args.out / "data", args.depths, args.per_depth, args.seed)
@@ -75,7 +74,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def export_data(folder: Path, depths: str, per_depth: int, seed: int) -> Path:
     """SFT traces from training starts (all in the train split); an existing export is reused."""
-
     if not (folder / "manifest.json").exists():
         export_tasks(ExportRequest(kind="sft", out=folder, starts="training", instances=per_depth, seed=seed,
                                    depths=tuple(int(d) for d in depths.split(",")), train_fraction=1.0))
@@ -85,7 +83,6 @@ def export_data(folder: Path, depths: str, per_depth: int, seed: int) -> Path:
 def load_examples(folder: Path) -> list[dict[str, Any]]:
     """One prompt/completion example per assistant turn of every trace; the starts are checked to be
     apart from the evaluation sets."""
-
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     if manifest.get("kind") != "sft" or manifest.get("starts") != "training":
         raise ValueError(f"{folder} is not an export-tasks --kind sft --starts training folder: training on "
@@ -110,7 +107,6 @@ def train(args: argparse.Namespace, base: Path, examples: list[dict[str, Any]]) 
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
-
     if args.threads:
         torch.set_num_threads(args.threads)
     tokenizer, model = read_pretrained(base)
@@ -126,8 +122,9 @@ def train(args: argparse.Namespace, base: Path, examples: list[dict[str, Any]]) 
                          processing_class=tokenizer, peft_config=lora)
     checkpoints = sorted((args.out / "checkpoints").glob("checkpoint-*"))
     trainer.train(resume_from_checkpoint=bool(checkpoints))
-    trainer.model.peft_config["default"].base_model_name_or_path = str(base)
-    trainer.model.save_pretrained(args.out)
+    adapter: Any = trainer.model  # the PEFT model SFTTrainer wrapped (its stubs type it loosely)
+    adapter.peft_config["default"].base_model_name_or_path = str(base)
+    adapter.save_pretrained(args.out)
     return [{"step": e["step"], "loss": e["loss"]} for e in trainer.state.log_history if "loss" in e]
 
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from numba.core.dispatcher import Dispatcher
 
 _RESET_KEYS = ("state", "scramble", "depth", "instance", "max_moves", "max_rotations")
-OBS_FORMATS = ("indices", "onehot")
+CORE_OBS_FORMATS = ("indices", "onehot")
 INTERACTION_STEPS = 20
 """The CubeBench paper's interaction budget: 20 steps, each one action (the env's step limit, an episode's steps, a
 suite's ``max_steps``, ``cubebench play --steps``: every default of it reads this one)."""
@@ -163,8 +163,8 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         max_moves: int | None = None,
         max_rotations: int | None = None,
     ) -> None:
-        if obs_format not in OBS_FORMATS:
-            raise ValueError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
+        if obs_format not in CORE_OBS_FORMATS:
+            raise ValueError(f"obs_format must be one of {CORE_OBS_FORMATS}, got {obs_format!r}")
         self.metric: Metric = metric_argument(metric, moves)
         if move_frame not in ("held", "global"):
             raise ValueError(f"move_frame must be 'held' or 'global', got {move_frame!r}")
