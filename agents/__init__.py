@@ -1,4 +1,6 @@
-"""Agents: the one Agent interface and episode loop, tools, LLM agents, baselines, the runner.
+"""Agents: the one Agent interface and episode loop, tools, LLM agents and their model clients, the compact policy,
+the scripted and RL baselines (the policies, not their training: ``cubebench.training``), seats, teams and
+answerers.  The runner is a layer above (``cubebench.runner``).
 
 See docs/agents.md. Submodules load their optional dependencies lazily.
 """

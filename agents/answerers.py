@@ -8,7 +8,7 @@ A question item (:mod:`cubebench.tasks.items`) asks through an ``Ask`` callback;
   after retries, a malformed reply, a spent budget) is a :class:`Reply` with ``error`` set, never an
   exception, so the item ends as an error and the run goes on.
 * :class:`OracleAnswerer` replies the gold in the prompt's answer format (the strict one-line form, or the
-  run's protocol's: ``\\boxed{Yes}``, ``<ANSWER> B </ANSWER>``): the calibration ceiling (every scored reply
+  run's rules: ``\\boxed{Yes}``, ``<ANSWER> B </ANSWER>``): the calibration ceiling (every scored reply
   must parse back to the gold) and the only code that reads ``Prompt.gold``.
 * :class:`RandomAnswerer` replies a uniformly random answer in the format: the chance baseline.
 """
@@ -84,7 +84,7 @@ class ModelAnswerer:
     """Asks a chat model each prompt as one fresh conversation: a system and a user message.
 
     ``send_images=False`` leaves the image out (text-only runs of image variants); ``max_tokens``
-    overrides the client's per-call limit (a question run sets its protocol's: :mod:`cubebench.runner.answering`).
+    overrides the client's per-call limit (a question run sets its rules': :mod:`cubebench.runner.answering`).
     The request is built from ``system``, ``text`` and
     ``image`` only: the gold never reaches the model.
     """

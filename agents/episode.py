@@ -20,7 +20,7 @@ import gymnasium as gym
 import numpy as np
 
 from cubebench.budgets import episode_budget
-from cubebench.envs.cube_env import CubeEnv
+from cubebench.envs.cube_env import INTERACTION_STEPS, CubeEnv
 from cubebench.tiers import TIER_SPECS
 from cubebench.wrappers.description import describe_env
 from cubebench.wrappers.observations import SymbolicObservation, colour_text, symbolic_colours
@@ -29,7 +29,7 @@ from .base import Agent, Observation, Task, Turn
 from .records import EpisodeRecord, StepRecord, observation_digest, safe_text
 from .tools import Toolbox, tools_for
 
-DEFAULT_MAX_STEPS = 20
+DEFAULT_MAX_STEPS = INTERACTION_STEPS
 """CubeBench's budget of interaction steps per episode."""
 
 TASK_TEXT = (
@@ -91,7 +91,7 @@ def _observation_view(obs: Any, tier: str, letters: Callable[[np.ndarray], str])
     arr = np.asarray(obs)
     if arr.ndim == 3 and arr.shape[2] == 3:
         return "[the current view is attached as an image]", arr
-    if tier == "symbolic":
+    if tier in TIER_SPECS and not TIER_SPECS[tier].hides_state:
         try:
             return letters(symbolic_colours(arr)), None
         except ValueError:
@@ -151,7 +151,7 @@ def run_episode(
     that cannot say its tier raises.  ``tier``, if given, must agree with it.
     An env without a move budget plays the episode under its depth's (:func:`budgeted_options`: reset
     options, so the env given is left as it was); ``capped=False`` plays it under no move or rotation budget at
-    all, only ``max_steps`` (the CubeBench paper's rules: the runner's ``paper`` protocol).
+    all, only ``max_steps`` (the CubeBench paper's rules: the runner's ``paper`` rules).
     ``distance_budget_s`` bounds the optimal-solver time spent on the
     distance at each step's end (``None`` skips it).
     """

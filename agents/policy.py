@@ -18,6 +18,7 @@ from .base import Observation, Task, Turn
 from .llm import BudgetExceeded, ModelClient, ModelError
 from .llm.messages import Message, safe_text
 from cubebench.engine.facelets import FACES, N_STICKERS
+from cubebench.tiers import tier_spec
 from .tools import ToolError, Toolbox
 
 __all__ = ["PolicyAgent", "policy_messages", "parse_policy_reply", "POLICY_SYSTEM", "POLICY_MAX_TOKENS"]
@@ -83,7 +84,7 @@ class PolicyAgent:
 
     def reset(self, task: Task) -> None:
         """Learn the episode's legal actions (face turns, and view rotations on a partial tier)."""
-        if task.obs_format != "text" and task.tier != "symbolic":
+        if task.obs_format != "text" and tier_spec(task.tier).pictured:
             raise ValueError(f"the policy agent reads text; the {task.tier} tier here shows {task.obs_format} "
                              "(play it with --obs-format text)")
         self.actions = tuple(task.action_names)

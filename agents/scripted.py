@@ -32,13 +32,12 @@ from cubebench.engine import TABLE, kernels
 from cubebench.engine.moves import MOVE_INDEX
 from cubebench.engine.notation import invert_sequence
 from cubebench.solver.twophase import solve_twophase
-from cubebench.tiers import TIER_SPECS
+from cubebench.tiers import tier_spec
 
 from .base import Agent, Task, Turn
 from .tools import MAX_ARG_CHARS, Toolbox
 
 
-EXPLORATION = {name: list(spec.looks) for name, spec in TIER_SPECS.items() if spec.looks}
 """Rotations (one per step) that bring every face into view once (the tier registry's ``looks``)."""
 
 
@@ -63,11 +62,11 @@ class RandomAgent:
 class BlindAgent:
     """The strongest blind strategy we know: it never reads an observation or a reward, only its budgets.
 
-    With a move budget (the ``strict`` protocol) it takes the shallowest depth >= 2 that the budget is given at
+    With a move budget (the ``strict`` rules) it takes the shallowest depth >= 2 that the budget is given at
     (:func:`~cubebench.budgets.blind_target`) and plays, in one ``move`` call, a seeded walk of the whole budget that
     passes through as many of the generator's likeliest positions of that depth as it can
     (:func:`~cubebench.budgets.blind_walk`): :func:`~cubebench.budgets.move_budget` holds what that solves to at most
-    5 % at every depth >= 2.  With no move cap (the ``paper`` protocol) it plays the sweep
+    5 % at every depth >= 2.  With no move cap (the ``paper`` rules) it plays the sweep
     (:func:`~cubebench.budgets.sweep`), every position within 4 turns of solved, as move calls of at most
     :data:`~cubebench.agents.tools.MAX_ARG_CHARS` characters, one per interaction step (:func:`blind_calls`).  The env
     stops it when the cube is solved.  ``cubebench report`` prints what this agent solves of each cell as the blind
@@ -191,7 +190,7 @@ class SolverAgent:
         self.setting = "basic"
 
     def reset(self, task: Task) -> None:
-        self.plan = list(EXPLORATION.get(task.tier, []))
+        self.plan = list(tier_spec(task.tier).looks)
         self.setting = task.tool_setting
 
     def act(self, observation, tools: Toolbox) -> Turn:

@@ -61,10 +61,8 @@ def _view_text(view: Any, rotates: bool) -> str:
     if rotates:
         where += ", and you may turn the whole cube in your hands to look at others"
     form = ("an image" if view.form == "image" else
-            "54 colour letters, faces U R F D L B in that order, each face's 9 stickers row by row as on the "
-            "standard net" if view.tier == "symbolic" and view.form == "text" else
-            "an unfolded net of colour letters" if view.form in ("onehot", "indices") else
-            "grids of colour letters")
+            view.spec.text_note if view.form == "text" else
+            "an unfolded net of colour letters")
     return f"You see {where}, shown as {form}."
 
 

@@ -41,7 +41,6 @@ from cubebench.tiers import TIER_SPECS
 
 WAIT, SAY = 0, 1
 """The first two choices of a talking seat (``cubebench.envs.multi.channel``)."""
-EXPLORATION = {name: spec.quarter_looks() for name, spec in TIER_SPECS.items() if spec.looks}
 """View rotations, one quarter turn per step, after which every face has been in view: the tier registry's
 ``looks`` (the single-agent solver's, one look per step) cut into the quarter turns a seat can make (Face: the
 four side faces, then D, then U; Vertex: the opposite corner, ``x z2``)."""
@@ -71,8 +70,6 @@ def read_view(view: Any, observation: Any) -> tuple[np.ndarray, np.ndarray]:
         shown = np.asarray(observation)
     elif form == "image":
         shown = _read_image(np.asarray(observation), tier)
-    elif tier == "symbolic":
-        shown = _letters(observation)
     else:
         shown = _letters("".join(observation[i] for i in _text_slots(tier)))
     return np.asarray(view.gather)[np.asarray(view.visible)], np.asarray(shown, dtype=np.int64)
@@ -204,7 +201,7 @@ class PerfectObserver:
 
     def reset(self) -> None:
         self.perceiver.reset()
-        self.plan = list(EXPLORATION.get(self.perceiver.view.tier, ()))
+        self.plan = list(self.perceiver.view.spec.quarter_looks())
         self.pending: str | None = None
         self.sent = False
 
@@ -298,7 +295,7 @@ class PerfectSolver:
 
     def reset(self) -> None:
         self.perceiver.reset()
-        self.explore = list(EXPLORATION.get(self.perceiver.view.tier, ()))
+        self.explore = list(self.perceiver.view.spec.quarter_looks())
         self.pending: str | None = None
         self.plan: list[str] | None = None
 
@@ -461,4 +458,4 @@ def _play_parallel(env: Any, seats: Mapping[str, Seat], seed: int | None, option
 
 __all__ = ["Seat", "TeamOutcome", "play_team", "perfect_team", "silent_team", "random_team", "read_view",
            "Perceiver", "PerfectObserver", "PerfectActor", "DescribingCamera", "TurningCamera", "PerfectSolver",
-           "GreedyScrambler", "RandomSeat", "plan_solution", "EXPLORATION"]
+           "GreedyScrambler", "RandomSeat", "plan_solution"]

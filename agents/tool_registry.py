@@ -12,7 +12,7 @@ and tool settings that expose it. Everything that names tools is generated from 
 - the local model's GBNF grammar and its regex (:mod:`.llm.grammar`, from each argument's
   :class:`Tokens` or :class:`Letters` pattern).
 
-It imports only the engine's face letters and the partial tiers' names, so :mod:`.llm.grammar`
+It imports only the engine's face letters and the tier registry, so :mod:`.llm.grammar`
 reads it without reaching up to the toolbox (and the engine's solver) above it.
 """
 
@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from cubebench.engine.facelets import FACES
-from cubebench.tiers import PARTIAL_TIERS
+from cubebench.tiers import tier_spec
 
 __all__ = ["TOOL_SETTINGS", "MAX_TOKENS", "Tokens", "Letters", "Param", "ToolSpec", "MOVES", "ROTATIONS",
            "FACELETS", "REGISTRY", "TOOL_NAMES", "tools_for", "tool_docs"]
@@ -99,8 +99,9 @@ class ToolSpec:
     """What the tool does, as models read it after the signature."""
     settings: tuple[str, ...] = TOOL_SETTINGS
     """Tool settings that expose it."""
-    tiers: tuple[str, ...] | None = None
-    """Tiers that expose it; ``None``: every tier."""
+    partial_only: bool = False
+    """Whether only a partial tier (one that shows part of the cube: :attr:`~cubebench.tiers.TierSpec.partial`)
+    exposes it; otherwise every tier does."""
     returns: str = ""
     """Return type shown in the documented signature (``"str"`` for the solvers), or nothing."""
 
@@ -127,7 +128,7 @@ class ToolSpec:
 
     def exposed(self, tier: str, setting: str) -> bool:
         """Whether a tier and tool setting offer this tool."""
-        return setting in self.settings and (self.tiers is None or tier in self.tiers)
+        return setting in self.settings and (not self.partial_only or tier_spec(tier).partial)
 
 
 MOVES = Tokens(FACES + "xyzMES" + FACES.lower())
@@ -143,7 +144,7 @@ REGISTRY: dict[str, ToolSpec] = {spec.name: spec for spec in (
              'apply face turns in Singmaster notation, e.g. move("R U R\' U\'")'),
     ToolSpec("rotate", (Param("views", ROTATIONS),),
              "turn the whole cube to change your view: x, x', y, y', z, z' (e.g. rotate(\"y\"))",
-             tiers=PARTIAL_TIERS),
+             partial_only=True),
     ToolSpec("observe", (), "look at the cube again"),
     ToolSpec("done", (), "end the episode (when you believe the cube is solved)"),
     ToolSpec("solve", (Param("facelets", FACELETS),),

@@ -41,13 +41,12 @@ from cubebench.engine.moves import MOVE_NAMES
 from cubebench.engine.notation import parse
 from cubebench.envs.cube_env import CubeEnv
 from cubebench.solver.twophase import solve_twophase
-from cubebench.tiers import TIER_SPECS
+from cubebench.tiers import tier_spec
 
 from .tool_registry import REGISTRY, ROTATIONS, tool_docs, tools_for
 
-__all__ = ["Toolbox", "ToolCall", "ToolError", "ToolCallError", "VISIBLE_FACES", "tools_for", "tool_docs"]
+__all__ = ["Toolbox", "ToolCall", "ToolError", "ToolCallError", "tools_for", "tool_docs"]
 
-VISIBLE_FACES = {name: spec.visible_faces for name, spec in TIER_SPECS.items()}
 """Positions (faces of the held cube) each tier shows (the tier registry's)."""
 MAX_ARG_CHARS = 4096
 """Longest string argument a tool takes: a move sequence of a thousand turns, far past any budget."""
@@ -286,7 +285,7 @@ class Toolbox:
 
     def _visible(self) -> set[int]:
         state = self.core.state
-        return {int(state[CENTRES[FACES.index(f)]]) // 9 for f in VISIBLE_FACES[self.tier]}
+        return {int(state[CENTRES[FACES.index(f)]]) // 9 for f in tier_spec(self.tier).visible_faces}
 
 
 def _check_sizes(name: str, args: list[Any], kwargs: dict[str, Any] | None) -> None:

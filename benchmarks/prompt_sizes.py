@@ -1,6 +1,6 @@
-"""What a question run sends and may receive, per question: the prompt's size and the reply's cap, per protocol.
+"""What a question run sends and may receive, per question: the prompt's size and the reply's cap, per rules.
 
-For each shipped question suite (the full ones by default) and each answer protocol it has, the oracle plays
+For each shipped question suite (the full ones by default) and each answer rules it has, the oracle plays
 the suite's first ``--items`` items of every test, depth and variant (ladders: levels 1-3), and every prompt
 it is asked is sized as :func:`cubebench.agents.llm.messages.estimate_tokens` sizes a request for a budget
 check (4 characters per token of text, 800 per image: an estimate, not a provider's tokenizer).  Beside it:
@@ -30,14 +30,14 @@ class _Sized:
     model = "sizer"
 
 
-def sizes(suite_name: str, protocol: str, items: int) -> dict[str, tuple[float, int, float]]:
+def sizes(suite_name: str, rules: str, items: int) -> dict[str, tuple[float, int, float]]:
     """Per test: (mean input tokens per question, largest, mean questions per item)."""
     suite = load_suite(suite_name)
     builder = ModelAnswerer(_Sized())  # type: ignore[arg-type]
     oracle = OracleAnswerer()
     out = {}
     for name, grid in suite.tests.items():
-        test = configured_test(name, grid.options, protocol)
+        test = configured_test(name, grid.options, rules)
         depths = getattr(grid, "depths", (1, 2, 3))
         tokens: list[int] = []
         asked_per_item: list[int] = []
@@ -62,15 +62,15 @@ def main() -> None:
     parser.add_argument("--suites", default="cube-bench,inf-bench,stare")
     parser.add_argument("--items", type=int, default=4, help="items per test, depth and variant (default 4)")
     args = parser.parse_args()
-    print("| suite | protocol | test | input tokens per question, mean (max) | questions per item (oracle) | "
+    print("| suite | rules | test | input tokens per question, mean (max) | questions per item (oracle) | "
           "reply limit |")
     print("|---|---|---|---|---|---|")
     for name in args.suites.split(","):
         suite = load_suite(name)
-        for protocol in suite.answer_protocols:
-            for test, (avg, top, per_item) in sizes(name, protocol, args.items).items():
-                print(f"| {name} | {protocol} | {test} | {avg:.0f} ({top}) | {per_item:.2f} | "
-                      f"{reply_tokens(protocol, suite.tests)} |")
+        for rules in suite.rule_sets:
+            for test, (avg, top, per_item) in sizes(name, rules, args.items).items():
+                print(f"| {name} | {rules} | {test} | {avg:.0f} ({top}) | {per_item:.2f} | "
+                      f"{reply_tokens(rules, suite.tests)} |")
 
 
 if __name__ == "__main__":

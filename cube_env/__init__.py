@@ -28,7 +28,7 @@ except PackageNotFoundError:  # running from a source tree without installing
 
 register_when_gymnasium_loads()
 
-_LAZY = {"CubeEnv": "cubebench.envs.cube_env", "make_cube_env": "cubebench.wrappers.tiers"}
+_LAZY = {"CubeEnv": "cubebench.envs.cube_env", "make_cube_env": "cubebench.wrappers.tier_envs"}
 """Public names loaded on first use (PEP 562): they need Gymnasium, which ``import cubebench`` does not load."""
 
 

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 from .tiers import TIER_SPECS
 
-ENTRY_POINT = "cubebench.wrappers.tiers:make_checked_env"
+ENTRY_POINT = "cubebench.wrappers.tier_envs:make_checked_env"
 """Every tier id's constructor: ``make_cube_env`` under the passive checker (``kwargs={"tier": ...}``)."""
 VECTOR_ENTRY_POINT = "cubebench.envs.vector_env:CubeVectorEnv"
 """The batched constructor of the tiers with :attr:`~cubebench.tiers.TierSpec.vector`."""

@@ -96,6 +96,17 @@ class TierSpec:
     """Whether ``info`` keeps only :data:`PUBLIC_INFO_KEYS` (every tier but Symbolic, which is the state)."""
     vector_forms: tuple[str, ...] = ()
     """The forms the native batched env (``gym.make_vec(id, num_envs=N)``) steps in one Numba call, default first."""
+    text_note: str = "grids of colour letters"
+    """How a multi-agent seat is told what the text form looks like (after "shown as")."""
+    wrapper: str = "TierObservation"
+    """The observation wrapper class of ``cubebench.wrappers.observations`` that ``make_cube_env`` builds (by name:
+    this layer does not import the wrappers); a tier needs a class of its own only for options of its own."""
+
+    @property
+    def pictured(self) -> bool:
+        """Whether the tier shows a picture (an ``image`` form); otherwise it shows the state itself, as arrays or
+        a string, and an episode shows it to a model as text."""
+        return "image" in self.forms
 
     @property
     def vector(self) -> bool:
@@ -143,25 +154,28 @@ TIER_SPECS: dict[str, TierSpec] = {spec.name: spec for spec in (
         forms=("onehot", "indices", "text"), visible_faces=FACES,
         image=render_net, text=_colour_string, canvas=net_canvas,
         task_note=f" given as a 54-letter facelet string in {FACES} order", seat_note="the whole cube",
-        hides_state=False, vector_forms=("onehot", "indices")),
+        hides_state=False, vector_forms=("onehot", "indices"), wrapper="SymbolicObservation",
+        text_note=(f"54 colour letters, faces {' '.join(FACES)} in that order, each face's 9 stickers row by row as "
+                   "on the standard net")),
     TierSpec(
         name="visual", title="Visual", env_id="CubeBench-Visual-v0",
         forms=("image", "text"), visible_faces=FACES,
         image=render_net, text=net_text_grid, canvas=net_canvas,
-        task_note=" shown as an unfolded net", seat_note="the whole cube as an unfolded net", vector_forms=("image",)),
+        task_note=" shown as an unfolded net", seat_note="the whole cube as an unfolded net", vector_forms=("image",),
+        wrapper="NetObservation"),
     TierSpec(
         name="face", title="Face", env_id="CubeBench-Face-v0",
         forms=("image", "text"), visible_faces="F",
         image=lambda col, size: render_face(col[FRONT], size), text=lambda col: face_text_grid(col[FRONT]),
         canvas=face_canvas,
         task_note=" of which you see only the front face", seat_note="one face (the front)",
-        looks=("y", "y", "y", "x", "x2")),
+        looks=("y", "y", "y", "x", "x2"), wrapper="FaceViewObservation"),
     TierSpec(
         name="vertex", title="Vertex", env_id="CubeBench-Vertex-v0",
         forms=("image", "text"), visible_faces="UFR",
         image=render_vertex, text=vertex_text_grids, canvas=vertex_canvas,
         task_note=" of which you see the up, front and right faces from a corner",
-        seat_note="three faces from a corner", looks=(_opposite_corner_rotation(),)),
+        seat_note="three faces from a corner", looks=(_opposite_corner_rotation(),), wrapper="VertexViewObservation"),
 )}
 """Every tier, in the order of the papers (Tier 1, 2, 3a, 3b)."""
 

@@ -146,7 +146,7 @@ def test_the_checker_sees_wrong_way_and_hidden_imports(tmp_path: Path) -> None:
     """The checker itself: a function-level import of a higher layer and a relative one are both found."""
     assert "cubebench.runner.cli" in imports_of("cubebench.runner.__main__")
     assert "cubebench.wrappers.description" in imports_of("cubebench.agents.episode")
-    assert "cubebench.tiers" in imports_of("cubebench") and "cubebench.wrappers.tiers" not in imports_of("cubebench")
+    assert "cubebench.tiers" in imports_of("cubebench") and "cubebench.wrappers.tier_envs" not in imports_of("cubebench")
     assert layer("cubebench.engine.moves") == "engine" and layer("cubebench.runner.store") == "runner"
     source = "def f():\n    from cubebench.runner import store\n"
     tree = ast.parse(source)
@@ -197,7 +197,7 @@ def test_the_ids_are_registered_whichever_is_imported_first() -> None:
     for code in ("import cubebench\nimport gymnasium as gym", "import gymnasium as gym\nimport cubebench"):
         loaded = _modules_loaded_by(code + "\nassert set(cubebench.TIERS.values()) <= set(gym.registry)"
                                     "\nassert gym.make('CubeBench-Face-v0').unwrapped.view_actions")
-        assert "cubebench.wrappers.tiers" in loaded
+        assert "cubebench.wrappers.tier_envs" in loaded
 
 
 TIER_NAMES = ("symbolic", "visual", "face", "vertex")
@@ -226,6 +226,40 @@ def _restated_facts(module: str) -> list[str]:
                 and (node.value == "URFDLB" or "[URFDLB]" in node.value)):
             found.append(f"{module}:{node.lineno}: the face order typed out")
     return found
+
+
+def _tier_comparisons(module: str) -> list[str]:
+    """Comparisons in ``module`` of something named ``*tier*`` with a tier's name (``tier == "symbolic"``,
+    ``spec.tier in ("face", "vertex")``): a per-tier fact decided by the name instead of read from the spec."""
+    found = []
+    for node in ast.walk(ast.parse(modules()[module].read_text())):
+        if not isinstance(node, ast.Compare):
+            continue
+        parts = [node.left, *node.comparators]
+        parts += [e for p in parts if isinstance(p, (ast.Tuple, ast.List, ast.Set)) for e in p.elts]
+        named = [p.value for p in parts if isinstance(p, ast.Constant) and p.value in TIER_NAMES]
+        rest = ast.unparse(node)
+        for name in named:
+            rest = rest.replace(repr(name), "")
+        if named and "tier" in rest.lower():
+            found.append(f"{module}:{node.lineno}: {ast.unparse(node)[:80]}")
+    return found
+
+
+def test_no_tier_name_is_compared_outside_the_registry() -> None:
+    """A tier's facts are its spec's fields (``pictured``, ``partial``, ``hides_state``, ``forms``, ``wrapper``):
+    a fifth tier is one spec only if no layer tells tiers apart by name (tests/runner/test_tier_recipe.py)."""
+    found = [line for m in modules() if m != HOMES["tiers"] for line in _tier_comparisons(m)]
+    assert not found, "read the tier's spec (cubebench.tiers.tier_spec) instead:\n" + "\n".join(found)
+
+
+def test_the_tier_comparison_check_sees_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "fake.py"
+    fake.write_text('def f(task, tier, reward):\n    a = task.tier != "symbolic"\n    b = tier in ("face", "vertex")\n'
+                    '    return a, b, reward == "face"\n')
+    monkeypatch.setitem(modules(), "cubebench.runner.fake", fake)
+    assert [line.split(": ", 1)[1] for line in _tier_comparisons("cubebench.runner.fake")] == [
+        "task.tier != 'symbolic'", "tier in ('face', 'vertex')"]
 
 
 def test_each_per_tier_fact_provider_list_and_the_face_order_is_defined_once() -> None:

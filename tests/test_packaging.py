@@ -79,7 +79,7 @@ def test_wheel_ships_every_module_and_data_file(wheel: Path) -> None:
     assert expected <= names, sorted(expected - names)[:10]
     for must in ("cubebench/suites/smoke.json", "cubebench/instances/half-d08-n100.jsonl",
                  "cubebench/agents/rl/checkpoints/mlp_qtm.pt", "cubebench/agents/prompts/react_system.txt",
-                 "cubebench/runner/cli.py", "cubebench/wrappers/tiers.py"):
+                 "cubebench/runner/cli.py", "cubebench/wrappers/tier_envs.py"):
         assert must in names
 
 

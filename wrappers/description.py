@@ -17,11 +17,8 @@ import gymnasium as gym
 
 from cubebench.envs.cube_env import CubeEnv
 
-from .observations import FaceViewObservation, NetObservation, SymbolicObservation, VertexViewObservation
+from .observations import TIER_OBSERVATIONS
 from .rewards import PotentialReward
-
-TIER_WRAPPERS = (SymbolicObservation, NetObservation, FaceViewObservation, VertexViewObservation)
-"""The observation wrappers that make a tier; each names its tier in ``.tier``."""
 
 
 class EnvDescriptionError(ValueError):
@@ -55,7 +52,7 @@ def describe_env(env: gym.Env) -> EnvDescription:
     max_steps: list[int] = []
     layer: Any = env
     while isinstance(layer, gym.Wrapper):
-        if isinstance(layer, TIER_WRAPPERS):
+        if isinstance(layer, TIER_OBSERVATIONS):
             tier_wrapper = tier_wrapper or layer
         if isinstance(layer, PotentialReward) and reward == "none":
             reward = layer.name
@@ -66,8 +63,9 @@ def describe_env(env: gym.Env) -> EnvDescription:
         raise EnvDescriptionError(f"not a CubeBench env: the innermost env is {type(layer).__name__}, not CubeEnv")
     if tier_wrapper is None:
         raise EnvDescriptionError(
-            "the env has no tier: wrap the CubeEnv in SymbolicObservation, NetObservation, FaceViewObservation "
-            "or VertexViewObservation, or build it with gym.make('CubeBench-<Tier>-v0') or make_cube_env(tier)")
+            "the env has no tier: wrap the CubeEnv in SymbolicObservation, NetObservation, FaceViewObservation, "
+            "VertexViewObservation or another TierObservation, or build it with gym.make('CubeBench-<Tier>-v0') or "
+            "make_cube_env(tier)")
     if env.observation_space != tier_wrapper.observation_space:
         raise EnvDescriptionError(
             f"a wrapper on top of {type(tier_wrapper).__name__} changes the observation ({env.observation_space} "

@@ -21,6 +21,7 @@ tests read the truth from ``env.unwrapped`` (``state``, ``facelets``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, SupportsFloat
 
 import gymnasium as gym
@@ -79,8 +80,14 @@ class SymbolicObservation(gym.ObservationWrapper):
 
     tier = "symbolic"
 
+    @classmethod
+    def build(cls, env: gym.Env, spec: TierSpec, options: "WrapperOptions") -> gym.ObservationWrapper:
+        """The wrapper ``make_cube_env`` builds (the spec's ``wrapper``): the form and the letters are its options."""
+        return cls(env, form=options.form, letters=options.letters)
+
     def __init__(self, env: gym.Env, form: str = "onehot", letters: str = "faces") -> None:
         super().__init__(env)
+        self.tier_spec = TIER_SPECS[self.tier]
         core_shape = _check_core_observation(env, (_INDICES_SHAPE, _ONEHOT_SHAPE))
         self.form = _check_form(form, TIER_SPECS[self.tier].forms)
         if core_shape == _ONEHOT_SHAPE and form != "onehot":
@@ -160,6 +167,17 @@ def colour_text(colours: np.ndarray, letters: str = "faces") -> str:
     return _FACE_CODES[face_of_colour[colours]].tobytes().decode("ascii")
 
 
+@dataclass(frozen=True)
+class WrapperOptions:
+    """What ``make_cube_env`` was asked about the observation; each wrapper class takes the options it has."""
+
+    form: str
+    size: int = 224
+    debug: bool = False
+    renderer: str = "painter"
+    letters: str = "faces"
+
+
 class TierObservation(gym.ObservationWrapper):
     """A tier of :data:`cubebench.tiers.TIER_SPECS` that shows an image or a text and hides the state:
     the spec's image or text function of the held colours, and ``info`` stripped of ground truth.
@@ -169,6 +187,14 @@ class TierObservation(gym.ObservationWrapper):
 
     tier = ""
     """The tier's name (``visual``, ``face``, ``vertex``), as the ids and the runner spell it."""
+
+    @classmethod
+    def build(cls, env: gym.Env, spec: TierSpec, options: WrapperOptions) -> gym.ObservationWrapper:
+        """The wrapper ``make_cube_env`` builds for ``spec`` (whose ``wrapper`` names this class): form, size and
+        ``debug`` are its options; a subclass of one tier takes its own options too."""
+        if cls.tier:
+            return cls(env, form=options.form, size=options.size, debug=options.debug)  # type: ignore[call-arg]
+        return cls(env, spec, form=options.form, size=options.size, debug=options.debug)
 
     def __init__(
         self,
@@ -263,6 +289,11 @@ class VertexViewObservation(TierObservation):
 
     RENDERERS = ("painter", "pyrender")
 
+    @classmethod
+    def build(cls, env: gym.Env, spec: TierSpec, options: WrapperOptions) -> gym.ObservationWrapper:
+        """The Vertex tier's wrapper with the renderer asked for."""
+        return cls(env, form=options.form, size=options.size, renderer=options.renderer, debug=options.debug)
+
     def __init__(
         self,
         env: gym.Env,
@@ -287,12 +318,12 @@ def _vertex_renderer(name: str) -> Callable[[np.ndarray, int], np.ndarray]:
     return render_vertex_gl
 
 
-TIER_WRAPPERS: dict[str, Callable[..., gym.ObservationWrapper]] = {
-    cls.tier: cls for cls in (SymbolicObservation, NetObservation, FaceViewObservation, VertexViewObservation)}
-"""The tiers with a wrapper class of their own; any other tier of the registry is a :class:`TierObservation`."""
+TIER_OBSERVATIONS = (SymbolicObservation, TierObservation)
+"""The observation wrapper classes that make a tier (each instance names its tier in ``.tier`` and holds its
+``.tier_spec``): a tier's spec names one of them or a subclass (:attr:`~cubebench.tiers.TierSpec.wrapper`)."""
 
 
 __all__ = [
     "SymbolicObservation", "NetObservation", "FaceViewObservation", "VertexViewObservation",
-    "TierObservation", "PUBLIC_INFO_KEYS", "colour_text",
+    "TierObservation", "TIER_OBSERVATIONS", "WrapperOptions", "PUBLIC_INFO_KEYS", "colour_text",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from .client import ModelClient, _import, _Result, expect, optional_text, token_counts
+from .client import ModelClient, _import, CallResult, expect, optional_text, token_counts
 from .messages import Message, to_anthropic
 from .reply import ModelError
 
@@ -37,13 +37,13 @@ class AnthropicClient(ModelClient):
                                            timeout=self.timeout_s)
         self._secrets = (api_key,)
 
-    def _endpoint(self) -> str:
+    def endpoint(self) -> str:
         return str(self._client.base_url).rstrip("/") + "/v1/messages"
 
     def _auth_hint(self) -> str:
         return " (check ANTHROPIC_API_KEY)"
 
-    def _build_request(self, messages: Sequence[Message], *, stop: list[str] | None,
+    def build_request(self, messages: Sequence[Message], *, stop: list[str] | None,
                        max_tokens: int, temperature: float | None, seed: int | None,
                        extra: dict[str, Any]) -> dict[str, Any]:
         system, converted = to_anthropic(messages)
@@ -61,14 +61,14 @@ class AnthropicClient(ModelClient):
             kwargs["_unsupported"] = {"seed": seed}
         return kwargs
 
-    def _loggable(self, request: dict[str, Any]) -> dict[str, Any]:
+    def loggable(self, request: dict[str, Any]) -> dict[str, Any]:
         body = {k: v for k, v in request.items() if k not in ("extra_body", "_unsupported")}
         body.update(request.get("extra_body", {}))
         if "_unsupported" in request:
             body["unsupported"] = request["_unsupported"]
         return body
 
-    def _attempt(self, request: dict[str, Any]) -> _Result:
+    def attempt(self, request: dict[str, Any]) -> CallResult:
         kwargs = {k: v for k, v in request.items() if k != "_unsupported"}
         try:
             raw = self._client.messages.with_raw_response.create(**kwargs)

@@ -33,7 +33,7 @@ from .messages import Message, count_surrogates, estimate_tokens, safe_text, san
 from .reply import MalformedReply, ModelError, ModelReply
 from .retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 
-__all__ = ["ModelClient"]
+__all__ = ["ModelClient", "CallResult"]
 
 _LLM_EXTRA_HINT = install_hint("llm")
 _MAX_LOGGED_TEXT = 4000
@@ -56,7 +56,7 @@ class BadBody(ValueError):
 
 
 @dataclass
-class _Result:
+class CallResult:
     """One successful HTTP exchange, already decoded into neutral fields."""
 
     text: str
@@ -107,7 +107,7 @@ class ModelClient(ABC):
         budget = budget if budget is not None else self.budget
         if budget is not None:
             budget.check_before(estimate_tokens(messages), self.price)
-        request = self._build_request(
+        request = self.build_request(
             messages,
             stop=list(stop) if stop else None,
             max_tokens=max_tokens if max_tokens is not None else self.max_tokens,
@@ -121,17 +121,17 @@ class ModelClient(ABC):
         return reply
 
     def _call_with_retries(self, request: dict[str, Any]) -> ModelReply:
-        logged_request = sanitize(self._loggable(request), self._secrets)
+        logged_request = sanitize(self.loggable(request), self._secrets)
         log: list[dict[str, Any]] = []
         started = time.monotonic()
         for attempt in range(1, self.retry.max_attempts + 1):
             entry: dict[str, Any] = {"attempt": attempt, "provider": self.provider,
-                                     "url": self._endpoint(), "request": logged_request,
+                                     "url": self.endpoint(), "request": logged_request,
                                      "started_at": time.time()}
             log.append(entry)
             t0 = time.monotonic()
             try:
-                result = self._attempt(request)
+                result = self.attempt(request)
             except _Retryable as exc:
                 self._log_failure(entry, t0, exc.kind, str(exc), exc.status, exc.response)
                 entry["retry_after_s"] = exc.retry_after_s
@@ -161,7 +161,7 @@ class ModelClient(ABC):
                      error=sanitize(message, self._secrets),
                      response=sanitize(response, self._secrets))
 
-    def _reply(self, result: _Result, attempts: int, latency_s: float,
+    def _reply(self, result: CallResult, attempts: int, latency_s: float,
                log: list[dict[str, Any]]) -> ModelReply:
         return ModelReply(text=result.text, finish_reason=result.finish_reason,
                           input_tokens=result.input_tokens, output_tokens=result.output_tokens,
@@ -192,7 +192,7 @@ class ModelClient(ABC):
                           kind="error")
 
     def _parsed(self, status: int, body: Any,
-                parse: Callable[[Any], tuple[str, str, int, int]]) -> _Result:
+                parse: Callable[[Any], tuple[str, str, int, int]]) -> CallResult:
         """Run a client's body parser; any shape error becomes a retryable ``malformed`` attempt.
 
         ``parse(body)`` returns (text, finish reason, input tokens, output tokens) and raises
@@ -212,7 +212,7 @@ class ModelClient(ABC):
         if n_bad:
             repaired = (f"{n_bad} lone surrogate{'s' if n_bad > 1 else ''} in the reply "
                         "written as \\uXXXX escapes")
-        return _Result(text=safe_text(text), finish_reason=safe_text(finish), input_tokens=n_in,
+        return CallResult(text=safe_text(text), finish_reason=safe_text(finish), input_tokens=n_in,
                        output_tokens=n_out, status=status, body=body, repaired=repaired)
 
     def _decode(self, raw: Any) -> tuple[int, Any]:
@@ -236,24 +236,24 @@ class ModelClient(ABC):
         self.close()
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.model!r}, url={self._endpoint()!r})"
+        return f"{type(self).__name__}(model={self.model!r}, url={self.endpoint()!r})"
 
     @abstractmethod
-    def _build_request(self, messages: Sequence[Message], *, stop: list[str] | None,
+    def build_request(self, messages: Sequence[Message], *, stop: list[str] | None,
                        max_tokens: int, temperature: float | None, seed: int | None,
                        extra: dict[str, Any]) -> dict[str, Any]:
         """Keyword arguments for the library's create call."""
 
     @abstractmethod
-    def _loggable(self, request: dict[str, Any]) -> dict[str, Any]:
+    def loggable(self, request: dict[str, Any]) -> dict[str, Any]:
         """The JSON body the request puts on the wire (before sanitising)."""
 
     @abstractmethod
-    def _attempt(self, request: dict[str, Any]) -> _Result:
+    def attempt(self, request: dict[str, Any]) -> CallResult:
         """One HTTP attempt; raises :class:`_Retryable` or :class:`ModelError`."""
 
     @abstractmethod
-    def _endpoint(self) -> str:
+    def endpoint(self) -> str:
         """The URL requests go to (for logs and messages)."""
 
     def _auth_hint(self) -> str:

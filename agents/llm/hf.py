@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from .client import ModelClient, _Result
+from .client import ModelClient, CallResult
 from .hf_batch import BatchedGenerator, GenerationRequest, eos_ids, native_bf16
 from .hf_files import (ADAPTER_SEPARATOR, HF_HINT, HFModelUnavailable, ModelPaths, model_paths, one_line)
 from .messages import Message
@@ -156,14 +156,14 @@ class HFModelClient(ModelClient):
     def __init__(self, path: str, *, adapter: str | None = None, device: str | None = None,
                  loaded: HFModel | None = None, **settings: Any) -> None:
         """Load the model at ``path`` (with ``adapter``), or serve ``loaded``, a model already in memory (a policy
-        being trained: ``benchmarks/train_grpo.py``), under the name ``path``."""
+        being trained: ``cubebench.training.react_grpo``), under the name ``path``."""
         settings.setdefault("price", (0.0, 0.0))
         super().__init__(path if adapter is None else f"{path}{ADAPTER_SEPARATOR}{adapter}", **settings)
         self.loaded = loaded if loaded is not None else load_hf_model(path, adapter, device)
         self.loaded.generator.open_session()
         self._session = True
 
-    def _build_request(self, messages: Sequence[Message], *, stop: list[str] | None, max_tokens: int,
+    def build_request(self, messages: Sequence[Message], *, stop: list[str] | None, max_tokens: int,
                        temperature: float | None, seed: int | None, extra: dict[str, Any]) -> dict[str, Any]:
         if extra:
             raise ModelError(f"hf: request options {sorted(extra)} are for HTTP servers (a grammar is llama.cpp's); "
@@ -171,13 +171,13 @@ class HFModelClient(ModelClient):
         return {"messages": [{"role": m["role"], "content": _text_only(m["content"])} for m in messages],
                 "stop": stop or [], "max_new_tokens": max_tokens, "temperature": temperature, "seed": seed}
 
-    def _loggable(self, request: dict[str, Any]) -> dict[str, Any]:
+    def loggable(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"model": self.model, **request}
 
-    def _endpoint(self) -> str:
+    def endpoint(self) -> str:
         return f"hf:{self.model} ({self.loaded.device})"
 
-    def _attempt(self, request: dict[str, Any]) -> _Result:
+    def attempt(self, request: dict[str, Any]) -> CallResult:
         tokenizer, model = self.loaded.tokenizer, self.loaded.model
         ids = tokenizer.apply_chat_template(request["messages"], add_generation_prompt=True, return_dict=True)["input_ids"]
         n_in = len(ids)
@@ -197,7 +197,7 @@ class HFModelClient(ModelClient):
         text, finish = self._decoded(new, request)
         body = {"text": text, "finish_reason": finish, "generate_s": round(time.monotonic() - started, 3),
                 "precision": self.loaded.generator.precision}
-        return _Result(text=text, finish_reason=finish, input_tokens=n_in, output_tokens=len(new), status=200,
+        return CallResult(text=text, finish_reason=finish, input_tokens=n_in, output_tokens=len(new), status=200,
                        body=body)
 
     def _decoded(self, new: list[int], request: dict[str, Any]) -> tuple[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Sequence
 
-from .client import BadBody, ModelClient, _import, _Result, expect, optional_text, token_counts
+from .client import BadBody, ModelClient, _import, CallResult, expect, optional_text, token_counts
 from .messages import Message, to_openai
 from .reply import ModelError
 
@@ -42,13 +42,13 @@ class OpenAIChatClient(ModelClient):
                                      max_retries=0, timeout=self.timeout_s)
         self._secrets = (api_key,) if api_key else ()
 
-    def _endpoint(self) -> str:
+    def endpoint(self) -> str:
         return str(self._client.base_url).rstrip("/") + "/chat/completions"
 
     def _auth_hint(self) -> str:
         return " (check OPENAI_API_KEY)"
 
-    def _build_request(self, messages: Sequence[Message], *, stop: list[str] | None,
+    def build_request(self, messages: Sequence[Message], *, stop: list[str] | None,
                        max_tokens: int, temperature: float | None, seed: int | None,
                        extra: dict[str, Any]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"model": self.model, "messages": to_openai(messages),
@@ -60,11 +60,11 @@ class OpenAIChatClient(ModelClient):
             kwargs["extra_body"] = body_extra
         return kwargs
 
-    def _loggable(self, request: dict[str, Any]) -> dict[str, Any]:
+    def loggable(self, request: dict[str, Any]) -> dict[str, Any]:
         body = {k: v for k, v in request.items() if k != "extra_body"}
         return {**body, **request.get("extra_body", {})}
 
-    def _attempt(self, request: dict[str, Any]) -> _Result:
+    def attempt(self, request: dict[str, Any]) -> CallResult:
         try:
             raw = self._client.chat.completions.with_raw_response.create(**request)
         except self._lib.APIError as exc:

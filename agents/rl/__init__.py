@@ -1,10 +1,10 @@
-"""The MLP policy-gradient baseline (PPO and REINFORCE with a baseline) and SB3 training.
+"""The MLP policy-gradient baseline as an agent: the policy network, its checkpoints, and the agent that plays it.
 
-``cubebench.agents.rl.train`` trains the policy on the native vector env; the shipped
-checkpoint plays as an :class:`~cubebench.agents.base.Agent` through
-:func:`make_policy_agent` (the runner's ``mlp`` agent).  Torch is needed
-(the ``rl`` extra); see docs/rl.md.  Names are imported on first use, so
-``python -m cubebench.agents.rl.<module>`` runs each module exactly once.
+The shipped checkpoint plays as an :class:`~cubebench.agents.base.Agent` through :func:`make_policy_agent`
+(the runner's ``mlp`` agent); :mod:`.evaluate` scores a policy on scrambles and the shipped sets.  Training it
+(PPO, REINFORCE, SB3, self-play) lives in ``cubebench.training.rl``.  Torch is needed (the ``rl`` extra); see
+docs/rl.md.  Names are imported on first use, so ``python -m cubebench.agents.rl.<module>`` runs each module
+exactly once.
 """
 
 from __future__ import annotations

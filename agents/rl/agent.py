@@ -20,6 +20,7 @@ import torch
 from cubebench.agents.base import Task, Turn
 from cubebench.engine.facelets import FACES
 from cubebench.engine.state import from_facelets
+from cubebench.tiers import tier_spec
 from cubebench.wrappers.observations import symbolic_colours
 
 from .evaluate import beam_search
@@ -38,8 +39,8 @@ class PolicyAgent:
         self.actions: tuple[str, ...] = ()
 
     def reset(self, task: Task) -> None:
-        if task.tier != "symbolic":
-            raise ValueError(f"the MLP policy plays the Symbolic tier only, not {task.tier!r}")
+        if "onehot" not in tier_spec(task.tier).forms:
+            raise ValueError(f"the MLP policy plays a tier with the one-hot state only (Symbolic), not {task.tier!r}")
         turns = tuple(a for a in task.action_names if a[0] not in "xyz")
         if len(turns) != self.policy.n_actions:
             raise ValueError(f"policy has {self.policy.n_actions} actions, the task {len(turns)} ({task.metric})")

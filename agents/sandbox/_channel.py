@@ -1,4 +1,4 @@
-"""Host side of the sandbox's pipe protocol: length-prefixed JSON frames, with deadlines.
+"""Host side of the sandbox's pipe format: length-prefixed JSON frames, with deadlines.
 
 Everything read here comes from the sandbox and is untrusted: a frame that is too big
 (for its kind), not JSON, not an object, nested too deeply or holding an absurdly long

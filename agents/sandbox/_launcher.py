@@ -310,7 +310,7 @@ def redirect_fds(cfg):
 
 
 def send_frame(fd, obj):
-    """Write one protocol frame (4-byte length + JSON) to the host."""
+    """Write one pipe frame (4-byte length + JSON) to the host."""
     body = json.dumps(obj).encode()
     os.write(fd, len(body).to_bytes(4, "big") + body)
 

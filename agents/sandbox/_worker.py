@@ -47,7 +47,7 @@ _loads = json.loads
 _reserve = bytearray(1 << 20)  # freed to be able to report a MemoryError
 
 
-# --------------------------------------------------------------------------- protocol
+# --------------------------------------------------------------------------- pipe format
 
 def _read_exact(n):
     chunks = []

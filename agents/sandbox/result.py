@@ -6,7 +6,7 @@ from typing import Any
 
 __all__ = ["ExecResult", "SandboxToolCall", "STOP_REASONS"]
 
-STOP_REASONS = ("cpu", "wall", "memory", "output", "file_size", "crash", "killed", "exit", "protocol",
+STOP_REASONS = ("cpu", "wall", "memory", "output", "file_size", "crash", "killed", "exit", "pipe",
                 "background")
 """Values of :attr:`ExecResult.killed_reason` (``None`` when the block ended normally)."""
 

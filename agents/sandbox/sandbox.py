@@ -5,7 +5,7 @@ code runs in a separate process started by ``_launcher.py`` (namespaces, minimal
 read-only root, unprivileged uid, rlimits, no_new_privs, seccomp) and running
 ``_worker.py``; the host talks to it over two pipes only, and executes the real
 tool callables itself when the code calls their stubs. The host trusts no frame it
-reads (any protocol violation kills the interpreter) and keeps the interpreter frozen
+reads (any pipe violation kills the interpreter) and keeps the interpreter frozen
 (SIGSTOP) between blocks, so no code runs while no block does.
 """
 from __future__ import annotations
@@ -612,7 +612,7 @@ class Sandbox:
         Every frame is checked (``_malformed``); a tool call that returns after the block's
         time limit ends the block as a wall-time stop (the code gets ``kill_grace_seconds``
         to stop on its own); a result counts only once the interpreter waits, frozen, for
-        its next block. Anything else kills the interpreter as a protocol violation.
+        its next block. Anything else kills the interpreter as a pipe violation.
         """
         calls: list[SandboxToolCall] = []
         late_tool = False
@@ -648,7 +648,7 @@ class Sandbox:
             return self._check_stragglers(self._finished(msg, calls, late_tool))
 
     def _violation(self, calls: list[SandboxToolCall], problem: str) -> ExecResult:
-        return self._lost(calls, "protocol", f"the code wrote invalid data into the sandbox's control pipe "
+        return self._lost(calls, "pipe", f"the code wrote invalid data into the sandbox's control pipe "
                           f"({problem}), so the interpreter was killed", killed_by_host=True)
 
     def _serve_tool(self, msg: dict[str, Any], soft: float, hard: float, calls: list[SandboxToolCall]) -> bool:
@@ -763,7 +763,7 @@ class Sandbox:
         if sig is not None:
             return "crash", f"the interpreter crashed ({_signal_name(sig)})"
         if code == 75:
-            return "protocol", "the code closed or broke the sandbox's control pipe, so the interpreter ended"
+            return "pipe", "the code closed or broke the sandbox's control pipe, so the interpreter ended"
         return "exit", f"the interpreter exited with status {code}"
 
     def _lost(self, calls: list[SandboxToolCall], reason: str, detail: str, *,

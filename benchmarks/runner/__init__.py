@@ -3,7 +3,7 @@
 See ``docs/runner.md``.  The ``cubebench`` subcommands are in :mod:`.cli`.
 """
 
-from .answering import check_protocol, chosen_protocol, reply_tokens
+from .answering import check_rules, chosen_rules, reply_tokens
 from .execute import PlaySettings, play_episode, play_item
 from .export_tasks import ExportError, ExportRequest, item_rows
 from .heldout import EvaluationOverlap, check_apart, evaluation_keys, evaluation_positions
@@ -22,7 +22,7 @@ __all__ = [
     "AgentFactory", "AgentSpec", "AgentSpecError", "EpisodeSpec", "EvaluationOverlap", "ExportError", "ExportRequest",
     "GameSpec", "ItemSpec", "MAX_PLANNED", "PROTOCOLS", "PlaySettings", "QuestionSuite", "Rate", "RunConfig", "RunOutcome",
     "RunProtocol", "RunStore", "StoreDamaged", "StoreError", "StoreFull", "StoreNewer", "Suite", "SuiteError", "Verdict",
-    "available_suites", "check_apart", "check_plan_size", "check_protocol", "chosen_protocol", "evaluation_keys",
+    "available_suites", "check_apart", "check_plan_size", "check_rules", "chosen_rules", "evaluation_keys",
     "evaluation_positions", "item_rows",
     "load_suite", "make_agent", "open_run", "plan_episodes", "plan_items", "play_episode", "play_item", "play_spec",
     "protocol_for", "protocol_named", "question_suite_from_dict", "reply_tokens", "resolve_source", "resume_run",

@@ -1,14 +1,14 @@
-"""How a question run asks: its answer protocol and its decoding, as the papers ran theirs.
+"""How a question run asks: its answer rules and its decoding, as the papers ran theirs.
 
 :func:`question_settings` fills in what a run's configuration leaves open before the run is stored, so the
 stored configuration says exactly how every item was asked (and a resume asks the same way):
 
-* the **answer protocol** (:mod:`cubebench.tasks.protocols`): the suite's default, ``paper`` (each paper's
+* the **answer rules** (:mod:`cubebench.tasks.rules`): the suite's default, ``paper`` (each paper's
   own: STARE's step-by-step reasoning and boxed answer, Inf-Bench's letter-and-why ending in a tag, Cube Bench's
   one-line forms), or one the suite has (``strict``; ``release`` for Cube Bench's tests);
 * the **temperature** of a model: 0 (greedy), as all three papers decode (Cube Bench §3.2 and B.6, Inf-Bench
   B.2, STARE Tab. 14 for its API models); ``--temperature`` overrides;
-* the **token limit per reply**: room for the reasoning the protocol asks for (:data:`REPLY_TOKENS`);
+* the **token limit per reply**: room for the reasoning the rules ask for (:data:`REPLY_TOKENS`);
   ``--reply-max-tokens`` overrides.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Iterable, Protocol
 
 from cubebench.agents.llm import takes_temperature
-from cubebench.tasks.protocols import DESCRIPTIONS, PROTOCOLS
+from cubebench.tasks.rules import DESCRIPTIONS, RULES
 from cubebench.tasks.registry import TESTS
 
 from .execute import PlaySettings
@@ -26,59 +26,59 @@ from .question_suites import QuestionSuite
 from .specs import AgentSpec
 from .suite_fields import SuiteError
 
-__all__ = ["REPLY_TOKENS", "LOCAL_REPLY_TOKENS", "DEFAULT_TEMPERATURE", "question_settings", "check_protocol", "no_question_settings",
-           "chosen_protocol", "reply_tokens",
-           "decoding_text", "protocol_text"]
+__all__ = ["REPLY_TOKENS", "LOCAL_REPLY_TOKENS", "DEFAULT_TEMPERATURE", "question_settings", "check_rules", "no_question_settings",
+           "chosen_rules", "reply_tokens",
+           "decoding_text", "rules_text"]
 
 DEFAULT_TEMPERATURE = 0.0
 """Greedy decoding, as every paper's table was made."""
 REPLY_TOKENS = {True: 4096, False: 1024}
 """Default token limit of one reply: 4096 where some test of the suite asks for reasoning before the answer under
-the protocol (a STARE chain of thought, an Inf-Bench "why", a release step's ``<REASONING>``;
+the rules (a STARE chain of thought, an Inf-Bench "why", a release step's ``<REASONING>``;
 :func:`reply_tokens`), 1024 where every answer is one line (Cube Bench's paper
 forms), except for a reasoning model (:func:`~cubebench.agents.llm.takes_temperature`), whose hidden thinking
-counts against the limit: 4096 whatever the protocol."""
+counts against the limit: 4096 whatever the rules."""
 LOCAL_REPLY_TOKENS = 1024
-"""The embedded local model's default cap whatever the protocol: its server's context is 4096 tokens, which the
+"""The embedded local model's default cap whatever the rules: its server's context is 4096 tokens, which the
 prompt shares (the smoke suites' text-only prompts are at most about 600 tokens by the 4-characters-per-token
 estimate: ``benchmarks/prompt_sizes.py``)."""
 
 
 class Playable(Protocol):
-    """A suite that names the protocols its runs may play under: a question suite (answer protocols) or an episode
+    """A suite that names the rules its runs may play under: a question suite (answer rules) or an episode
     suite (``paper`` or ``strict`` budgets)."""
 
     @property
     def name(self) -> str: ...
 
     @property
-    def answer_protocols(self) -> tuple[str, ...]: ...
+    def rule_sets(self) -> tuple[str, ...]: ...
 
 
-def check_protocol(suite: Playable, protocol: str) -> None:
-    """:class:`SuiteError` unless ``suite`` can be played under ``protocol``; the message names the choices."""
-    have = ", ".join(suite.answer_protocols)
-    if protocol not in PROTOCOLS:
-        raise SuiteError(f"--protocol {protocol!r}: no such answer protocol; the protocols are "
-                         f"{', '.join(PROTOCOLS)} (suite {suite.name!r} has {have})")
-    if protocol not in suite.answer_protocols:
-        raise SuiteError(f"--protocol {protocol}: suite {suite.name!r} has no such answer protocol; it has {have}")
+def check_rules(suite: Playable, rules: str) -> None:
+    """:class:`SuiteError` unless ``suite`` can be played under ``rules``; the message names the choices."""
+    have = ", ".join(suite.rule_sets)
+    if rules not in RULES:
+        raise SuiteError(f"--rules {rules!r}: no such answer rules; the rules are "
+                         f"{', '.join(RULES)} (suite {suite.name!r} has {have})")
+    if rules not in suite.rule_sets:
+        raise SuiteError(f"--rules {rules}: suite {suite.name!r} has no such answer rules; it has {have}")
 
 
-def chosen_protocol(suite: Playable, protocol: str | None) -> str:
-    """The protocol ``suite`` is played under: ``protocol``, else the suite's first (``paper``), checked
-    (:func:`check_protocol`).  A run, an export and the Inspect task choose a question suite's answer protocol so,
+def chosen_rules(suite: Playable, rules: str | None) -> str:
+    """The rules ``suite`` is played under: ``rules``, else the suite's first (``paper``), checked
+    (:func:`check_rules`).  A run, an export and the Inspect task choose a question suite's answer rules so,
     and a run an episode suite's budget (``paper`` or ``strict``)."""
-    chosen = protocol or suite.answer_protocols[0]
-    check_protocol(suite, chosen)
+    chosen = rules or suite.rule_sets[0]
+    check_rules(suite, chosen)
     return chosen
 
 
 def question_settings(suite: QuestionSuite, agent: AgentSpec, play: PlaySettings) -> tuple[AgentSpec, PlaySettings]:
-    """The agent and play settings with the question run's open settings filled in: the protocol (checked against
+    """The agent and play settings with the question run's open settings filled in: the rules (checked against
     the suite), and for a model answerer the temperature (greedy, unless the model takes only its provider's default:
     :func:`~cubebench.agents.llm.takes_temperature`) and the token limit per reply."""
-    protocol = chosen_protocol(suite, play.answer_protocol)
+    rules = chosen_rules(suite, play.rules)
     if agent.reply_max_tokens is not None and agent.reply_max_tokens < 1:
         raise SuiteError(f"--reply-max-tokens must be at least 1, got {agent.reply_max_tokens}")
     if agent.kind == "model":
@@ -86,35 +86,35 @@ def question_settings(suite: QuestionSuite, agent: AgentSpec, play: PlaySettings
         if agent.is_local_model:
             limit = LOCAL_REPLY_TOKENS
         else:
-            limit = REPLY_TOKENS[True] if reasoning_model else reply_tokens(protocol, suite.tests)
+            limit = REPLY_TOKENS[True] if reasoning_model else reply_tokens(rules, suite.tests)
         greedy = None if reasoning_model else DEFAULT_TEMPERATURE
         agent = replace(agent, temperature=greedy if agent.temperature is None else agent.temperature,
                         reply_max_tokens=agent.reply_max_tokens or limit)
-    return agent, replace(play, answer_protocol=protocol)
+    return agent, replace(play, rules=rules)
 
 
-def reply_tokens(protocol: str, tests: Iterable[str]) -> int:
-    """The default token limit of one reply when ``tests`` are asked under ``protocol`` (:data:`REPLY_TOKENS`):
+def reply_tokens(rules: str, tests: Iterable[str]) -> int:
+    """The default token limit of one reply when ``tests`` are asked under ``rules`` (:data:`REPLY_TOKENS`):
     room to reason where one of them asks for reasoning under it (:attr:`~cubebench.tasks.items.QuestionTest.reasoned`).
     A run's, and the verifiers bridge's question environment's."""
-    return REPLY_TOKENS[any(protocol in TESTS[name].reasoned for name in tests)]
+    return REPLY_TOKENS[any(rules in TESTS[name].reasoned for name in tests)]
 
 
-def no_question_settings(agent: AgentSpec, play: PlaySettings, suite_name: str, *, protocol: bool = False) -> None:
-    """:class:`SuiteError` when a run that asks no questions was given a question run's setting (``--protocol`` too,
-    unless the run reads it: ``protocol``)."""
-    if play.answer_protocol is not None and not protocol:
-        raise SuiteError(f"--protocol chooses how question items are answered or an episode suite's budget; suite "
+def no_question_settings(agent: AgentSpec, play: PlaySettings, suite_name: str, *, rules: bool = False) -> None:
+    """:class:`SuiteError` when a run that asks no questions was given a question run's setting (``--rules`` too,
+    unless the run reads it: ``rules``)."""
+    if play.rules is not None and not rules:
+        raise SuiteError(f"--rules chooses how question items are answered or an episode suite's budget; suite "
                          f"{suite_name!r} has neither")
     if agent.reply_max_tokens is not None:
         raise SuiteError(f"--reply-max-tokens limits each answer to a question item; suite {suite_name!r} asks none")
 
 
-def protocol_text(protocol: str | None) -> str:
-    """A run's answer protocol as the report prints it."""
-    if protocol is None:
-        return "strict (a run from before answer protocols: the one-line forms)"
-    return f"{protocol}: {DESCRIPTIONS.get(protocol, 'unknown here')}"
+def rules_text(rules: str | None) -> str:
+    """A run's answer rules as the report prints it."""
+    if rules is None:
+        return "strict (a run from before answer rules: the one-line forms)"
+    return f"{rules}: {DESCRIPTIONS.get(rules, 'unknown here')}"
 
 
 def decoding_text(temperature: float | None, reply_max_tokens: int | None) -> str:

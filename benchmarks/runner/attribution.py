@@ -23,7 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
-from cubebench.tiers import PARTIAL_TIERS
+from cubebench.tiers import tier_spec
 
 from .stats import Rate
 from .store import EpisodeRow, RunStore
@@ -101,7 +101,7 @@ def attribute(store: RunStore, rows: list[EpisodeRow]) -> list[Attribution]:
     result = []
     for (tier, horizon), outcomes in cells.items():
         exploration = None
-        if tier in PARTIAL_TIERS:
+        if tier_spec(tier).partial:
             ideal = [r for r in rows if r.tier == tier and r.horizon == horizon and r.setting == "ideal"]
             exploration = Rate(sum(exploration_failed(store, r.key) for r in ideal), len(ideal))
         result.append(Attribution(

@@ -20,18 +20,19 @@ from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 from cubebench import __version__
 from cubebench import cli as engine_cli
+from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.agents.base import TOOL_SETTINGS
 from cubebench.engine import CubeInputError
 from cubebench.engine.metric import METRICS
 from cubebench.engine.rewards import REWARDS, unalias_reward
 
-from .answering import protocol_text
+from .answering import rules_text
 from .backends import WorkersLost
 from .compare import add_compare
 from .execute import PlaySettings
 from .export import export_csv, export_jsonl
 from .failures import short_cause
-from .export_tasks import FORMATS, IMAGE_MODES, KINDS, OBS_FORMATS, ExportError, ExportRequest, export_tasks
+from .export_tasks import FORMATS, IMAGE_MODES, KINDS, EXPORT_OBS_FORMATS, ExportError, ExportRequest, export_tasks
 from .html_report import report_html
 from .play import play
 from .multi_suites import MultiSuite
@@ -44,7 +45,7 @@ from .specs import STYLES, AgentSpec, AgentSpecError, default_style
 from .splits import SplitError
 from .store import StoreDamaged, StoreError, StoreFull, open_run
 from .store_errors import sqlite_failure
-from .suites import TIERS, Suite, SuiteError, available_suites, load_suite
+from .suites import TIER_NAMES, Suite, SuiteError, available_suites, load_suite
 from .viewer import viewer_html
 
 EXIT_USAGE = 2
@@ -239,7 +240,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _resume(args: argparse.Namespace) -> Any:
     for flag in ("suite", "agent", "out", "tiers", "tests", "variants", "games", "depths", "system_prompt", "examples",
-                 "seat", "protocol", "reply_max_tokens", "seed"):
+                 "seat", "rules", "reply_max_tokens", "seed"):
         if getattr(args, flag):
             raise _UserError(f"--resume continues a run as it was configured; drop --{flag.replace('_', '-')}")
     return resume_run(Path(args.resume), retry_errors=args.retry_errors, limit=args.limit,
@@ -269,7 +270,7 @@ def _start(args: argparse.Namespace) -> Any:
     config = RunConfig(
         agent=agent,
         play=PlaySettings(obs_format=obs_format, store_images=not args.no_images, distance_budget_s=budget,
-                          answer_protocol=args.protocol),
+                          rules=args.rules),
         backend=args.backend or "local", concurrency=args.concurrency or _default_concurrency(agent, args.backend),
         ray_address=args.ray_address,
         max_cost_usd=args.max_cost,
@@ -398,11 +399,12 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
                            "from. An episode suite's certified instances are the public shipped sets under seed 0 and "
                            "a private draw of fresh certified instances under any other: choose a secret seed for a "
                            "score you publish (docs/runner.md, \"Instances\")")
-    what.add_argument("--protocol", default=None, metavar="NAME",
-                      help="question suites: the answer protocol, paper (default: each paper's own prompt and answer "
-                           "form), strict (one-line answers only) or release (Cube Bench's code release: closed-loop "
-                           "steps reason, then tag); episode suites: the budget, paper (default: the CubeBench "
-                           "paper's 20 interaction steps, no move cap) or strict (our move budget per depth); "
+    what.add_argument("--rules", "--protocol", dest="rules", default=None, metavar="NAME",
+                      help="the rules the run plays by (--protocol is their old name, still read). Question suites: "
+                           "how answers are asked for, paper (default: each paper's own prompt and answer form), "
+                           "strict (one-line answers only) or release (Cube Bench's code release: closed-loop steps "
+                           f"reason, then tag); episode suites: the budget, paper (default: the CubeBench paper's "
+                           f"{INTERACTION_STEPS} interaction steps, no move cap) or strict (our move budget per depth); "
                            "recorded in the run")
 
     episodes = p.add_argument_group("episode suites (smoke, exp1, exp2, exp3, full)")
@@ -427,9 +429,9 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     questions.add_argument("--variants", type=_csv(str), default=None, metavar="V1,V2",
                            help="ask each test only in these of its variants (e.g. STARE's frames-last,final-form; "
                                 "docs/stare.md)")
-    # how answers are asked for and decoded (cubebench.runner.answering); --protocol is above (both kinds read it)
+    # how answers are asked for and decoded (cubebench.runner.answering); --rules is above (both kinds read it)
     questions.add_argument("--reply-max-tokens", type=_count(1), default=None, metavar="N",
-                           help="token limit of each model reply (default 4096 where the protocol asks for "
+                           help="token limit of each model reply (default 4096 where the rules ask for "
                                 "reasoning, else 1024); recorded in the run")
 
     multi = p.add_argument_group("multi-agent suites (multi, multi-smoke)")
@@ -553,15 +555,15 @@ def _cmd_export_tasks(args: argparse.Namespace) -> int:
         obs_format=args.obs_format, depths=tuple(args.depths) if args.depths else None, instances=args.instances,
         tests=tuple(args.tests) if args.tests else None, items=args.items, train_fraction=args.split,
         variants=tuple(args.variants) if args.variants else None,
-        seed=args.seed, images=args.images, force=args.force, starts=args.starts, protocol=args.protocol)
+        seed=args.seed, images=args.images, force=args.force, starts=args.starts, rules=args.rules)
     try:
         summary = export_tasks(request)
     except (ExportError, SplitError) as err:
         raise _UserError(str(err)) from None
     for note in summary.notes:
         print(f"cubebench: {note}", file=sys.stderr)
-    if summary.protocol:
-        print(f"cubebench: items asked under answer protocol {protocol_text(summary.protocol)}", file=sys.stderr)
+    if summary.rules:
+        print(f"cubebench: items asked under answer rules {rules_text(summary.rules)}", file=sys.stderr)
     for split, path in summary.files.items():
         print(f"cubebench: wrote {path} ({summary.counts[split]} rows)", file=sys.stderr)
     return 0
@@ -579,8 +581,8 @@ def _add_export_tasks(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="jsonl (default) or parquet")
     p.add_argument("--suite", default=None,
                    help="an episode suite (default exp1) or, for items, a question suite (default cube-bench)")
-    p.add_argument("--tier", choices=TIERS, default=None, help="episodes, sft: the tier (default symbolic)")
-    p.add_argument("--obs-format", choices=OBS_FORMATS, default=None,
+    p.add_argument("--tier", choices=TIER_NAMES, default=None, help="episodes, sft: the tier (default symbolic)")
+    p.add_argument("--obs-format", choices=EXPORT_OBS_FORMATS, default=None,
                    help="episodes, sft: how visual, face and vertex are shown: text (default) or image")
     p.add_argument("--depths", type=_csv(int), default=None, metavar="D1,D2",
                    help="only these depths (items: the depths or ladder levels of every chosen test)")
@@ -592,8 +594,9 @@ def _add_export_tasks(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--variants", type=_csv(str), default=None, metavar="V1,V2",
                    help="items: only these variants of each test (e.g. STARE's frames-interleaved)")
     p.add_argument("--items", type=int, default=None, help="items: items per test and depth (default the suite's)")
-    p.add_argument("--protocol", default=None, metavar="NAME",
-                   help="items: the answer protocol the questions are asked and their replies read under, paper "
+    p.add_argument("--rules", "--protocol", dest="rules", default=None, metavar="NAME",
+                   help="items: the answer rules the questions are asked and their replies read under (--protocol is "
+                        "their old name, still read), paper "
                         "(default, as `run`: each paper's own prompt and answer form), strict (one-line forms) or "
                         "release (Cube Bench's code release); the rows' answer is the gold in its final-answer form")
     p.add_argument("--split", type=float, default=0.9, metavar="FRACTION",
@@ -618,7 +621,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
 def _add_play(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("play", help="play a tier yourself in the terminal, with the agents' tools")
-    p.add_argument("--tier", choices=TIERS, default="symbolic")
+    p.add_argument("--tier", choices=TIER_NAMES, default="symbolic")
     p.add_argument("--depth", type=int, default=3, help="scramble depth (default 3)")
     p.add_argument("--scramble", help="start from this move sequence instead of a seeded scramble")
     p.add_argument("--instance", type=int, default=None,
@@ -627,7 +630,7 @@ def _add_play(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tools", choices=TOOL_SETTINGS, default="basic", help="tool setting")
     p.add_argument("--metric", choices=METRICS, default="quarter")
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--steps", type=int, default=20, help="interaction steps (default 20)")
+    p.add_argument("--steps", type=int, default=INTERACTION_STEPS, help=f"interaction steps (default {INTERACTION_STEPS})")
     p.add_argument("--no-colour", action="store_true", help="plain letters without ANSI colours")
     p.add_argument("--window", action=argparse.BooleanOptionalAction, default=None,
                    help="show an image tier's observation in a window (default: where a display exists)")

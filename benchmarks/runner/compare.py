@@ -42,6 +42,7 @@ from cubebench.tasks.ladder import chance_score
 from cubebench.tasks.metrics import Proportion
 from cubebench.tasks.registry import TESTS
 
+from .execute import stored_rules
 from .answering import decoding_text
 from .compare_episodes import EpisodeView, episode_header, episode_table, read_episode_view
 from .constants import DESCRIPTIVE, Level, constant_ladder, constant_levels
@@ -81,8 +82,8 @@ class RunView:
     chance: dict[str, float] = field(default_factory=dict)
     """A ladder test's exact chance score under this run's rules."""
     label: str = ""
-    protocol: str = "strict"
-    """The answer protocol the run asked under (a run from before protocols: ``strict``)."""
+    rules: str = "strict"
+    """The answer rules the run asked under (a run from before rules: ``strict``)."""
     specs: dict[Cell, list[ItemSpec]] = field(default_factory=dict)
     """The planned items of each fixed cell: what a constant answer is played on."""
 
@@ -106,7 +107,7 @@ def read_run(path: Path, papers: list[Paper]) -> tuple[RunView | EpisodeView, Pa
             config = store.get_meta("config", {})
             agent = config.get("agent", {})
             view = RunView(path, suite, str(agent.get("spec", "?")), _decoding(config), len(store.rows()),
-                           len(store.plan()), protocol=(config.get("play") or {}).get("answer_protocol") or "strict")
+                           len(store.plan()), rules=stored_rules(config) or "strict")
             for spec in store.plan():
                 if isinstance(spec, ItemSpec) and spec.ladder_run is None:
                     view.specs.setdefault((spec.test, spec.depth, spec.variant), []).append(spec)
@@ -120,11 +121,11 @@ def read_run(path: Path, papers: list[Paper]) -> tuple[RunView | EpisodeView, Pa
 
 
 def _decoding(config: dict[str, Any]) -> str:
-    """The answer protocol the run recorded (a run from before protocols asked the strict forms) and, for a model,
+    """The answer rules the run recorded (a run from before rules asked the strict forms) and, for a model,
     its decoding, as the report prints them."""
-    protocol = (config.get("play") or {}).get("answer_protocol")
+    rules = stored_rules(config)
     agent = config.get("agent") or {}
-    text = f"protocol {protocol or 'strict (recorded before answer protocols)'}"
+    text = f"rules {rules or 'strict (recorded before answer rules)'}"
     if str(agent.get("spec", "")).partition(":")[0] in PROVIDERS:
         text += "; " + decoding_text(agent.get("temperature"), agent.get("reply_max_tokens"))
     return text
@@ -317,7 +318,7 @@ class Constants:
         if self.view is None:
             return {}
         if cell not in self._cells:
-            self._cells[cell] = constant_levels(self.view.specs.get(cell, []), self.view.protocol)
+            self._cells[cell] = constant_levels(self.view.specs.get(cell, []), self.view.rules)
         return self._cells[cell]
 
     def ladder(self, test: str, variant: str) -> Level | None:
@@ -325,7 +326,7 @@ class Constants:
             return None
         if (test, variant) not in self._ladders:
             suite: QuestionSuite = question_suite_from_dict(self.view.suite, source=str(self.view.path))
-            self._ladders[(test, variant)] = constant_ladder(suite, test, variant, self.view.protocol)
+            self._ladders[(test, variant)] = constant_ladder(suite, test, variant, self.view.rules)
         return self._ladders[(test, variant)]
 
     def text(self, column: Column) -> str:

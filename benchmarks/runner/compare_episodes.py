@@ -4,7 +4,7 @@ A column of the spine paper's tables is a pass rate over some tiers at one horiz
 Long-hor.``), under the table's condition (basic tools; Exp 1 the sparse reward, Exp 2 a reward per row).  Each
 run gives one row per condition the table has (Exp 2: one per reward it played), its pass rate with ``k/n``, and
 below them the run's **blind floor** (:mod:`.floors`): the share of the same episodes' instances the blind agent
-solves under the run's protocol, the episode runs' constant-answer level.  The paper states 20 interaction steps
+solves under the run's rules, the episode runs' constant-answer level.  The paper states 20 interaction steps
 and no move cap, so its numbers are comparable with runs under ``paper``; a run under ``strict`` is listed apart,
 with its figures.  The header says whether each run played the public shipped sets or a private draw.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .floors import BlindFloor, blind_floor, run_protocol
+from .floors import BlindFloor, blind_floor, run_rules
 from .protocols.episodes import draw_text
 from .published import NOT_REPORTED, Column, Paper, PublishedTable
 from .stats import Rate
@@ -25,7 +25,7 @@ from .tables import Table
 __all__ = ["EpisodeView", "read_episode_view", "episode_table", "episode_header"]
 
 COMPARABLE = "paper"
-"""The protocol whose runs stand beside the paper's numbers."""
+"""The rules whose runs stand beside the paper's numbers."""
 
 
 @dataclass
@@ -35,7 +35,7 @@ class EpisodeView:
     path: Path
     suite: dict[str, Any]
     agent: str
-    protocol: str
+    rules: str
     draw: str
     rows: list[EpisodeRow]
     planned: int
@@ -50,14 +50,14 @@ def read_episode_view(path: Path, store: RunStore) -> EpisodeView:
     draw = store.get_meta("instance_draw") or ("public" if source == "certified" else "scramble")
     rows = store.rows()
     return EpisodeView(path, store.get_meta("suite"), str((config.get("agent") or {}).get("spec", "?")),
-                       run_protocol(config), draw, rows, len(store.plan()), blind_floor(store))
+                       run_rules(config), draw, rows, len(store.plan()), blind_floor(store))
 
 
 def episode_header(view: EpisodeView) -> str:
-    """The header line of one run: what it played, under which protocol, on which instances."""
-    comparable = "" if view.protocol == COMPARABLE else "; not the paper's budget: listed under each table"
-    return (f"{view.label} = {view.path} ({len(view.rows)} of {view.planned} episodes finished; protocol "
-            f"{view.protocol}{comparable}; instances: {draw_text(view.draw, view.suite.get('seed', 0))})")
+    """The header line of one run: what it played, under which rules, on which instances."""
+    comparable = "" if view.rules == COMPARABLE else "; not the paper's budget: listed under each table"
+    return (f"{view.label} = {view.path} ({len(view.rows)} of {view.planned} episodes finished; rules "
+            f"{view.rules}{comparable}; instances: {draw_text(view.draw, view.suite.get('seed', 0))})")
 
 
 def _cell(rows: list[EpisodeRow], column: Column, condition: dict[str, str]) -> list[EpisodeRow]:
@@ -89,7 +89,7 @@ def _conditions(table: PublishedTable, view: EpisodeView) -> list[dict[str, str]
 
 def episode_table(table: PublishedTable, paper: Paper, views: list[EpisodeView]) -> tuple[Table, list[str]]:
     """The published table with, for each run under ``paper``, a row per condition and its blind floor's row; a run
-    under another protocol is listed below the table."""
+    under another rules is listed below the table."""
     header = ["model"] + [c.paper_metric for c in table.columns]
     rows = [[r.model, *r.values] for r in table.rows]
     apart: list[str] = []
@@ -98,21 +98,21 @@ def episode_table(table: PublishedTable, paper: Paper, views: list[EpisodeView])
         for condition in _conditions(table, view):
             cells = [_cell(view.rows, c, condition) for c in table.columns]
             label = view.label + ("" if len(condition) == len(table.condition) else f": reward={condition['reward']}")
-            if view.protocol == COMPARABLE:
+            if view.rules == COMPARABLE:
                 rows.append([label, *(_rate(c) for c in cells)])
             else:
-                apart.append(f"{label} (protocol {view.protocol}, not the paper's budget): " + "; ".join(
+                apart.append(f"{label} (rules {view.rules}, not the paper's budget): " + "; ".join(
                     f"{c.paper_metric} {_rate(cell)} (blind floor {_floor(view, cell)})"
                     for c, cell in zip(table.columns, cells)))
-        if view.protocol == COMPARABLE:
+        if view.rules == COMPARABLE:
             floor = tuple(_floor(view, _cell(view.rows, c, dict(table.condition))) for c in table.columns)
             floors.setdefault(floor, []).append(view.label.split(":")[0])
-    for floor, runs in floors.items():  # runs of one suite and protocol share their instances: one row for all
+    for floor, runs in floors.items():  # runs of one suite and rules share their instances: one row for all
         rows.append([f"blind floor ({COMPARABLE}): {', '.join(runs)}", *floor])
     title = f"{paper.key}: {table.number} ({table.section}) against this run"
     note = ("published rows: the paper's numbers as printed ('–': the paper reports none); run rows: the pass rate and "
             "its k/n over the column's tiers and horizon; blind floor: the share of the same instances the blind agent "
-            "solves under the run's protocol, what a policy that never looks reaches (docs/runner.md)")
+            "solves under the run's rules, what a policy that never looks reaches (docs/runner.md)")
     said = ", ".join(f"{k} {v}" for k, v in table.condition) or "as each row says"
     lines = [table.caption, f"condition: {said}; the columns' tiers: " + "; ".join(
         f"{c.paper_metric} = {'+'.join(c.tiers)} at the {c.horizon} horizon" for c in table.columns),

@@ -4,7 +4,7 @@ A model that writes the same reply to every question ("all green", "Answer: Yes"
 nothing, so whatever it scores is a property of the items, not of skill.  ``cubebench compare`` prints, beside
 every published column, the best such score on the run's own items: a figure at or below it shows nothing.  The
 level is measured, not assumed: each candidate constant is played through the test's own ``play`` on every item
-of the cell (the stored items of the run's plan, as the runner asked them, under the run's answer protocol) and
+of the cell (the stored items of the run's plan, as the runner asked them, under the run's answer rules) and
 scored by the test's own metrics, and the best value of each metric is kept.
 
 The candidates are the answers the question's reply form allows (:func:`candidates`): every option letter (and
@@ -143,13 +143,13 @@ def _replaying(test: Any) -> Any:
     return test
 
 
-def constant_levels(specs: list[ItemSpec], protocol: str) -> dict[str, Level]:
+def constant_levels(specs: list[ItemSpec], rules: str) -> dict[str, Level]:
     """Per metric of the test, the best a constant reply reaches on ``specs`` (the items of one cell: one test,
-    variant and depth), asked under answer ``protocol``; empty when the cell's form has no constant."""
+    variant and depth), asked under answer ``rules``; empty when the cell's form has no constant."""
     if not specs:
         return {}
     first = specs[0]
-    test = _replaying(configured_test(first.test, first.options, protocol))
+    test = _replaying(configured_test(first.test, first.options, rules))
     items = [s.to_item() for s in specs]
     prompts = _prompts(test, items[:1], first.variant)
     if not prompts:
@@ -177,11 +177,11 @@ def constant_levels(specs: list[ItemSpec], protocol: str) -> dict[str, Level]:
     return levels
 
 
-def constant_ladder(suite: QuestionSuite, name: str, variant: str, protocol: str) -> Level | None:
+def constant_ladder(suite: QuestionSuite, name: str, variant: str, rules: str) -> Level | None:
     """The best mean ladder score a constant letter reaches over ``suite``'s ladders of ``name`` in ``variant``: each
     letter climbs every run's ladder with the rounds the runner would plan for it (:func:`~.plan.ladder_round`)."""
     grid = suite.ladders[name]
-    test = configured_test(name, grid.options, protocol)
+    test = configured_test(name, grid.options, rules)
     opening = ladder_round(suite, name, variant, 0, 0, 1)
     prompts = _prompts(test, [s.to_item() for s in opening], variant)
     if not prompts:

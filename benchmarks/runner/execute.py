@@ -18,14 +18,13 @@ from typing import Any, Callable, Iterator
 
 import gymnasium as gym
 
-import cubebench
 from cubebench.agents.answerers import BUDGET_SPENT
 from cubebench.agents.episode import run_episode
 from cubebench.agents.records import EpisodeRecord, StepRecord, observation_digest
 from cubebench.tasks.items import Exchange, Item, ItemResult, Prompt, Reply
-from cubebench.tasks.protocols import PAPER, STRICT
+from cubebench.tasks.rules import PAPER, STRICT
 from cubebench.wrappers.description import describe_env
-from cubebench.tiers import PARTIAL_TIERS
+from cubebench.tiers import tier_spec
 
 from .plan import EpisodeSpec, ItemSpec
 from .question_suites import configured_test
@@ -41,20 +40,39 @@ class PlaySettings:
     store_images: bool = True
     distance_budget_s: float | None = None
     renderer: str = "painter"
-    answer_protocol: str | None = None
-    """The protocol the run plays under (``--protocol``, :func:`~.answering.chosen_protocol`).  Question runs: the
-    answer protocol the items are asked under (:mod:`cubebench.tasks.protocols`); episode runs: ``paper`` (the paper's
+    rules: str | None = None
+    """The rules the run plays under (``--rules``, :func:`~.answering.chosen_rules`).  Question runs: the answer
+    rules the items are asked under (:mod:`cubebench.tasks.rules`); episode runs: ``paper`` (the paper's
     interaction steps, no move cap) or ``strict`` (the suite's move budgets).  ``None`` in runs stored before
-    protocols existed, which asked in the strict one-line forms and played the strict budgets (and still do on
+    rules existed, which asked in the strict one-line forms and played the strict budgets (and still do on
     resume)."""
 
     @property
     def capped(self) -> bool:
-        """Whether an episode plays under the suite's move and rotation budgets: every protocol but ``paper``."""
-        return self.answer_protocol != PAPER
+        """Whether an episode plays under the suite's move and rotation budgets: every set of rules but ``paper``."""
+        return self.rules != PAPER
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "PlaySettings":
+        """The settings of a stored run's config; a run stored before the rename keeps its rules under
+        :data:`LEGACY_RULES_KEY`."""
+        data = dict(data)
+        if LEGACY_RULES_KEY in data:
+            data.setdefault("rules", data.pop(LEGACY_RULES_KEY))
+        return cls(**data)
+
+
+LEGACY_RULES_KEY = "answer_protocol"
+"""Where runs stored by cubebench before the rules were named kept them in ``config["play"]``."""
+
+
+def stored_rules(config: dict[str, Any]) -> str | None:
+    """The rules a stored run's ``config`` records (``None``: a run from before rules, which played ``strict``)."""
+    play = config.get("play") or {}
+    return play.get("rules") or play.get(LEGACY_RULES_KEY)
 
 
 _STEP_LISTENERS: list[Callable[[], None]] = []
@@ -79,14 +97,14 @@ def _step_taken(_: StepRecord) -> None:
 def make_env(ep: EpisodeSpec, settings: PlaySettings, symbolic_format: str = "text") -> gym.Env:
     """The env of an episode's cell: no action limit (interaction steps bound the episode), the suite's
     move and rotation budgets (a plan from before budgets gets run_episode's defaults), none under ``paper``."""
-    obs_format = symbolic_format if ep.tier == "symbolic" else settings.obs_format
+    spec = tier_spec(ep.tier)
+    obs_format = settings.obs_format if spec.pictured else symbolic_format
     capped = settings.capped
     kwargs: dict[str, Any] = {"depth": ep.depth, "reward": ep.reward, "metric": ep.metric,
                               "max_steps": None, "obs_format": obs_format, "max_moves": ep.max_moves if capped else None,
-                              "max_rotations": ep.max_rotations if capped and ep.tier in PARTIAL_TIERS else None}
-    if ep.tier == "vertex":
-        kwargs["renderer"] = settings.renderer
-    return gym.make(cubebench.TIERS[ep.tier], **kwargs)
+                              "max_rotations": ep.max_rotations if capped and spec.partial else None,
+                              "renderer": settings.renderer}
+    return gym.make(spec.env_id, **kwargs)
 
 
 def play_episode(ep: EpisodeSpec, factory: AgentFactory, settings: PlaySettings) -> EpisodeRecord:
@@ -131,7 +149,7 @@ def play_item(spec: ItemSpec, factory: AgentFactory, settings: PlaySettings) -> 
 
     started = time.perf_counter()
     try:
-        test = configured_test(spec.test, spec.options, settings.answer_protocol or STRICT)
+        test = configured_test(spec.test, spec.options, settings.rules or STRICT)
         result: ItemResult | None = test.play(item, spec.variant, ask)
         failure = None
     except Exception as err:  # noqa: BLE001 - a broken test is an error record, not a crash

@@ -10,11 +10,11 @@ Hugging Face ``datasets`` loads as they are (``load_dataset("json" | "parquet", 
 - ``sft``: the same episodes as whole ReAct conversations that solve the cube optimally
   (:mod:`.sft_traces`), each replayed through the ReAct parser and the env before it is written.
 - ``items``: one row per fixed item and variant of a question suite (Cube Bench, STARE; Inf-Bench's
-  ladder tests at fixed levels), asked under an answer protocol (``--protocol``; default the suite's first,
-  ``paper``, as ``cubebench run``): the question as a model is asked it under that protocol, its image, the
-  gold answer in the protocol's final-answer form (what the oracle replies: ``\\boxed{Yes}`` for STARE under
+  ladder tests at fixed levels), asked under answer rules (``--rules``; default the suite's first,
+  ``paper``, as ``cubebench run``): the question as a model is asked it under those rules, its image, the
+  gold answer in the rules' final-answer form (what the oracle replies: ``\\boxed{Yes}`` for STARE under
   ``paper``, ``Answer: Yes`` under ``strict``), and a verifier reference that reads replies with the same
-  protocol's parser.  A test is left out whole when any of its items asks
+  rules' parser.  A test is left out whole when any of its items asks
   more than one question, answered right (the oracle) or wrong (an unparsable reply): closed loop,
   recovery and reflection ask each question after the replies before it, and a row holds one
   question (closed loop at depth 1 is one question, and is exported).
@@ -42,9 +42,9 @@ from cubebench.extras import install_hint
 from cubebench.agents.answerers import ModelAnswerer, OracleAnswerer
 from cubebench.curriculum import Instance, load_instance_file
 from cubebench.shipped import largest_instance_file
-from cubebench.tiers import PARTIAL_TIERS
+from cubebench.tiers import TIER_SPECS, tier_spec
 
-from .answering import chosen_protocol
+from .answering import chosen_rules
 from .execute import PlaySettings
 from .instances import resolve_source
 from .plan import EpisodeSpec, ItemSpec, check_plan_size, episode_key, iter_fixed_items, plan_episodes
@@ -52,7 +52,7 @@ from .question_suites import QuestionSuite, configured_test, question_suite_from
 from .sft_traces import ScriptedReplies, TraceError, optimal_solution, play_trace, replay_trace, trace_replies
 from .splits import SPLITS, Sides, check_fraction, group_of, split_of
 from .suite_fields import SuiteError
-from .suites import TIERS, Suite, load_suite, restrict, suite_from_dict
+from .suites import Suite, load_suite, restrict, suite_from_dict
 from .training_starts import SOURCE, TrainingStartError, check_apart, training_instances
 from .verifier_refs import asked_prompts, episode_ref, question_ref
 
@@ -60,8 +60,8 @@ KINDS = ("episodes", "sft", "items")
 FORMATS = ("jsonl", "parquet")
 IMAGE_MODES = ("bytes", "files", "none")
 STARTS = ("certified", "training")
-OBS_FORMATS = ("text", "image")
-DEFAULT_SUITE = {"episodes": "exp1", "sft": "exp1", "items": "cube-bench"}
+EXPORT_OBS_FORMATS = ("text", "image")
+DEFAULT_SUITES = {"episodes": "exp1", "sft": "exp1", "items": "cube-bench"}
 LADDER_ITEMS = 5
 """Items per level when a ladder test is exported at fixed levels (a ladder round asks five)."""
 SCHEMA = "cubebench-export/1"
@@ -95,8 +95,8 @@ class ExportRequest:
     starts: str = "certified"
     """``certified``: the suite's certified instances (the evaluation sets); ``training``: fresh positions apart
     from every evaluation start seen from any side (:mod:`.training_starts`), ``instances`` per depth."""
-    protocol: str | None = None
-    """Items: the answer protocol the questions are asked under (``None``: the suite's first, as ``cubebench run``)."""
+    rules: str | None = None
+    """Items: the answer rules the questions are asked under (``None``: the suite's first, as ``cubebench run``)."""
 
 
 @dataclass
@@ -106,8 +106,8 @@ class ExportSummary:
     files: dict[str, Path] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    protocol: str | None = None
-    """Items: the answer protocol the rows were asked under (``None`` for episodes and SFT traces)."""
+    rules: str | None = None
+    """Items: the answer rules the rows were asked under (``None`` for episodes and SFT traces)."""
 
 
 def export_tasks(request: ExportRequest) -> ExportSummary:
@@ -129,12 +129,12 @@ def export_tasks(request: ExportRequest) -> ExportSummary:
     summary.notes += [f"the {split} split is empty: no {split}.{request.format} written"
                       for split in SPLITS if not summary.counts[split]]
     manifest = {"schema": SCHEMA, "cubebench": __version__, "kind": request.kind, "format": request.format,
-                "suite": request.suite or DEFAULT_SUITE[request.kind], "tier": request.tier,
+                "suite": request.suite or DEFAULT_SUITES[request.kind], "tier": request.tier,
                 "obs_format": request.obs_format, "depths": request.depths, "instances": request.instances,
                 "tests": request.tests, **({"variants": request.variants} if request.variants else {}),
                 "items": request.items, "images": request.images,
                 "train_fraction": request.train_fraction, "seed": request.seed, "starts": request.starts,
-                **({"protocol": summary.protocol} if summary.protocol else {}), "counts": summary.counts,
+                **({"rules": summary.rules} if summary.rules else {}), "counts": summary.counts,
                 "files": {s: {"name": p.name, "sha256": _sha256(p)} for s, p in summary.files.items()},
                 "notes": summary.notes}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -179,8 +179,8 @@ def _check(request: ExportRequest) -> None:
     check_fraction(request.train_fraction)
     if request.items is not None and request.items < 1:
         raise ExportError(f"--items must be at least 1, got {request.items}")
-    if request.kind != "items" and request.protocol is not None:
-        raise ExportError("--protocol chooses how question items ask for their answers; --kind episodes and sft "
+    if request.kind != "items" and request.rules is not None:
+        raise ExportError("--rules chooses how question items ask for their answers; --kind episodes and sft "
                           "ask none")
     if request.kind == "items":
         given = [f for f, v in (("tier", request.tier), ("obs-format", request.obs_format),
@@ -195,13 +195,13 @@ def _check(request: ExportRequest) -> None:
     if given:
         raise ExportError(f"--{given[0]} is for --kind items; episodes are chosen with --tier, --depths and --instances")
     tier, obs_format = request.tier or "symbolic", request.obs_format or "text"
-    if tier not in TIERS:
-        raise ExportError(f"--tier must be one of {', '.join(TIERS)}, got {tier!r}")
-    if obs_format not in OBS_FORMATS:
-        raise ExportError(f"--obs-format must be one of {', '.join(OBS_FORMATS)}, got {obs_format!r}")
-    if tier == "symbolic" and obs_format == "image":
-        raise ExportError("the symbolic tier is the 54-letter text only; --obs-format image is for visual, face "
-                          "and vertex")
+    if tier not in TIER_SPECS:
+        raise ExportError(f"--tier must be one of {', '.join(TIER_SPECS)}, got {tier!r}")
+    if obs_format not in EXPORT_OBS_FORMATS:
+        raise ExportError(f"--obs-format must be one of {', '.join(EXPORT_OBS_FORMATS)}, got {obs_format!r}")
+    if obs_format == "image" and not tier_spec(tier).pictured:
+        pictured = ", ".join(name for name, spec in TIER_SPECS.items() if spec.pictured)
+        raise ExportError(f"the {tier} tier is text only; --obs-format image is for {pictured}")
     if obs_format == "image" and request.images == "none":
         raise ExportError(f"the {tier} tier's observation is an image: give --images bytes or files, or "
                           "--obs-format text for its text form")
@@ -212,7 +212,7 @@ def _check(request: ExportRequest) -> None:
 # --- episodes and SFT traces ----------------------------------------------------------------------
 def episode_specs(request: ExportRequest) -> list[EpisodeSpec]:
     """The planned episodes of the request's suite on its tier, depths and instance count (certified only)."""
-    name = request.suite or DEFAULT_SUITE[request.kind]
+    name = request.suite or DEFAULT_SUITES[request.kind]
     try:
         suite = load_suite(name)
         if not isinstance(suite, Suite):
@@ -276,7 +276,7 @@ def episode_starts(request: ExportRequest, notes: list[str] | None = None) -> li
 
 def _episode_rows(request: ExportRequest, images: "_ImageSink", summary: "ExportSummary") -> Iterator[dict[str, Any]]:
     settings = PlaySettings(obs_format=request.obs_format or "text", store_images=False)
-    text_only = (request.tier or "symbolic") == "symbolic" or settings.obs_format == "text"
+    text_only = not tier_spec(request.tier or "symbolic").pictured or settings.obs_format == "text"
     for spec, instance in episode_starts(request, summary.notes):
         solution = optimal_solution(instance)
         replies = trace_replies(spec.tier, instance.state, solution, spec.metric, spec.max_steps)
@@ -291,11 +291,11 @@ def _episode_rows(request: ExportRequest, images: "_ImageSink", summary: "Export
         chat, pictures = images.chat(messages if request.kind == "sft" else messages[:2], text_only)
         row: dict[str, Any] = {
             "id": f"{spec.metric}/{spec.key}", "kind": request.kind, "split": "",
-            "tier": spec.tier, "obs_format": "text" if spec.tier == "symbolic" else settings.obs_format,
+            "tier": spec.tier, "obs_format": settings.obs_format if tier_spec(spec.tier).pictured else "text",
             "metric": spec.metric, "depth": instance.distance, "instance": spec.instance, "reward": spec.reward,
             "setting": spec.setting, "state": instance.state, "solution": solution,
             "max_steps": spec.max_steps, "max_moves": spec.max_moves,
-            "max_rotations": spec.max_rotations if spec.tier in PARTIAL_TIERS else None,
+            "max_rotations": spec.max_rotations if tier_spec(spec.tier).partial else None,
             "messages": chat, "images": pictures,
             "verifier": json.dumps(episode_ref(spec.tier, instance.state, spec.metric, spec.max_moves,
                                                spec.max_rotations), sort_keys=True),
@@ -312,7 +312,7 @@ def _episode_rows(request: ExportRequest, images: "_ImageSink", summary: "Export
 def item_suite(request: ExportRequest) -> QuestionSuite:
     """The request's question suite cut to its tests, depths and item count; a ladder test becomes fixed
     items at ``--depths`` (a ladder's rounds depend on the answers before them)."""
-    name = request.suite or DEFAULT_SUITE["items"]
+    name = request.suite or DEFAULT_SUITES["items"]
     try:
         suite = load_suite(name)
         if not isinstance(suite, QuestionSuite):
@@ -340,11 +340,11 @@ def item_suite(request: ExportRequest) -> QuestionSuite:
         raise ExportError(str(err)) from None
 
 
-def item_protocol(request: ExportRequest, suite: QuestionSuite) -> str:
-    """The answer protocol ``suite``'s items are exported under: ``--protocol``, else the suite's first
+def item_rules(request: ExportRequest, suite: QuestionSuite) -> str:
+    """The answer rules ``suite``'s items are exported under: ``--rules``, else the suite's first
     (``paper``), as ``cubebench run`` chooses it; :class:`ExportError` naming the choices for one it lacks."""
     try:
-        return chosen_protocol(suite, request.protocol)
+        return chosen_rules(suite, request.rules)
     except SuiteError as err:
         raise ExportError(str(err)) from None
 
@@ -371,23 +371,23 @@ def _item_rows(request: ExportRequest, images: "_ImageSink", summary: ExportSumm
     named in ``summary``), not by the luck of its items, when any item asks several questions: its rows wait
     in a spool on disk until its last item is made."""
     suite = item_suite(request)
-    protocol = summary.protocol = item_protocol(request, suite)
+    rules = summary.rules = item_rules(request, suite)
     answerer = ModelAnswerer(ScriptedReplies([]), send_images=request.images != "none")
     text_only = request.images == "none"
     for test in suite.fixed:
         with tempfile.TemporaryFile() as spool:
             kept, no_image, several = 0, 0, 0
             for spec in iter_fixed_items(suite, test):
-                prompts = asked_prompts(spec.test, spec.options, spec.item, spec.variant, protocol=protocol)
+                prompts = asked_prompts(spec.test, spec.options, spec.item, spec.variant, rules=rules)
                 asked = max(len(prompts), len(asked_prompts(spec.test, spec.options, spec.item, spec.variant,
-                                                            reply="", protocol=protocol)))
+                                                            reply="", rules=rules)))
                 if asked != 1:
                     several = asked
                     break
                 if text_only and prompts[0].image is not None:
                     no_image += 1
                     continue
-                pickle.dump(_item_row(request, spec, prompts[0], images, answerer, text_only, protocol), spool)
+                pickle.dump(_item_row(request, spec, prompts[0], images, answerer, text_only, rules), spool)
                 kept += 1
             if several:
                 if request.tests and test in request.tests:
@@ -403,19 +403,19 @@ def _item_rows(request: ExportRequest, images: "_ImageSink", summary: ExportSumm
 
 
 def _item_row(request: ExportRequest, spec: ItemSpec, prompt: Any, images: "_ImageSink", answerer: ModelAnswerer,
-              text_only: bool, protocol: str) -> dict[str, Any]:
-    """One item's row: its question as asked under ``protocol``; ``answer`` is the oracle's reply, the gold in
-    the protocol's final-answer form (reasoning-free), which the row's verifier accepts."""
+              text_only: bool, rules: str) -> dict[str, Any]:
+    """One item's row: its question as asked under ``rules``; ``answer`` is the oracle's reply, the gold in
+    the rules' final-answer form (reasoning-free), which the row's verifier accepts."""
     chat, pictures = images.chat(answerer.messages(prompt), text_only)
     group = group_of(configured_test(spec.test, spec.options).split_key(spec.to_item()))
     return {
         "id": f"{spec.metric}/{spec.key}", "kind": "items", "group": group,
         "split": split_of(group, request.seed, request.train_fraction),
         "test": spec.test, "variant": spec.variant, "depth": spec.depth, "index": spec.index,
-        "metric": spec.metric, "seed": spec.seed, "state": spec.item["state"], "protocol": protocol,
+        "metric": spec.metric, "seed": spec.seed, "state": spec.item["state"], "rules": rules,
         "system": prompt.system, "prompt": prompt.text, "messages": chat, "images": pictures,
         "answer": OracleAnswerer().answer(prompt).text,
-        "verifier": json.dumps(question_ref(spec.test, spec.variant, spec.options, spec.item, protocol),
+        "verifier": json.dumps(question_ref(spec.test, spec.variant, spec.options, spec.item, rules),
                                sort_keys=True),
     }
 

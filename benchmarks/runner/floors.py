@@ -4,7 +4,7 @@ A blind agent never looks: it solves a start exactly when the one walk it plays 
 there.  ``--agent blind`` plays it (:class:`~cubebench.agents.scripted.BlindAgent`); here its walks are played
 from every start of the run without an env (:func:`cubebench.budgets.solved_by`), so the report and ``compare``
 print beside each cell's pass rate the share of the cell's instances a blind agent solves under the run's
-protocol and budget: the episode runs' chance row, as a question run prints chance (docs/runner.md, "Protocols").
+rules and budget: the episode runs' chance row, as a question run prints chance (docs/runner.md, "Rules").
 
 * ``paper`` (no move cap): the agent plays the sweep of every position within 4 turns of solved, cut into move
   calls of at most :data:`~cubebench.agents.tools.MAX_ARG_CHARS` characters, one per interaction step
@@ -29,26 +29,27 @@ from cubebench.agents.scripted import blind_calls
 from cubebench.budgets import move_budget, solved_by
 from cubebench.engine.state import from_facelets
 
+from .execute import stored_rules
 from .instances import shipped_starts
 from .plan import EpisodeSpec
 from .store import EpisodeRow, RunStore
 
-__all__ = ["FLOOR_SEEDS", "BlindFloor", "blind_floor", "run_protocol"]
+__all__ = ["FLOOR_SEEDS", "BlindFloor", "blind_floor", "run_rules"]
 
 FLOOR_SEEDS = 16
 """Walks a ``strict`` floor is the mean over (seeds 0-15)."""
 
 
-def run_protocol(config: dict[str, Any]) -> str:
-    """The protocol an episode run played under: the stored choice, ``strict`` for a run from before protocols."""
-    return str((config.get("play") or {}).get("answer_protocol") or "strict")
+def run_rules(config: dict[str, Any]) -> str:
+    """The rules an episode run played under: the stored choice, ``strict`` for a run from before rules."""
+    return stored_rules(config) or "strict"
 
 
 @dataclass(frozen=True)
 class BlindFloor:
     """The blind agent's chance of solving each start of a run, by (depth, instance)."""
 
-    protocol: str
+    rules: str
     chance: dict[tuple[int, int], float]
 
     def share(self, rows: Iterable[EpisodeRow]) -> float | None:
@@ -61,12 +62,12 @@ class BlindFloor:
     @property
     def label(self) -> str:
         """The row label the tables print."""
-        return f"blind floor ({self.protocol})"
+        return f"blind floor ({self.rules})"
 
 
 def blind_floor(store: RunStore) -> BlindFloor:
-    """The blind floor of every planned start of an episode run, under the protocol it played."""
-    protocol = run_protocol(store.get_meta("config", {}))
+    """The blind floor of every planned start of an episode run, under the rules it played."""
+    rules = run_rules(store.get_meta("config", {}))
     specs = [s for s in store.plan() if isinstance(s, EpisodeSpec)]
     starts: dict[tuple[int, int], EpisodeSpec] = {}
     for spec in specs:
@@ -74,7 +75,7 @@ def blind_floor(store: RunStore) -> BlindFloor:
     chance: dict[tuple[int, int], float] = {}
     by_walk: dict[tuple[str, int | None, int], list[tuple[int, int]]] = {}
     for key, spec in starts.items():
-        budget = None if protocol == "paper" else (spec.max_moves or move_budget(spec.depth, spec.metric))
+        budget = None if rules == "paper" else (spec.max_moves or move_budget(spec.depth, spec.metric))
         by_walk.setdefault((spec.metric, budget, spec.max_steps), []).append(key)
     for (metric, budget, steps), keys in by_walk.items():
         states = np.array([_start_state(starts[k]) for k in keys], np.uint8)
@@ -83,7 +84,7 @@ def blind_floor(store: RunStore) -> BlindFloor:
         for walk in walks:
             solved += solved_by(walk, states) >= 0
         chance.update(zip(keys, (solved / len(walks)).tolist()))
-    return BlindFloor(protocol, chance)
+    return BlindFloor(rules, chance)
 
 
 @lru_cache(maxsize=None)

@@ -28,7 +28,7 @@ from cubebench.envs.games import BUDGET_FIELDS, GAMES
 from cubebench.extras import install_hint
 from cubebench.tasks.items import MAX_DEPTH
 
-from .suite_fields import SuiteError, check_int, check_ints, check_metric, check_name
+from .suite_fields import SuiteError, check_int, check_ints, suite_metric, check_name
 
 SCHEMA = "cubebench-multi/1"
 MAX_INSTANCES = 1000
@@ -99,7 +99,7 @@ def multi_suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Multi
         raise SuiteError(f"{source}: unknown field(s) {unknown}; allowed: {sorted(known)}")
     if "name" not in data or not isinstance(data.get("games"), dict) or not data["games"]:
         raise SuiteError(f"{source}: a multi-agent suite needs a name and a non-empty games object")
-    metric = check_metric(data.get("metric", "quarter"), source)
+    metric = suite_metric(data.get("metric", "quarter"), source)
     suite = MultiSuite(name=check_name(data["name"], source),
                        games={name: _grid(name, entry, f"{source} games.{name}") for name, entry in data["games"].items()},
                        metric=metric, seed=check_int(data, "seed", source, minimum=0, default=0),

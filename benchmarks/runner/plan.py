@@ -50,8 +50,10 @@ class PlannedSpec:
 
 
 @dataclass(frozen=True)
-class EpisodeSpec(PlannedSpec):
-    """One episode of a run: the grid cell, the instance and the seeds."""
+class EpisodeCell:
+    """Where an episode sits in its suite's grid: its key, tier, depth, instance, reward, tool setting and horizon.
+    A plan row (:class:`EpisodeSpec`) and a stored summary row (``cubebench.runner.store.EpisodeRow``) begin with
+    it, so the two name the cell alike."""
 
     key: str
     tier: str
@@ -60,6 +62,12 @@ class EpisodeSpec(PlannedSpec):
     reward: str
     setting: str
     horizon: str
+
+
+@dataclass(frozen=True)
+class EpisodeSpec(PlannedSpec, EpisodeCell):
+    """One episode of a run: the grid cell, the instance and the seeds."""
+
     metric: str
     max_steps: int
     env_seed: int

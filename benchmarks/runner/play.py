@@ -23,6 +23,7 @@ import gymnasium as gym
 import numpy as np
 
 import cubebench
+from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.agents.actions import ActionParseError, parse_action
 from cubebench.agents.base import Observation, Task, Turn
 from cubebench.agents.episode import run_episode
@@ -34,6 +35,7 @@ from cubebench.engine.metric import Metric, parse_metric
 from cubebench.engine.rewards import parse_reward
 from cubebench.render.window import Window, display_available
 from cubebench.tasks.items import EXACT_RANGE
+from cubebench.tiers import TIER_SPECS, tier_spec
 
 from .instances import shipped_starts
 from .run import optimal_tables_ready
@@ -151,11 +153,12 @@ def open_window(tier: str, window: bool | None, out: TextIO) -> Window | None:
     symbolic tier, without a display or without matplotlib raises
     :class:`SuiteError` with the reason; ``None`` falls back to the terminal.
     """
-    if window is False or (window is None and (tier == "symbolic" or not display_available())):
+    pictured = tier_spec(tier).pictured
+    if window is False or (window is None and (not pictured or not display_available())):
         return None
-    if tier == "symbolic":
-        raise SuiteError("the symbolic tier's observation is text; --window shows the image tiers "
-                         "(visual, face, vertex)")
+    if not pictured:
+        image_tiers = ", ".join(name for name, spec in TIER_SPECS.items() if spec.pictured)
+        raise SuiteError(f"the {tier} tier's observation is text; --window shows the image tiers ({image_tiers})")
     try:
         return Window(f"CubeBench {tier}")
     except RuntimeError as err:
@@ -167,7 +170,7 @@ def open_window(tier: str, window: bool | None, out: TextIO) -> Window | None:
 
 def play(tier: str = "symbolic", *, depth: int = 3, scramble: str | None = None, instance: int | None = None,
          reward: str = "none", setting: str = "basic", metric: Metric = "quarter", seed: int | None = None,
-         max_steps: int = 20, read: Callable[[str], str] = input, out: TextIO | None = None,
+         max_steps: int = INTERACTION_STEPS, read: Callable[[str], str] = input, out: TextIO | None = None,
          colour: bool | None = None, window: bool | None = False) -> EpisodeRecord:
     """Play one episode in the terminal (image tiers in a window, see :func:`open_window`); return its record."""
     out = out or sys.stdout

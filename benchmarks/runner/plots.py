@@ -16,10 +16,10 @@ from cubebench.extras import install_hint
 from .aggregate import group, ordered
 from .stats import Rate
 from .store import EpisodeRow
-from .suites import REWARDS, TIERS
-from .tables import SETTING_TITLES, SETTINGS, TIER_TITLES, condition_label, conditions
+from .suites import REWARDS, TIER_NAMES
+from .tables import SETTING_TITLES, SETTINGS, condition_label, tier_title, conditions
 
-TIER_COLOURS = dict(zip(TIERS, ("#4c72b0", "#dd8452", "#55a868", "#c44e52")))
+TIER_COLOURS = dict(zip(TIER_NAMES, ("#4c72b0", "#dd8452", "#55a868", "#c44e52")))
 """A plot colour per tier, in the registry's order (a tier past these gets matplotlib's next colour)."""
 
 
@@ -63,7 +63,7 @@ def plot_by_depth(rows: list[EpisodeRow], path: Path) -> Path:
     nrows = (len(conds) + cols - 1) // cols
     fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.2 * nrows), squeeze=False, sharey=True)
     for ax, (rw, st) in zip(axes.flat, conds):
-        tiers = ordered((r.tier for r in rows), TIERS)
+        tiers = ordered((r.tier for r in rows), TIER_NAMES)
         for i, tier in enumerate(tiers):
             dodge = (i - (len(tiers) - 1) / 2) * 0.08  # keep equal rates of different tiers apart
             pts = sorted((d, c.rate) for (a, b, t, d), c in cells.items() if (a, b, t) == (rw, st, tier))
@@ -71,7 +71,7 @@ def plot_by_depth(rows: list[EpisodeRow], path: Path) -> Path:
                 continue
             ys = [_errorbar(r) for _, r in pts]
             ax.errorbar([slot[d] + dodge for d, _ in pts], [y[0] for y in ys], yerr=[[y[1] for y in ys], [y[2] for y in ys]],
-                        marker="o", capsize=3, label=TIER_TITLES[tier], color=TIER_COLOURS.get(tier))
+                        marker="o", capsize=3, label=tier_title(tier), color=TIER_COLOURS.get(tier))
         ax.set_title(condition_label(rw, st, conds), fontsize=10)
         ax.set_xticks(range(len(depths)), [str(d) for d in depths])
         ax.set_xlabel("depth")
@@ -91,7 +91,7 @@ def plot_comparison(rows: list[EpisodeRow], path: Path, dimension: str) -> Path 
     if len(values) < 2:
         return None
     plt = _pyplot()
-    groups = [(t, h) for t in ordered((r.tier for r in rows), TIERS)
+    groups = [(t, h) for t in ordered((r.tier for r in rows), TIER_NAMES)
               for h in ordered((r.horizon for r in rows), ("short", "long"))]
     cells = group(rows, lambda r: (attr(r), r.tier, r.horizon))
     fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(groups) * len(values) * 0.5 + 2), 3.6))
@@ -109,7 +109,7 @@ def plot_comparison(rows: list[EpisodeRow], path: Path, dimension: str) -> Path 
             hi.append(b)
         label = SETTING_TITLES.get(value, value) if dimension == "setting" else value
         ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=label)
-    ax.set_xticks(range(len(groups)), [f"{TIER_TITLES[t]}\n{h}" for t, h in groups], fontsize=8)
+    ax.set_xticks(range(len(groups)), [f"{tier_title(t)}\n{h}" for t, h in groups], fontsize=8)
     ax.set_ylabel("pass rate")
     ax.set_ylim(0, 1.05)
     ax.set_title(f"Pass rate by {'reward' if dimension == 'reward' else 'tool setting'}")

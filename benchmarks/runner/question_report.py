@@ -5,7 +5,7 @@ Each row's figures are the test's :meth:`~cubebench.tasks.items.QuestionTest.sum
 ``value [lo, hi]`` with their Wilson 95 % interval.  Beside them: how many items finished, how many
 ended in ``error`` (a failed model call or a broken test: left out of the metrics, since nothing
 was asked of the model's reasoning; ``--retry-errors`` asks them again), and how many replies were
-not in the run's answer format (its protocol's: :mod:`cubebench.tasks.protocols`).
+not in the run's answer format (its rules': :mod:`cubebench.tasks.rules`).
 """
 
 from __future__ import annotations

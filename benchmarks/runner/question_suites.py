@@ -25,10 +25,10 @@ from typing import Any, ClassVar
 from cubebench.engine.metric import Metric
 from cubebench.tasks.items import QuestionTest
 from cubebench.tasks.ladder import LadderRules
-from cubebench.tasks.protocols import PROTOCOLS
+from cubebench.tasks.rules import RULES
 from cubebench.tasks.registry import TESTS
 
-from .suite_fields import SuiteError, check_int, check_ints, check_metric, check_name
+from .suite_fields import SuiteError, check_int, check_ints, suite_metric, check_name
 
 SCHEMA = "cubebench-questions/1"
 GRID_FIELDS = ("depths", "items", "depth_items", "variant_items", "variants", "options")
@@ -123,10 +123,10 @@ class QuestionSuite:
         return {name: grid for name, grid in self.tests.items() if isinstance(grid, LadderGrid)}
 
     @property
-    def answer_protocols(self) -> tuple[str, ...]:
-        """The answer protocols every test of the suite can be asked under (:mod:`cubebench.tasks.protocols`), the
+    def rule_sets(self) -> tuple[str, ...]:
+        """The answer rules every test of the suite can be asked under (:mod:`cubebench.tasks.rules`), the
         default (``paper``) first."""
-        return tuple(p for p in PROTOCOLS if all(p in TESTS[name].protocols for name in self.tests))
+        return tuple(r for r in RULES if all(r in TESTS[name].rule_sets for name in self.tests))
 
     def to_dict(self) -> dict[str, Any]:
         """The suite as it would be written in a suite file."""
@@ -150,7 +150,7 @@ def question_suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Qu
     tests = data["tests"]
     if not isinstance(tests, dict) or not tests:
         raise SuiteError(f"{source}: tests must be a non-empty object mapping a test name to its grid")
-    metric = check_metric(data.get("metric", "half"), source)
+    metric = suite_metric(data.get("metric", "half"), source)
     return QuestionSuite(
         name=check_name(data["name"], source),
         tests={name: _grid(name, entry, source, metric) for name, entry in tests.items()},
@@ -271,18 +271,18 @@ def _options(test: QuestionTest, value: Any, where: str) -> dict[str, Any]:
     return dict(value)
 
 
-def configured_test(name: str, options: dict[str, Any] | None = None, protocol: str | None = None) -> QuestionTest:
-    """The registered test ``name`` with a suite's ``options`` set and asking under answer ``protocol`` (``None``:
+def configured_test(name: str, options: dict[str, Any] | None = None, rules: str | None = None) -> QuestionTest:
+    """The registered test ``name`` with a suite's ``options`` set and asking under answer ``rules`` (``None``:
     the test's own, ``strict``), on a copy: the registry's stays as is."""
     test = TESTS[name]
-    if not options and protocol in (None, test.answer_protocol):
+    if not options and rules in (None, test.rules):
         return test
     test = copy.copy(test)
     for key, value in (options or {}).items():
         setattr(test, key, value)
-    if protocol is not None:
-        test.check_protocol(protocol)
-        test.answer_protocol = protocol
+    if rules is not None:
+        test.check_rules(rules)
+        test.rules = rules
     return test
 
 

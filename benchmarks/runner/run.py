@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .backends import BACKENDS, WorkersLost, run_backend
-from .execute import PlaySettings, listening_to_steps
+from .execute import LEGACY_RULES_KEY, PlaySettings, listening_to_steps
 from .failures import FailureWatch
 from .ladders import next_rounds
 from .multi_suites import MultiSuite
@@ -68,13 +68,13 @@ class RunConfig:
         """The fields of a stored configuration this version does not know (a newer cubebench stored them)."""
         parts = {"": (data, ("agent", "play", "backend", "concurrency", "ray_address", "max_cost_usd")),
                  "agent.": (data.get("agent"), tuple(f.name for f in fields(AgentSpec))),
-                 "play.": (data.get("play"), tuple(f.name for f in fields(PlaySettings)))}
+                 "play.": (data.get("play"), (*(f.name for f in fields(PlaySettings)), LEGACY_RULES_KEY))}
         return [f"{where}{name}" for where, (part, known) in parts.items() if isinstance(part, dict)
                 for name in part if name not in known]
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
-        return cls(agent=AgentSpec(**data["agent"]), play=PlaySettings(**data["play"]), backend=data["backend"],
+        return cls(agent=AgentSpec(**data["agent"]), play=PlaySettings.from_dict(data["play"]), backend=data["backend"],
                    concurrency=data["concurrency"], ray_address=data.get("ray_address"),
                    max_cost_usd=data.get("max_cost_usd"))
 
@@ -171,7 +171,7 @@ def start_run(suite: Suite | QuestionSuite | MultiSuite, config: RunConfig, path
     if path.exists() or path.is_symlink():
         raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
     protocol = protocol_for(suite)
-    config = protocol.configure(suite, config)  # e.g. a question run's answer protocol and decoding
+    config = protocol.configure(suite, config)  # e.g. a question run's answer rules and decoding
     check_plan_size(suite, protocol.unit)
     factory = protocol.factory(config.agent)  # fails early on a bad spec, a missing key or extra
     print(f"cubebench: run {path} (suite {suite.name}, agent {config.agent.spec})", file=sys.stderr)

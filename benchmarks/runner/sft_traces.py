@@ -9,7 +9,7 @@ shown and would have to answer: system prompt, each ``Observation:`` (text, or t
 each reply.
 
 The replies follow the privileged solver baseline (:class:`~cubebench.agents.scripted.SolverAgent`):
-on a partial tier first rotate until every face has been in view (:data:`~cubebench.agents.scripted.EXPLORATION`),
+on a partial tier first rotate until every face has been in view (the tier's :attr:`~cubebench.tiers.TierSpec.looks`),
 then play the optimal solution, one move per step while the steps allow it (more per step where the
 step budget is short: a face-view trace of depth 16 needs 5 looks and 16 moves in 20 steps).  The
 optimal solution is the instance's recorded scramble inverted, kept only when it solves the state in
@@ -29,11 +29,10 @@ from typing import Any, Mapping, Sequence
 from cubebench.agents.actions import ActionParseError, parse_action
 from cubebench.agents.episode import budgeted_options, run_episode
 from cubebench.agents.llm import ModelClient
-from cubebench.agents.llm.client import _Result
+from cubebench.agents.llm.client import CallResult
 from cubebench.agents.llm.messages import Message
 from cubebench.agents.react import ReActAgent
 from cubebench.agents.records import EpisodeRecord
-from cubebench.agents.scripted import EXPLORATION
 from cubebench.agents.tools import Toolbox, ToolError
 from cubebench.curriculum import Instance
 from cubebench.engine import TABLE
@@ -42,6 +41,7 @@ from cubebench.engine.kernels import apply_moves, is_solved
 from cubebench.engine.metric import check_metric, metric_length
 from cubebench.engine.notation import invert_sequence, parse_array
 from cubebench.engine.state import from_facelets
+from cubebench.tiers import tier_spec
 
 from .execute import PlaySettings, make_env
 from .plan import EpisodeSpec
@@ -63,21 +63,21 @@ class ScriptedReplies(ModelClient):
         super().__init__(TRACE_MODEL, price=(0.0, 0.0))
         self.replies = list(replies)
 
-    def _build_request(self, messages: Sequence[Message], *, stop: list[str] | None, max_tokens: int,
+    def build_request(self, messages: Sequence[Message], *, stop: list[str] | None, max_tokens: int,
                        temperature: float | None, seed: int | None, extra: dict[str, Any]) -> dict[str, Any]:
         return {"messages": list(messages)}
 
-    def _loggable(self, request: dict[str, Any]) -> dict[str, Any]:
+    def loggable(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"model": self.model, "messages": len(request["messages"])}
 
-    def _endpoint(self) -> str:
+    def endpoint(self) -> str:
         return "scripted:optimal-trace"
 
-    def _attempt(self, request: dict[str, Any]) -> _Result:
+    def attempt(self, request: dict[str, Any]) -> CallResult:
         if not self.replies:
             raise TraceError("the trace ran out of replies before the episode ended")
         text = self.replies.pop(0)
-        return _Result(text=text, finish_reason="stop", input_tokens=0, output_tokens=0, status=200, body={})
+        return CallResult(text=text, finish_reason="stop", input_tokens=0, output_tokens=0, status=200, body={})
 
 
 def optimal_solution(instance: Instance) -> str:
@@ -102,7 +102,7 @@ def held_frame(state: str, looks: Sequence[str], solution: str) -> str:
 
 def trace_replies(tier: str, state: str, solution: str, metric: str, max_steps: int) -> list[str]:
     """The ReAct replies of an optimal trace: looks first (partial tiers), then the solution's moves."""
-    looks = list(EXPLORATION.get(tier, []))
+    looks = list(tier_spec(tier).looks)
     moves = held_frame(state, looks, solution).split()
     room = max_steps - len(looks)
     if room < 1:

@@ -43,6 +43,7 @@ from cubebench.agents.seats import ModelSeat
 from cubebench.envs.games import GAMES
 from cubebench.agents.teams import Seat, perfect_team, random_team, silent_team
 from cubebench.extras import install_hint
+from cubebench.tiers import TIER_SPECS
 
 
 STYLES = ("react", "codeact", "policy")
@@ -100,7 +101,7 @@ class AgentSpec:
     """Few-shot examples appended to the system prompt (the text; ``""``: none); ``None``: the shipped ones."""
     reply_max_tokens: int | None = None
     """Question suites: the token limit of each model reply (``None``: the client's default); a question run sets
-    its protocol's default (:mod:`.answering`)."""
+    its rules' default (:mod:`.answering`)."""
     seats: dict[str, str] = field(default_factory=dict)
     """Multi-agent suites: seats played by a calibration team's player instead of this spec
     (``{"observer_0": "perfect"}``: the model plays the actor beside a perfect observer)."""
@@ -185,8 +186,8 @@ class AgentFactory:
 
     @property
     def tiers(self) -> tuple[str, ...] | None:
-        """The tiers this agent can play (``None``: all); the MLP policy reads the symbolic state only."""
-        return ("symbolic",) if self.kind == "rl" else None
+        """The tiers this agent can play (``None``: all); the MLP policy reads the one-hot state only."""
+        return tuple(name for name, spec in TIER_SPECS.items() if "onehot" in spec.forms) if self.kind == "rl" else None
 
     @property
     def symbolic_obs_format(self) -> str:

@@ -68,7 +68,7 @@ from cubebench import __version__
 from cubebench.agents.records import EpisodeRecord, NewerForm, RecordError, check_form, safe_strings, safe_text
 from cubebench.tasks.items import Item
 
-from .plan import EpisodeSpec, GameSpec, ItemSpec, Spec
+from .plan import EpisodeCell, EpisodeSpec, GameSpec, ItemSpec, Spec
 from .store_errors import (StoreDamaged, StoreError, StoreFull, StoreNewer, damaged_message, is_writable,
                            sqlite_failure)
 from .store_reading import connect_reader
@@ -76,7 +76,7 @@ from .store_reading import connect_reader
 SCHEMA_VERSION = 1
 _SPEC_TYPES: dict[str, type[EpisodeSpec] | type[ItemSpec] | type[GameSpec]] = {
     kind.protocol: kind for kind in (EpisodeSpec, ItemSpec, GameSpec)}
-PROTOCOLS = tuple(_SPEC_TYPES)
+PROTOCOL_NAMES = tuple(_SPEC_TYPES)
 """What a run plays (``meta["protocol"]``; a run without the entry plays episodes)."""
 
 _SCHEMA = """
@@ -129,16 +129,9 @@ _FROM_RECORD = ("status", "n_steps", "n_moves", "input_tokens", "output_tokens",
 
 
 @dataclass(frozen=True)
-class EpisodeRow:
-    """An episode's summary columns (the full record is loaded on demand)."""
+class EpisodeRow(EpisodeCell):
+    """An episode's summary columns: its cell, then its outcome (the full record is loaded on demand)."""
 
-    key: str
-    tier: str
-    depth: int
-    instance: int
-    reward: str
-    setting: str
-    horizon: str
     status: str
     solved: bool
     n_steps: int
@@ -306,8 +299,8 @@ class RunStore:
         if path.exists() or path.is_symlink():
             raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
         problem = _meta_problem(meta.get("suite"), meta.get("config"))
-        if meta.get("protocol", EpisodeSpec.protocol) not in PROTOCOLS:
-            problem = f"it plays protocol {meta['protocol']!r}, none of {', '.join(PROTOCOLS)}"
+        if meta.get("protocol", EpisodeSpec.protocol) not in PROTOCOL_NAMES:
+            problem = f"it plays protocol {meta['protocol']!r}, none of {', '.join(PROTOCOL_NAMES)}"
         if problem or not plan:
             raise StoreError(f"cannot create {path}: {problem or 'it plans no episodes'}")
         _remove_stale_partials(path)
@@ -414,9 +407,9 @@ class RunStore:
         if version != SCHEMA_VERSION:
             raise StoreError(f"{self.path}: store schema {version}, this cubebench reads {SCHEMA_VERSION}")
         protocol = self.get_meta("protocol")
-        if protocol is not None and protocol not in PROTOCOLS:
+        if protocol is not None and protocol not in PROTOCOL_NAMES:
             raise self.newer(f"a run of protocol {safe_text(str(protocol))[:40]!r} (this version plays "
-                             f"{', '.join(PROTOCOLS)})")
+                             f"{', '.join(PROTOCOL_NAMES)})")
         problem = _meta_problem(self.get_meta("suite"), self.get_meta("config"))
         if problem:
             raise StoreDamaged(self._damaged_message(problem))

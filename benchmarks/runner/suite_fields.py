@@ -25,7 +25,7 @@ def check_one_of(value: Any, allowed: tuple[str, ...], key: str, source: str) ->
     return str(value)
 
 
-def check_metric(value: Any, source: str) -> Metric:
+def suite_metric(value: Any, source: str) -> Metric:
     """The suite's metric: ``quarter`` or ``half`` (an old spelling such as ``face`` is read with a warning)."""
     try:
         return parse_metric(value)

@@ -16,36 +16,37 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar
 
+from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.agents.base import TOOL_SETTINGS
 from cubebench.budgets import DEFAULT_MAX_ROTATIONS, move_budget
 from cubebench.engine.metric import Metric
 from cubebench.engine.rewards import ORACLE_REWARDS, REWARDS, unalias_reward
-from cubebench.tasks.protocols import PAPER, STRICT
-from cubebench.tiers import TIERS as TIER_IDS
+from cubebench.tasks.rules import PAPER, STRICT
+from cubebench.tiers import TIER_SPECS
 
 from .multi_suites import SCHEMA as MULTI_SCHEMA
 from .multi_suites import MultiSuite, multi_suite_from_dict
 from .question_suites import SCHEMA as QUESTION_SCHEMA
 from .question_suites import QuestionSuite, question_suite_from_dict
-from .suite_fields import SuiteError, check_int, check_ints, check_metric, check_name, check_one_of, suites_dir
+from .suite_fields import SuiteError, check_int, check_ints, suite_metric, check_name, check_one_of, suites_dir
 
 
 SCHEMA = "cubebench-suite/1"
-TIERS = tuple(TIER_IDS)
+TIER_NAMES = tuple(TIER_SPECS)
 """Tier names in table order (the registered ids' order)."""
 EVAL_REWARDS = tuple(r for r in REWARDS if r not in ORACLE_REWARDS)
 """The rewards a suite may evaluate agents with: not the oracle (a model probing it reads off the optimal plan)."""
 INSTANCE_SOURCES = ("certified", "scramble")
 DEFAULT_HORIZONS = {"short": [1, 2, 3, 4], "long": [8, 12, 16, 20]}
-EPISODE_PROTOCOLS: dict[str, str] = {
-    PAPER: ("the CubeBench paper's budget: its interaction steps (the suite's max_steps, 20) and no move or view-rotation "
+EPISODE_RULES: dict[str, str] = {
+    PAPER: (f"the CubeBench paper's budget: its interaction steps (the suite's max_steps, {INTERACTION_STEPS}) and no move or view-rotation "
             "cap, as its published numbers were made; a blind walk of that length solves every start within 4 turns "
             "(the report's blind floor)"),
     STRICT: ("our move budget per depth (cubebench.budgets.move_budget) and the suite's view-rotation budget, besides "
              "its interaction steps: a blind walk solves at most 5 % of generated starts at every depth >= 2"),
 }
-"""The protocols an episode suite plays under (``--protocol``), the default first: the names a question suite's answer
-protocols have, chosen the same way (:func:`~.answering.chosen_protocol`); for episodes they choose the budget."""
+"""The rules an episode suite plays under (``--rules``), the default first: the names a question suite's answer
+rules have, chosen the same way (:func:`~.answering.chosen_rules`); for episodes they choose the budget."""
 
 
 @dataclass(frozen=True)
@@ -62,9 +63,9 @@ class Suite:
     rewards: tuple[str, ...]
     tool_settings: tuple[str, ...]
     metric: Metric = "quarter"
-    max_steps: int = 20
+    max_steps: int = INTERACTION_STEPS
     max_moves: int | None = None
-    """The episode's move budget (face turns in ``metric``) at every depth under the ``strict`` protocol; ``None``
+    """The episode's move budget (face turns in ``metric``) at every depth under the ``strict`` rules; ``None``
     (the shipped suites): each depth's own, :func:`cubebench.budgets.move_budget` (5 quarter turns at depths 1-2,
     22 at 3, 40 from 4).  ``paper`` plays no move budget; a suite that sets one plays ``strict`` only."""
     max_rotations: int = DEFAULT_MAX_ROTATIONS
@@ -75,10 +76,10 @@ class Suite:
     description: str = ""
 
     @property
-    def answer_protocols(self) -> tuple[str, ...]:
-        """The protocols a run of the suite may play under (:data:`EPISODE_PROTOCOLS`), the default (``paper``)
+    def rule_sets(self) -> tuple[str, ...]:
+        """The rules a run of the suite may play under (:data:`EPISODE_RULES`), the default (``paper``)
         first; a suite that fixes ``max_moves`` has chosen a budget, so it plays ``strict`` only."""
-        return tuple(EPISODE_PROTOCOLS) if self.max_moves is None else (STRICT,)
+        return tuple(EPISODE_RULES) if self.max_moves is None else (STRICT,)
 
     def move_budget(self, depth: int) -> int:
         """The move budget of an episode at ``depth``: the suite's ``max_moves``, else the depth's own."""
@@ -165,13 +166,13 @@ def suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Suite:
         raise SuiteError(f"{source}: missing field(s) {missing}")
     suite = Suite(
         name=check_name(data["name"], source),
-        tiers=_choices(data, "tiers", TIERS, source),
+        tiers=_choices(data, "tiers", tuple(TIER_SPECS), source),
         depths=check_ints(data, "depths", source, minimum=0),
         instances=check_int(data, "instances", source, minimum=1),
         rewards=_rewards(data, source),
         tool_settings=_choices(data, "tool_settings", TOOL_SETTINGS, source),
-        metric=check_metric(data.get("metric", "quarter"), source),
-        max_steps=check_int(data, "max_steps", source, minimum=1, default=20),
+        metric=suite_metric(data.get("metric", "quarter"), source),
+        max_steps=check_int(data, "max_steps", source, minimum=1, default=INTERACTION_STEPS),
         max_moves=None if data.get("max_moves") is None else check_int(data, "max_moves", source, minimum=1),
         max_rotations=check_int(data, "max_rotations", source, minimum=0, default=DEFAULT_MAX_ROTATIONS),
         seed=check_int(data, "seed", source, minimum=0, default=0),

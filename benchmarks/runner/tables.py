@@ -18,9 +18,14 @@ from .attribution import Attribution
 from .floors import BlindFloor
 from .stats import Rate
 from .store import EpisodeRow
-from .suites import REWARDS, TIERS
+from .suites import REWARDS, TIER_NAMES
 
-TIER_TITLES = {name: spec.title for name, spec in TIER_SPECS.items()}
+def tier_title(tier: str) -> str:
+    """A tier as tables and plots title it (its spec's ``title``; an unregistered name as it is)."""
+    spec = TIER_SPECS.get(tier)
+    return spec.title if spec else tier
+
+
 SETTING_TITLES = {"basic": "basic tools", "standard": "standard solver", "ideal": "ideal solver"}
 SETTINGS = ("basic", "standard", "ideal")
 
@@ -68,8 +73,8 @@ def condition_label(reward: str, setting: str, conds: list[tuple[str, str]]) -> 
 
 def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str], floor: BlindFloor | None = None) -> Table:
     """Pass rate per tier x horizon, one row per condition (the paper's main table), and the blind floor's row: the
-    share of each cell's instances the blind agent solves under the run's protocol (:mod:`.floors`)."""
-    tiers = ordered((r.tier for r in rows), TIERS)
+    share of each cell's instances the blind agent solves under the run's rules (:mod:`.floors`)."""
+    tiers = ordered((r.tier for r in rows), TIER_NAMES)
     cells = group(rows, lambda r: (r.reward, r.setting, r.tier, r.horizon))
     conds = conditions(rows)
     body = []
@@ -86,14 +91,14 @@ def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str], flo
     return Table(
         title="Pass rate by tier and horizon (Wilson 95% interval)",
         header=["condition"] + [h.capitalize() for _ in tiers for h in horizons],
-        groups=[("", 1)] + [(TIER_TITLES.get(t, t), len(horizons)) for t in tiers],
+        groups=[("", 1)] + [(tier_title(t), len(horizons)) for t in tiers],
         rows=body,
         note="pass rate = solved / finished episodes; error episodes count as unsolved" + (FLOOR_NOTE if floor else ""),
     )
 
 
 FLOOR_NOTE = ("; blind floor: the share of these instances the blind agent (--agent blind, which never looks) solves "
-              "under the run's protocol, computed by playing its walk from every start: a score at or below it shows "
+              "under the run's rules, computed by playing its walk from every start: a score at or below it shows "
               "nothing the agent saw")
 
 
@@ -104,13 +109,13 @@ def _share(value: float | None) -> str:
 def depth_table(rows: list[EpisodeRow], floor: BlindFloor | None = None) -> Table:
     """Solved/finished per tier and depth, one block of rows per condition, and the blind floor's share per depth."""
     depths = sorted({r.depth for r in rows})
-    tiers = ordered((r.tier for r in rows), TIERS)
+    tiers = ordered((r.tier for r in rows), TIER_NAMES)
     cells = group(rows, lambda r: (r.reward, r.setting, r.tier, r.depth))
     conds = conditions(rows)
     body = []
     for rw, st in conds:
         for t in tiers:
-            line = [condition_label(rw, st, conds), TIER_TITLES.get(t, t)]
+            line = [condition_label(rw, st, conds), tier_title(t)]
             for d in depths:
                 c = cells.get((rw, st, t, d))
                 line.append(f"{c.rate.k}/{c.rate.n}" if c else "-")
@@ -123,11 +128,11 @@ def depth_table(rows: list[EpisodeRow], floor: BlindFloor | None = None) -> Tabl
 
 def attribution_table(items: list[Attribution], horizons: list[str]) -> Table:
     """Pass rates of the three settings beside the planning and translation gaps and exploration failures."""
-    order = {t: i for i, t in enumerate(TIERS)}
+    order = {t: i for i, t in enumerate(TIER_NAMES)}
     hor = {h: i for i, h in enumerate(horizons)}
     body = []
     for a in sorted(items, key=lambda a: (order.get(a.tier, 99), hor.get(a.horizon, 99))):
-        body.append([TIER_TITLES.get(a.tier, a.tier), a.horizon, compact(a.basic), compact(a.standard),
+        body.append([tier_title(a.tier), a.horizon, compact(a.basic), compact(a.standard),
                      compact(a.ideal), a.planning.format(), a.translation.format(),
                      compact(a.exploration) if a.exploration is not None else "n/a"])
     return Table(

@@ -9,14 +9,14 @@ benchmark's own code, never a second copy of it:
   ``move`` tool on the tier's env reset to ``state``, so notation, the move budget (a move past
   it is refused) and the end of the episode on solving are exactly an episode's; the verdict is
   whether the cube is solved.
-- ``{"kind": "cube-question", "test", "variant", "options", "item", "protocol"}``: the candidate is a
-  reply to the item's (first) question, asked under the answer ``protocol``
-  (:mod:`cubebench.tasks.protocols`).  The question is rebuilt by playing the item with the oracle
-  (:class:`~cubebench.agents.answerers.OracleAnswerer`) under that protocol, as ``cubebench run`` asks it,
-  and the reply is parsed by the protocol's parser for the question (a STARE ``paper`` reply may reason and
+- ``{"kind": "cube-question", "test", "variant", "options", "item", "rules"}``: the candidate is a
+  reply to the item's (first) question, asked under the answer ``rules``
+  (:mod:`cubebench.tasks.rules`).  The question is rebuilt by playing the item with the oracle
+  (:class:`~cubebench.agents.answerers.OracleAnswerer`) under those rules, as ``cubebench run`` asks it,
+  and the reply is parsed by the rules' parser for the question (a STARE ``paper`` reply may reason and
   end in ``\\boxed{Yes}``; a ``strict`` one is the one-line form only) and compared with the exact label
-  (:func:`~cubebench.tasks.items.ask_and_judge`).  A reference without ``protocol`` (written before
-  exports had protocols) means ``strict``, the only form those exports asked in, so its rows still verify
+  (:func:`~cubebench.tasks.items.ask_and_judge`).  A reference written before the rules were named keeps
+  them under ``protocol`` (still read); one with neither (written before exports had rules) means ``strict``, the only form those exports asked in, so its rows still verify
   as they did.
 """
 
@@ -30,9 +30,9 @@ from cubebench.agents.answerers import OracleAnswerer
 from cubebench.agents.tools import Toolbox, ToolError
 from cubebench.budgets import DEFAULT_MAX_MOVES
 from cubebench.tasks.items import Item, Prompt, Reply, ask_and_judge
-from cubebench.tasks.protocols import STRICT
-from cubebench.tiers import PARTIAL_TIERS
-from cubebench.wrappers.tiers import make_cube_env
+from cubebench.tasks.rules import STRICT
+from cubebench.tiers import tier_spec
+from cubebench.wrappers.tier_envs import make_cube_env
 
 from .question_suites import configured_test
 
@@ -47,28 +47,31 @@ class Verdict:
     ok: bool
     detail: str
     parsed: bool = True
-    """Whether the candidate was read at all (``False``: a reply not in the protocol's answer form, or moves the
+    """Whether the candidate was read at all (``False``: a reply not in the rules' answer form, or moves the
     ``move`` tool does not read)."""
 
+
+LEGACY_REF_KEY = "protocol"
+"""Where references exported before the rules were named kept them (still read)."""
 
 def episode_ref(tier: str, state: str, metric: str, max_moves: int | None, max_rotations: int | None) -> dict[str, Any]:
     """The reference of an episode starting from ``state`` (``max_moves=None``: the episode loop's default budget)."""
     return {"kind": EPISODE, "tier": tier, "state": state, "metric": metric,
             "max_moves": max_moves if max_moves is not None else DEFAULT_MAX_MOVES[metric],
-            "max_rotations": max_rotations if tier in PARTIAL_TIERS else None}
+            "max_rotations": max_rotations if tier_spec(tier).partial else None}
 
 
 def question_ref(test: str, variant: str, options: Mapping[str, Any], item: Mapping[str, Any],
-                 protocol: str) -> dict[str, Any]:
-    """The reference of a question item asked in ``variant`` under answer ``protocol`` (the whole item travels
+                 rules: str) -> dict[str, Any]:
+    """The reference of a question item asked in ``variant`` under answer ``rules`` (the whole item travels
     with it, as in a run's plan)."""
     return {"kind": QUESTION, "test": test, "variant": variant, "options": dict(options), "item": dict(item),
-            "protocol": protocol}
+            "rules": rules}
 
 
 def asked_prompts(test: str, options: Mapping[str, Any], item: Mapping[str, Any], variant: str,
-                  reply: str | None = None, protocol: str = STRICT) -> list[Prompt]:
-    """Every prompt the item asks in ``variant`` under answer ``protocol`` when the oracle answers, or, given
+                  reply: str | None = None, rules: str = STRICT) -> list[Prompt]:
+    """Every prompt the item asks in ``variant`` under answer ``rules`` when the oracle answers, or, given
     ``reply``, when every answer is that text (how many questions a loop asks depends on the answers).  The
     test is configured as :func:`~.execute.play_item` configures it, so the prompts and reply forms are a run's."""
     asked: list[Prompt] = []
@@ -78,7 +81,7 @@ def asked_prompts(test: str, options: Mapping[str, Any], item: Mapping[str, Any]
         asked.append(prompt)
         return oracle.answer(prompt) if reply is None else Reply(text=reply)
 
-    configured_test(test, dict(options), protocol).play(Item(**item), variant, ask)
+    configured_test(test, dict(options), rules).play(Item(**item), variant, ask)
     return asked
 
 
@@ -110,11 +113,12 @@ def verify_episode(ref: Mapping[str, Any], moves: str) -> Verdict:
 
 
 def verify_question(ref: Mapping[str, Any], reply: str) -> Verdict:
-    """Parse ``reply`` with the parser of the reference's answer protocol for the first question and compare it
-    with that question's exact label.  A reference without ``protocol`` means ``strict``: exports made before
-    protocols asked every question in the strict one-line forms, and their files keep verifying so."""
+    """Parse ``reply`` with the parser of the reference's answer rules for the first question and compare it
+    with that question's exact label.  A reference without ``rules`` means ``strict``: exports made before
+    rules asked every question in the strict one-line forms, and their files keep verifying so (a reference written
+    before the rules were named keeps them under :data:`LEGACY_REF_KEY`)."""
     prompts = asked_prompts(ref["test"], ref["options"], ref["item"], ref["variant"],
-                            protocol=ref.get("protocol") or STRICT)
+                            rules=ref.get("rules") or ref.get(LEGACY_REF_KEY) or STRICT)
     exchange = ask_and_judge(lambda prompt: Reply(text=reply), prompts[0])
     if exchange.parse_error is not None:
         return Verdict(False, f"not in the answer format: {exchange.parse_error}", parsed=False)

@@ -37,7 +37,7 @@ from inspect_ai.model import (
 )
 
 from cubebench.agents.llm import Budget, ModelClient, ModelError, RetryPolicy, price_for
-from cubebench.agents.llm.client import _Result
+from cubebench.agents.llm.client import CallResult
 from cubebench.agents.llm.messages import Message, safe_text
 
 __all__ = ["InspectModelClient", "FailedCall", "describe_failure", "to_inspect_messages", "output_usage", "in_worker_thread"]
@@ -149,23 +149,23 @@ class InspectModelClient(ModelClient):
         self.failed = failed if failed is not None else FailedCall()
         self._sent: list[tuple[Message, Any, ChatMessage]] = []
 
-    def _build_request(self, messages: Sequence[Message], *, stop: list[str] | None, max_tokens: int,
+    def build_request(self, messages: Sequence[Message], *, stop: list[str] | None, max_tokens: int,
                        temperature: float | None, seed: int | None, extra: dict[str, Any]) -> dict[str, Any]:
         config = GenerateConfig(stop_seqs=stop, max_tokens=max_tokens, temperature=temperature, seed=seed,
                                 extra_body=extra or None)
         return {"messages": list(messages), "config": config}
 
-    def _loggable(self, request: dict[str, Any]) -> dict[str, Any]:
+    def loggable(self, request: dict[str, Any]) -> dict[str, Any]:
         """The model, the call's settings and how many messages it sent: the messages themselves are in the
         call's Inspect model event, in the same log (keeping them in every step's record too would store the
         conversation once per step, quadratic in the episode's length)."""
         return {"model": self.model, "n_messages": len(request["messages"]),
                 "config": request["config"].model_dump(exclude_none=True)}
 
-    def _endpoint(self) -> str:
+    def endpoint(self) -> str:
         return f"inspect:{self.model}"
 
-    def _attempt(self, request: dict[str, Any]) -> _Result:
+    def attempt(self, request: dict[str, Any]) -> CallResult:
         try:
             output: ModelOutput = anyio.from_thread.run(self._generate, self.inspect_messages(request["messages"]),
                                                         request["config"])
@@ -182,7 +182,7 @@ class InspectModelClient(ModelClient):
             raise ModelError(f"{self.model}: {output.error}", kind="error")
         n_in, n_out = output_usage(output)
         finish = output.stop_reason
-        return _Result(text=output.completion, finish_reason="length" if finish == "max_tokens" else str(finish),
+        return CallResult(text=output.completion, finish_reason="length" if finish == "max_tokens" else str(finish),
                        input_tokens=n_in, output_tokens=n_out, status=200,
                        body={"model": output.model, "completion": output.completion, "stop_reason": finish})
 

@@ -27,12 +27,12 @@ from .errors import raise_if_error, refuse_unknown, task_parameters
 from .factory import stored_record, AGENTS, InspectAgentFactory
 from .params import SOURCE, check_flag, episode_suite
 
-__all__ = ["episode", "episode_dataset", "play_cube_episode", "episode_outcome", "attribution_inputs", "RECORD_KEY", "OBS_FORMATS",
+__all__ = ["episode", "episode_dataset", "play_cube_episode", "episode_outcome", "attribution_inputs", "RECORD_KEY", "TASK_OBS_FORMATS",
            "SOLVER_TOOLS"]
 
 RECORD_KEY = "cubebench:record"
 """Where a sample's store keeps its episode record (:meth:`~cubebench.agents.records.EpisodeRecord.to_dict`)."""
-OBS_FORMATS = ("image", "text")
+TASK_OBS_FORMATS = ("image", "text")
 """How the visual, face and vertex tiers are shown: their image (multimodal models) or their text form."""
 SOLVER_TOOLS = ("solve", "solve_current")
 """The solver tools; whether one answered is the exploration input of the attribution."""
@@ -59,8 +59,8 @@ def play_cube_episode(agent: str = "tools", obs_format: str = "image", send_imag
     not start) is the sample's error in Inspect's terms (:mod:`.errors`), its record kept in the store."""
     if agent not in AGENTS:
         raise SuiteError(f"{SOURCE}: agent must be one of {', '.join(AGENTS)}, got {agent!r}")
-    if obs_format not in OBS_FORMATS:
-        raise SuiteError(f"{SOURCE}: obs_format must be one of {', '.join(OBS_FORMATS)}, got {obs_format!r}")
+    if obs_format not in TASK_OBS_FORMATS:
+        raise SuiteError(f"{SOURCE}: obs_format must be one of {', '.join(TASK_OBS_FORMATS)}, got {obs_format!r}")
     check_flag(send_images, "send_images")
     settings = PlaySettings(obs_format=obs_format, store_images=False, distance_budget_s=distance_budget_s)
 

@@ -7,7 +7,7 @@ episode is played by, and records the same :class:`~cubebench.agents.records.Epi
 
 - ``tools``: :class:`~.tool_agent.InspectToolAgent`, the model calls our tools as native tool calls;
 - ``react``: our :class:`~cubebench.agents.react.ReActAgent` (its prompt, ``Action:`` parser and few-shot
-  examples), the protocol of the CubeBench paper and of ``cubebench run``;
+  examples), the rules of the CubeBench paper and of ``cubebench run``;
 - ``codeact``: our :class:`~cubebench.agents.codeact.CodeActAgent`, code run in our own sandbox
   (``cubebench.agents.sandbox``: a separate process, no container runtime needed).
 """

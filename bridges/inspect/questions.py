@@ -21,7 +21,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from cubebench.agents.records import EpisodeRecord
-from cubebench.runner import check_plan_size, chosen_protocol, ItemSpec, plan_items, play_item, PlaySettings, QuestionSuite
+from cubebench.runner import check_plan_size, chosen_rules, ItemSpec, plan_items, play_item, PlaySettings, QuestionSuite
 from cubebench.tasks.registry import get_test
 
 from .client import in_worker_thread
@@ -44,14 +44,14 @@ def question_dataset(suite: QuestionSuite) -> MemoryDataset:
 
 
 @solver
-def answer_cube_questions(send_images: bool = True, protocol: str | None = None) -> Solver:
-    """Ask the sample's item through its test's ``play``, under answer ``protocol`` (``None``: the strict forms);
+def answer_cube_questions(send_images: bool = True, rules: str | None = None) -> Solver:
+    """Ask the sample's item through its test's ``play``, under answer ``rules`` (``None``: the strict forms);
     each question is one call of the eval's model.
 
     An item that ended as an error (a model call that failed after Inspect's retries, a broken test) is the
     sample's error in Inspect's terms (:mod:`.errors`), its record kept in the store."""
     check_flag(send_images, "send_images")
-    settings = PlaySettings(store_images=False, answer_protocol=protocol)
+    settings = PlaySettings(store_images=False, rules=rules)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
@@ -119,16 +119,18 @@ def _score_metadata(log: EvalLog) -> list[dict[str, Any]]:
 @task
 def questions(suite: str | None = None, tests: Any = None, depths: Any = None, items: int | None = None,
               variants: Any = None, metric: str | None = None, seed: int | None = None,
-              send_images: bool = True, protocol: str | None = None, **unknown: Any) -> Task:
+              send_images: bool = True, rules: str | None = None, protocol: str | None = None,
+              **unknown: Any) -> Task:
     """Question-style tests: a shipped question suite (``cube-bench``, ``cube-bench-smoke``) or, without one,
     the registered ``tests`` named (all by default), narrowed and overridden by the other parameters
-    (docs/ecosystem.md); ``protocol`` is the answer protocol (default: the grid's, ``paper``)."""
+    (docs/ecosystem.md); ``rules`` are the answer rules (default: the grid's, ``paper``; ``protocol`` is their old
+    name, still read)."""
     refuse_unknown("cubebench/questions", unknown, questions)
     with task_parameters("cubebench/questions"):
         grid = question_suite(suite, tests=tests, depths=depths, items=items, variants=variants, metric=metric,
                               seed=seed)
         check_plan_size(grid, "item")  # a huge -T items= is one line, before any item is made
-        chosen = chosen_protocol(grid, protocol)
+        chosen = chosen_rules(grid, rules or protocol)
         ask = answer_cube_questions(send_images, chosen)
     return Task(dataset=question_dataset(grid), solver=ask, scorer=question_outcome(),
-                metadata={"suite": grid.to_dict(), "protocol": chosen})
+                metadata={"suite": grid.to_dict(), "rules": chosen})

@@ -6,7 +6,7 @@ Nothing here re-implements the benchmark: rollouts are the runner's episodes (``
 our ReAct agent (its prompt, ``Action:`` parser, tools and budgets) over the rollout's model
 (:mod:`.relay`), on the certified instances the runner plans (:mod:`.dataset`), scored from the episode
 record with the env's own sparse and dense rewards (:mod:`.game`).  ``load_question_environment(...)``
-(:mod:`.questions`, verifiers 0.3 and 0.4) serves a question suite's one-question items under an answer protocol,
+(:mod:`.questions`, verifiers 0.3 and 0.4) serves a question suite's one-question items under answer rules,
 scored by the runner's verifier references.  :mod:`.multiturn` (0.3) and
 :mod:`.taskset` (0.4) adapt these to each verifiers API.
 """
@@ -23,7 +23,7 @@ except ModuleNotFoundError as err:  # the message names the extra; the name lets
 from .dataset import RowShortfallWarning, episode_grid, episode_rows, split_plan
 from .environment import ADAPTER, API, load_environment
 from .questions import load_environment as load_question_environment
-from .game import DENSE_REWARDS, RECORD_KEY, EpisodeTurns, Options, options, record_of
+from .game import SHAPING_REWARDS, RECORD_KEY, EpisodeTurns, Options, options, record_of
 from .relay import Ask, EpisodeRelay, RelayClient, RelayClosed, first_prompt
 
 CubeBenchEnv = ADAPTER.CubeBenchEnv
@@ -32,7 +32,7 @@ The rest of each API's classes live in its adapter: :mod:`.taskset` (``CubeBench
 ``CubeBenchHarness``) and :mod:`.multiturn` (``CubeBenchRubric``)."""
 
 __all__ = [
-    "ADAPTER", "API", "Ask", "CubeBenchEnv", "DENSE_REWARDS", "EpisodeRelay", "EpisodeTurns", "Options",
+    "ADAPTER", "API", "Ask", "CubeBenchEnv", "EpisodeRelay", "EpisodeTurns", "Options", "SHAPING_REWARDS",
     "RECORD_KEY", "RelayClient", "RelayClosed", "RowShortfallWarning", "episode_grid", "episode_rows",
     "first_prompt", "load_environment", "load_question_environment", "options", "record_of", "split_plan",
 ]

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
+from cubebench.engine.rewards import DENSE_REWARDS, ORACLE_REWARDS
 from cubebench.agents.episode import DEFAULT_MAX_STEPS
 from cubebench.agents.records import EpisodeRecord
 from cubebench.agents.episode_reward import episode_rewards, shaping
@@ -30,17 +31,18 @@ from cubebench.tiers import TIERS
 from .dataset import episode_grid
 from .relay import Ask, EpisodeRelay
 
-__all__ = ["DENSE_REWARDS", "RECORD_KEY", "EpisodeTurns", "Options", "Turn", "metrics", "options", "record_of", "rewards",
+__all__ = ["SHAPING_REWARDS", "RECORD_KEY", "EpisodeTurns", "Options", "Turn", "metrics", "options", "record_of", "rewards",
            "text_of"]
 
 RECORD_KEY = "cubebench_record"
 """Where a rollout keeps its episode record (``EpisodeRecord.to_dict()``): the rollout state under verifiers
 0.3 (pass it in ``state_columns`` to get it in the outputs), the trace's ``info`` under verifiers 0.4."""
 
-DENSE_REWARDS = ("sticker", "face", "heuristic")
-"""The env rewards whose return can shape the reward (:mod:`cubebench.wrappers.rewards`)."""
-REWARDS = ("none", *DENSE_REWARDS)
-SETTINGS = PlaySettings(obs_format="text", store_images=False)
+SHAPING_REWARDS = tuple(r for r in DENSE_REWARDS if r not in ORACLE_REWARDS)
+"""The env rewards whose return can shape the reward: the engine's dense rewards but the oracle one, which
+reveals the exact distance (:mod:`cubebench.engine.rewards`)."""
+PLAYED_REWARDS = ("none", *SHAPING_REWARDS)
+PLAY_SETTINGS = PlaySettings(obs_format="text", store_images=False)
 """How the bridge plays episodes: every tier in its text form (a rollout's messages are text only)."""
 
 
@@ -95,7 +97,7 @@ def options(tier: str = "symbolic", depths: Sequence[int] = (1, 2, 3, 4), instan
     """Validate the environment's arguments: a bad value raises ``ValueError`` naming it, and the grid's
     values (``depths``, ``metric``, budgets, ``instance_source``) the runner's ``SuiteError``."""
     _choice(tier, "tier", tuple(TIERS))
-    _choice(reward, "reward", REWARDS)
+    _choice(reward, "reward", PLAYED_REWARDS)
     _choice(tool_setting, "tool_setting", TOOL_SETTINGS)
     _count(instances, "instances", 0)
     _count(eval_instances, "eval_instances", 0)
@@ -103,11 +105,11 @@ def options(tier: str = "symbolic", depths: Sequence[int] = (1, 2, 3, 4), instan
     if instances + eval_instances == 0:
         raise ValueError("instances and eval_instances are both 0: the environment would have no rows")
     if shaping_weight is None:
-        shaping_weight = 1.0 if reward in DENSE_REWARDS else 0.0
+        shaping_weight = 1.0 if reward in SHAPING_REWARDS else 0.0
     if not isinstance(shaping_weight, (int, float)) or isinstance(shaping_weight, bool) or shaping_weight < 0:
         raise ValueError(f"shaping_weight must be a number >= 0, got {shaping_weight!r}")
-    if shaping_weight and reward not in DENSE_REWARDS:
-        raise ValueError(f"shaping_weight={shaping_weight!r} needs a dense reward ({', '.join(DENSE_REWARDS)}); "
+    if shaping_weight and reward not in SHAPING_REWARDS:
+        raise ValueError(f"shaping_weight={shaping_weight!r} needs a dense reward ({', '.join(SHAPING_REWARDS)}); "
                          f"reward={reward!r} is sparse")
     grid_depths: Any = depths  # anything but a list reaches episode_grid as given, which names it
     if isinstance(depths, Sequence) and not isinstance(depths, (str, bytes)):
@@ -180,7 +182,7 @@ class EpisodeTurns:
         self.spec = spec
         self.max_tokens = max_tokens
         self.record: EpisodeRecord | None = None
-        self._relay = EpisodeRelay(spec, SETTINGS, model=model, max_tokens=max_tokens, timeout_s=timeout_s)
+        self._relay = EpisodeRelay(spec, PLAY_SETTINGS, model=model, max_tokens=max_tokens, timeout_s=timeout_s)
         self._started = False
         self._failed = False
 

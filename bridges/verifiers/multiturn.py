@@ -9,7 +9,7 @@ episode the rollout stopped first.  :class:`CubeBenchRubric` scores the record w
 ``eval_dataset``.
 
 Question items (:mod:`.question_rows`) are a ``vf.SingleTurnEnv`` over the export's item rows, scored by
-:class:`QuestionRubric` under the environment's answer protocol (:func:`build_questions`).
+:class:`QuestionRubric` under the environment's answer rules (:func:`build_questions`).
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def build(opts: Options, **kwargs: Any) -> CubeBenchEnv:
     train, evaluate = split_plan(opts.suite(), opts.instances)
 
     def rows(specs: list[EpisodeSpec]) -> Any:
-        return (lambda: Dataset.from_list(episode_rows(specs, game.SETTINGS, opts.max_tokens))) if specs else None
+        return (lambda: Dataset.from_list(episode_rows(specs, game.PLAY_SETTINGS, opts.max_tokens))) if specs else None
 
     kwargs.setdefault("max_turns", opts.max_steps + 1)  # a backstop only: our loop ends the episode at max_steps
     return CubeBenchEnv(max_tokens=opts.max_tokens, dataset=rows(train), eval_dataset=rows(evaluate),
@@ -160,24 +160,24 @@ def build(opts: Options, **kwargs: Any) -> CubeBenchEnv:
 
 
 class QuestionRubric(vf.Rubric):
-    """``correct`` (weight 1): the reply read with the answer ``protocol``'s parser is the exact label; metric
-    ``parsed``: the reply was in the protocol's answer form (:func:`.question_rows.judge`, the row's verifier
+    """``correct`` (weight 1): the reply read with the answer ``rules``'s parser is the exact label; metric
+    ``parsed``: the reply was in the rules' answer form (:func:`.question_rows.judge`, the row's verifier
     reference)."""
 
-    def __init__(self, protocol: str, parser: Any = None) -> None:
+    def __init__(self, rules: str, parser: Any = None) -> None:
         super().__init__(funcs=[self.correct], weights=[1.0], parser=parser)
-        self.protocol = protocol
+        self.rules = rules
         self.add_metric(self.parsed)
 
     def _verdict(self, completion: Any, info: Any) -> Any:
-        return judge(info, _last_reply(completion), self.protocol)
+        return judge(info, _last_reply(completion), self.rules)
 
     async def correct(self, completion: Any, info: Any) -> float:
         """1.0 when the reply's answer is the exact label, else 0.0."""
         return float(self._verdict(completion, info).ok)
 
     async def parsed(self, completion: Any, info: Any) -> float:
-        """1.0 when the reply is in the protocol's answer form (right or wrong), else 0.0."""
+        """1.0 when the reply is in the rules' answer form (right or wrong), else 0.0."""
         return float(self._verdict(completion, info).parsed)
 
 
@@ -202,6 +202,6 @@ def build_questions(args: dict[str, Any], split: str | None = None, **kwargs: An
         return Dataset.from_list(opts.rows[split]) if opts.rows[split] else None
 
     sampling = {"max_tokens": opts.max_tokens, **(kwargs.pop("sampling_args", None) or {})}
-    return vf.SingleTurnEnv(dataset=rows("train"), eval_dataset=rows("eval"), rubric=QuestionRubric(opts.protocol),
+    return vf.SingleTurnEnv(dataset=rows("train"), eval_dataset=rows("eval"), rubric=QuestionRubric(opts.rules),
                             sampling_args=sampling, env_id=kwargs.pop("env_id", "cubebench-questions"),
                             env_args=opts.env_args(), **kwargs)

@@ -1,8 +1,8 @@
 """The verifiers 0.4 question adapter: a question suite's one-question items as a ``verifiers.v1`` taskset.
 
 - :class:`CubeBenchQuestionTaskset` yields one :class:`CubeBenchQuestionTask` per row of one split (the rows of
-  :mod:`.question_rows`: ``export-tasks --kind items --images none`` rows under the answer ``protocol``);
-- a task's ``correct`` reward and ``parsed`` metric are the row's verifier reference read by that protocol's
+  :mod:`.question_rows`: ``export-tasks --kind items --images none`` rows under the answer ``rules``);
+- a task's ``correct`` reward and ``parsed`` metric are the row's verifier reference read by that rules'
   parser (:func:`.question_rows.judge`);
 - the harness is the episode bridge's (:class:`~.taskset.CubeBenchHarness`): one model call, in process,
   with the task's ``max_tokens``; the environment is verifiers' own single-agent one (seat ``agent``).
@@ -32,21 +32,21 @@ PLUGIN_ID = "cubebench_questions"
 
 
 class CubeBenchQuestionData(vf.TaskData):
-    """A task: one question row (``info``: its id, test, variant, depth, protocol and verifier reference)."""
+    """A task: one question row (``info``: its id, test, variant, depth, rules and verifier reference)."""
 
     info: dict[str, Any] = Field(default_factory=dict)
     answer: str = ""
-    """The gold in the protocol's final-answer form (a label: never shown to the model)."""
+    """The gold in the rules' final-answer form (a label: never shown to the model)."""
     max_tokens: int | None = None
-    """The reply's token limit (a run's default for the exported tests under the protocol unless given)."""
-    protocol: str = ""
-    """The environment's answer protocol, which the row's verifier reference must have been made under."""
+    """The reply's token limit (a run's default for the exported tests under the rules unless given)."""
+    rules: str = ""
+    """The environment's answer rules, which the row's verifier reference must have been made under."""
     stop: list[str] | None = None
     """No stop sequence: a reply may reason before its answer."""
 
 
 class CubeBenchQuestionTask(vf.Task[CubeBenchQuestionData, vf.State, vf.TaskConfig]):
-    """One question; the reward and metric are the row's verdict under the row's protocol."""
+    """One question; the reward and metric are the row's verdict under the row's rules."""
 
     @property
     def key(self) -> str:
@@ -54,7 +54,7 @@ class CubeBenchQuestionTask(vf.Task[CubeBenchQuestionData, vf.State, vf.TaskConf
         return str(self.data.info.get("id") or self.hash)
 
     def _verdict(self, trace: Any) -> Any:
-        return judge(self.data.info, _reply(trace), self.data.protocol)
+        return judge(self.data.info, _reply(trace), self.data.rules)
 
     @vf.reward
     async def correct(self, trace: Any) -> float:
@@ -63,7 +63,7 @@ class CubeBenchQuestionTask(vf.Task[CubeBenchQuestionData, vf.State, vf.TaskConf
 
     @vf.metric
     async def parsed(self, trace: Any) -> float:
-        """1.0 when the reply is in the protocol's answer form (right or wrong), else 0.0."""
+        """1.0 when the reply is in the rules' answer form (right or wrong), else 0.0."""
         return float(self._verdict(trace).parsed)
 
 
@@ -104,7 +104,7 @@ class CubeBenchQuestionTaskset(vf.Taskset[CubeBenchQuestionTask, CubeBenchQuesti
             info = info_of(row["info"])
             yield CubeBenchQuestionTask(CubeBenchQuestionData(
                 name=info["id"], prompt=[chat_message(m) for m in row["prompt"]], info=info, answer=row["answer"],
-                max_tokens=self.opts.max_tokens, protocol=self.opts.protocol), self.config.task)
+                max_tokens=self.opts.max_tokens, rules=self.opts.rules), self.config.task)
 
 
 def build_questions(args: dict[str, Any], split: str | None = None, **kwargs: Any) -> Any:

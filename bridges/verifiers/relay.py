@@ -26,6 +26,7 @@ from cubebench.agents.base import Agent
 from cubebench.agents.llm import ModelError, ModelReply
 from cubebench.agents.react import ReActAgent
 from cubebench.agents.records import EpisodeRecord
+from cubebench.tiers import tier_spec
 from cubebench.runner import AgentFactory, AgentSpec, EpisodeSpec, play_episode, PlaySettings
 
 __all__ = ["Ask", "EpisodeRelay", "RelayClient", "RelayClosed", "first_prompt"]
@@ -116,7 +117,7 @@ class EpisodeRelay:
     def __init__(self, spec: EpisodeSpec, settings: PlaySettings | None = None, *, model: str = "model",
                  max_tokens: int = 256, timeout_s: float = 600.0) -> None:
         settings = settings or PlaySettings(obs_format="text", store_images=False)
-        if spec.tier != "symbolic" and settings.obs_format != "text":
+        if tier_spec(spec.tier).pictured and settings.obs_format != "text":
             raise ValueError(f"the {spec.tier} tier must be shown as text here (obs_format='text'): a verifiers "
                              "rollout of this bridge sends text messages only")
         self.spec = spec

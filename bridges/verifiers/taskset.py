@@ -115,7 +115,7 @@ class CubeBenchTaskset(vf.Taskset[CubeBenchTask, CubeBenchTasksetConfig]):
 
     def load(self) -> Any:
         for spec in self.specs:
-            prompt = first_prompt(spec, game.SETTINGS, max_tokens=self.opts.max_tokens)
+            prompt = first_prompt(spec, game.PLAY_SETTINGS, max_tokens=self.opts.max_tokens)
             yield CubeBenchTask(CubeBenchData(
                 name=spec.key, prompt=[chat_message(m) for m in prompt], info=spec.to_dict(),
                 answer="" if spec.certified_distance is None else str(spec.certified_distance)), self.config.task)

@@ -32,7 +32,10 @@ if TYPE_CHECKING:
     from numba.core.dispatcher import Dispatcher
 
 _RESET_KEYS = ("state", "scramble", "depth", "instance", "max_moves", "max_rotations")
-OBS_FORMATS = ("indices", "onehot")
+CORE_OBS_FORMATS = ("indices", "onehot")
+INTERACTION_STEPS = 20
+"""The CubeBench paper's interaction budget: 20 steps, each one action (the env's step limit, an episode's steps, a
+suite's ``max_steps``, ``cubebench play --steps``: every default of it reads this one)."""
 
 # Layout of an env's work buffer: the held state, then what the step kernel
 # derives from it (colour indices, facelet letters, one-hot rows), so a step's
@@ -152,7 +155,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         metric: Metric | None = None,
         view_actions: bool = False,
         move_frame: str = "held",
-        max_steps: int | None = 20,
+        max_steps: int | None = INTERACTION_STEPS,
         render_mode: str | None = None,
         generator: Generator | None = None,
         obs_format: str = "indices",
@@ -160,8 +163,8 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
         max_moves: int | None = None,
         max_rotations: int | None = None,
     ) -> None:
-        if obs_format not in OBS_FORMATS:
-            raise ValueError(f"obs_format must be one of {OBS_FORMATS}, got {obs_format!r}")
+        if obs_format not in CORE_OBS_FORMATS:
+            raise ValueError(f"obs_format must be one of {CORE_OBS_FORMATS}, got {obs_format!r}")
         self.metric: Metric = metric_argument(metric, moves)
         if move_frame not in ("held", "global"):
             raise ValueError(f"move_frame must be 'held' or 'global', got {move_frame!r}")
@@ -447,4 +450,4 @@ def _count(value: Any, what: str, minimum: int) -> int:
     return int(value)
 
 
-__all__ = ["CubeEnv", "InvalidStateError"]
+__all__ = ["CubeEnv", "InvalidStateError", "INTERACTION_STEPS"]

@@ -39,6 +39,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from ..engine.facelets import N_STICKERS
+from .cube_env import INTERACTION_STEPS
 from ..engine.metric import Metric, metric_argument, turn_actions
 from ..engine.moves import MOVE_INDEX, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
 from ..engine.rewards import NATIVE_REWARDS, REWARD_SPECS, parse_reward
@@ -48,7 +49,7 @@ from ..engine import simd
 from ..generators import Generator, ScrambleGenerator
 from ..render.ansi import net_text
 from ..render.net import render_net
-from ..tiers import TIER_SPECS, VECTOR_TIERS
+from ..tiers import TIER_SPECS
 from .vector_kernels import (
     _MODES, _NEXT32, _all_obs, _all_solved, _reset_envs, _status, _step_parallel, _step_serial,
 )
@@ -91,7 +92,7 @@ class CubeVectorEnv(VectorEnv):
         depth: int = 1,
         reward: str = "none",
         metric: Metric | None = None,
-        max_steps: int | None = 20,
+        max_steps: int | None = INTERACTION_STEPS,
         max_episode_steps: int | None = None,
         obs_format: str | None = None,
         image_size: int = 224,
@@ -124,7 +125,8 @@ class CubeVectorEnv(VectorEnv):
         self.action_names: tuple[str, ...] = turn_actions(self.metric)
         self._action_moves = np.array([MOVE_INDEX[a] for a in self.action_names], dtype=np.int64)
         self._scr_moves = scramble_move_table(self.metric)
-        self._form = obs_format or ("onehot" if tier == "symbolic" else "image")
+        self._form = obs_format or TIER_SPECS[tier].vector_forms[0]
+        self._phi_public = not TIER_SPECS[tier].hides_state  # the dense reward's potential is in info
         self.image_size = int(image_size)
         self._setup_spaces()
         self._parallel = self.num_envs >= PARALLEL_MIN_ENVS if parallel is None else bool(parallel)
@@ -138,8 +140,9 @@ class CubeVectorEnv(VectorEnv):
     def _check_args(num_envs, tier, reward, obs_format, move_frame, letters, render_mode) -> None:
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
-        if tier not in VECTOR_TIERS:
-            raise ValueError(f"CubeVectorEnv supports tiers {' and '.join(map(repr, VECTOR_TIERS))}, got {tier!r}; "
+        if tier not in TIER_SPECS or not TIER_SPECS[tier].vector:
+            vector = [name for name, spec in TIER_SPECS.items() if spec.vector]
+            raise ValueError(f"CubeVectorEnv supports tiers {' and '.join(map(repr, vector))}, got {tier!r}; "
                              "use gymnasium.make_vec(..., vectorization_mode='sync') for the others")
         forms = TIER_SPECS[tier].vector_forms
         if obs_format not in (None, *forms):
@@ -360,7 +363,7 @@ class CubeVectorEnv(VectorEnv):
     def _info(self, mask: np.ndarray | None) -> dict[str, Any]:
         values = {"depth": self._inst_depth, "steps": self._steps, "moves": self._moves,
                   "is_success": self.solved()}
-        if self._dense and self.tier == "symbolic":
+        if self._dense and self._phi_public:
             values["phi"] = self._phi
         return self._masked(values, mask)
 
@@ -388,7 +391,7 @@ class CubeVectorEnv(VectorEnv):
             final_obs[i] = frames[k].copy()
         values = {"depth": self._final_stats[:, 2], "steps": self._final_stats[:, 0],
                   "moves": self._final_stats[:, 1], "is_success": self._terms.copy()}
-        if self._dense and self.tier == "symbolic":
+        if self._dense and self._phi_public:
             values["phi"] = self._final_phi
         return {"final_obs": final_obs, "_final_obs": m, "final_info": self._masked(values, m),
                 "_final_info": m.copy()}

@@ -1,7 +1,8 @@
-"""Question-style tasks beside the episode protocol: items, strict answer forms, exact labels, metrics.
+"""Question-style tasks beside the episodes: items, answer rules and reply forms, exact labels, metrics.
 
 :mod:`.items` holds the machinery every question test shares (items, prompts, replies, the
-``QuestionTest`` base), :mod:`.parsing` the strict answer formats, :mod:`.metrics` the scores,
-:mod:`.oracle` the exact distances the labels come from, :mod:`.registry` the tests by name;
-:mod:`.cube_bench` has Cube Bench's seven tests.
+``QuestionTest`` base), :mod:`.rules` the answer rules (``paper``, ``strict``, ``release``), :mod:`.parsing`
+the reply forms, :mod:`.metrics` the scores, :mod:`.registry` the tests by name (the exact distances the labels
+come from are ``cubebench.solver.oracle``); :mod:`.cube_bench`, :mod:`.inf_bench` and :mod:`.stare` hold each
+paper's tests and its own prompt text.
 """

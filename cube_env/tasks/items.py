@@ -1,4 +1,4 @@
-"""Question-style items: the protocol beside the episode (Cube Bench, and later Inf-Bench, STARE).
+"""Question-style items: the question runs beside the episodes (Cube Bench, Inf-Bench, STARE).
 
 An *item* is one test instance, built deterministically from ``(suite seed, test, depth,
 index)``: a start state, the options shown and the exact labels.  Playing an item asks a
@@ -192,14 +192,14 @@ class QuestionTest(ABC):
     chance: float | None = None
     """The probability that a uniform random answer is right, where it is one number (four options: 0.25);
     what a ladder's chance level is computed from."""
-    protocols: tuple[str, ...] = ("paper", "strict")
-    """The answer protocols the test can be asked under (:mod:`.protocols`); a test that writes no protocol of its
+    rule_sets: tuple[str, ...] = ("paper", "strict")
+    """The answer rules the test can be asked under (:mod:`.rules`); a test that writes no rules of its
     own asks the same way under both."""
     reasoned: tuple[str, ...] = ()
-    """The protocols under which the test's questions ask for reasoning before the answer: what the default token
+    """The rules under which the test's questions ask for reasoning before the answer: what the default token
     limit per reply is chosen by (a one-line answer needs little room)."""
-    answer_protocol: str = "strict"
-    """The protocol the test asks under: the runner sets the run's on a copy (``strict`` when nobody chose)."""
+    rules: str = "strict"
+    """The rules the test asks under: the runner sets the run's on a copy (``strict`` when nobody chose)."""
 
     def items(self, depth: int, n: int, *, seed: int = 0, metric: str = "half", first: int = 0) -> list[Item]:
         """Items ``first .. first + n - 1`` of ``depth``: deterministic, duplicates (sharing one of their
@@ -245,10 +245,10 @@ class QuestionTest(ABC):
         default; a test whose items do not differ by state names what identifies them instead."""
         return item.state
 
-    def check_protocol(self, protocol: str) -> None:
-        """``ValueError`` unless ``protocol`` is one of the test's."""
-        if protocol not in self.protocols:
-            raise ValueError(f"{self.name} has no answer protocol {protocol!r}; it has {list(self.protocols)}")
+    def check_rules(self, rules: str) -> None:
+        """``ValueError`` unless ``rules`` is one of the test's."""
+        if rules not in self.rule_sets:
+            raise ValueError(f"{self.name} has no answer rules {rules!r}; it has {list(self.rule_sets)}")
 
     def check_variant(self, variant: str) -> None:
         """``ValueError`` unless ``variant`` is one of the test's."""

@@ -438,7 +438,7 @@ class ConfidenceForm:
     """A choice and the answerer's confidence in it (Cube Bench B.6.2's optional confidence gate): one line
     ``<ANSWER> X </ANSWER> <CONFIDENCE> 0.8 </CONFIDENCE>``, X one of ``inner``'s answers (IDK or its letter where
     ``inner`` allows it), the confidence a number from 0 to 1 with at most three decimals.  With ``reasoned``
-    (Cube Bench's code-release protocol) reasoning may come first: the last non-empty line is read.  The answer is
+    (Cube Bench's code-release rules) reasoning may come first: the last non-empty line is read.  The answer is
     the pair ``(choice, confidence)``."""
 
     inner: LetterForm

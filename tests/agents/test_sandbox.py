@@ -791,14 +791,14 @@ def test_huge_repr_and_huge_traceback_are_cut(sb: Sandbox, box: ToolBox) -> None
 
 def test_closing_the_pipe_fds_costs_only_the_interpreter(sb: Sandbox, box: ToolBox) -> None:
     r = sb.run("import os\nos.close(3)\nos.close(4)")
-    assert r.killed_reason == "protocol" and r.interpreter_lost
+    assert r.killed_reason == "pipe" and r.interpreter_lost
     assert "control pipe" in r.observation()
     goes_on(sb, box)
 
 
 def test_garbage_on_the_pipe_is_a_protocol_violation(sb: Sandbox, box: ToolBox) -> None:
     r = sb.run("import os\nos.write(4, b'\\xff' * 64)\nimport time\ntime.sleep(5)")
-    assert r.killed_reason == "protocol" and r.interpreter_lost
+    assert r.killed_reason == "pipe" and r.interpreter_lost
     assert "invalid data" in r.observation()
     goes_on(sb, box)
 
@@ -886,7 +886,7 @@ FORGERIES = {  # name: (limits, code, what the observation says)
 @pytest.mark.parametrize("name", list(FORGERIES))
 def test_forged_frames_kill_the_interpreter(box: ToolBox, name: str) -> None:
     """Code that writes its own frames on the control pipe (the issue's forgeries and more): each is a
-    protocol violation that kills the interpreter, said in the observation; no tool runs, the forged
+    pipe violation that kills the interpreter, said in the observation; no tool runs, the forged
     text is never shown, the code gets no CPU beyond its limit, and the next block's observation
     is its own (a fresh interpreter, not one block late)."""
     limits, code, needle = FORGERIES[name]
@@ -895,7 +895,7 @@ def test_forged_frames_kill_the_interpreter(box: ToolBox, name: str) -> None:
         session = sandbox._session
         r = sandbox.run(code)
         shown = r.observation()
-        assert r.killed_reason == "protocol" and r.interpreter_lost, shown
+        assert r.killed_reason == "pipe" and r.interpreter_lost, shown
         assert needle in shown and "so the interpreter was killed" in shown and "FORGED" not in shown, shown
         assert box.executed == [] and r.tool_calls == []
         assert session.exit_info and session.exit_info["cpu"] < limits.cpu_seconds + limits.kill_grace_seconds

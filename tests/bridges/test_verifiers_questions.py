@@ -1,5 +1,5 @@
 """The verifiers bridge's question environment (``cubebench.bridges.verifiers.questions``): rows asked under an
-answer protocol as ``cubebench export-tasks`` and ``cubebench run`` ask them, and replies scored by that protocol's
+answer rules as ``cubebench export-tasks`` and ``cubebench run`` ask them, and replies scored by those rules'
 parser, through the installed verifiers' own rollout loop (0.4's ``verifiers.v1`` or 0.3's ``SingleTurnEnv``) and
 its OpenAI-compatible client against our scripted loopback server.
 
@@ -31,7 +31,7 @@ from cubebench.runner.export_tasks import ExportRequest, item_rows  # noqa: E402
 V1 = bridge.API == "v1"
 """verifiers 0.4 (``verifiers.v1``) is installed; else 0.2-0.3."""
 SMALL = {"stare-smoke": {"items": 2}, "inf-bench-smoke": {"depths": [1], "items": 2}}
-"""Small question environments of the two suites whose paper protocol differs from the strict forms."""
+"""Small question environments of the two suites whose paper rules differs from the strict forms."""
 
 
 def gold_of(answer: str) -> str:
@@ -52,7 +52,7 @@ REPLIES = {
     "one-line": lambda s, g: f"Answer: {g}" if g in ("Yes", "No") else g,
 }
 """Reply kinds, each ``(suite family, gold) -> text``."""
-EXPECTED = {  # (family, protocol, kind) -> (correct, parsed)
+EXPECTED = {  # (family, rules, kind) -> (correct, parsed)
     ("stare", "paper", "reasoned-right"): (1.0, 1.0), ("stare", "paper", "reasoned-wrong"): (0.0, 1.0),
     ("stare", "paper", "one-line"): (0.0, 0.0),  # no box: STARE's paper form is the box
     ("stare", "strict", "reasoned-right"): (0.0, 0.0), ("stare", "strict", "reasoned-wrong"): (0.0, 0.0),
@@ -114,11 +114,11 @@ def rollouts(env: Any, server: ScriptedServer) -> list[tuple[float, float, float
 
 
 @pytest.mark.parametrize("suite", sorted(SMALL))
-@pytest.mark.parametrize("protocol", ["paper", "strict"])
+@pytest.mark.parametrize("rules", ["paper", "strict"])
 @pytest.mark.parametrize("kind", sorted(REPLIES))
-def test_replies_are_scored_by_the_environments_protocol(suite: str, protocol: str, kind: str) -> None:
+def test_replies_are_scored_by_the_environments_rules(suite: str, rules: str, kind: str) -> None:
     family = suite.split("-")[0]
-    env = make_env(suite=suite, protocol=protocol, train_fraction=1.0, **SMALL[suite])
+    env = make_env(suite=suite, rules=rules, train_fraction=1.0, **SMALL[suite])
     asked = rows(env)
     gold = {messages[-1]["content"]: gold_of(answer) for messages, answer, _ in asked}
 
@@ -129,49 +129,49 @@ def test_replies_are_scored_by_the_environments_protocol(suite: str, protocol: s
         outputs = rollouts(env, server)
         sent = [r.body for r in server.requests]
     assert len(outputs) == len(asked) >= 2
-    correct, parsed = EXPECTED[(family, protocol, kind)]
+    correct, parsed = EXPECTED[(family, rules, kind)]
     assert outputs == [(correct, parsed, correct)] * len(asked)
-    limit = REPLY_TOKENS[protocol == "paper"]  # room for the reasoning the protocol asks for, as a run gives
+    limit = REPLY_TOKENS[rules == "paper"]  # room for the reasoning the rules asks for, as a run gives
     assert all(b.get("max_tokens", b.get("max_completion_tokens")) == limit for b in sent)
 
 
 @pytest.mark.parametrize("suite", sorted(SMALL))
-@pytest.mark.parametrize("protocol", [None, "paper", "strict"])
-def test_rows_are_the_export_rows_of_the_same_protocol(suite: str, protocol: str | None) -> None:
+@pytest.mark.parametrize("rules", [None, "paper", "strict"])
+def test_rows_are_the_export_rows_of_the_same_rules(suite: str, rules: str | None) -> None:
     depths = SMALL[suite].get("depths")
-    exported, summary = item_rows(ExportRequest(kind="items", out=".", suite=suite, images="none", protocol=protocol,
+    exported, summary = item_rows(ExportRequest(kind="items", out=".", suite=suite, images="none", rules=rules,
                                                 train_fraction=0.5, items=2, depths=tuple(depths) if depths else None))
-    assert summary.protocol == (protocol or "paper")
-    env = make_env(suite=suite, protocol=protocol, train_fraction=0.5, **SMALL[suite])
+    assert summary.rules == (rules or "paper")
+    env = make_env(suite=suite, rules=rules, train_fraction=0.5, **SMALL[suite])
     for split, export_split in (("train", "train"), ("eval", "test")):
         if V1 and split == "eval":
-            env = make_env("eval", suite=suite, protocol=protocol, train_fraction=0.5, **SMALL[suite])
-        mine = [(messages, answer, info["verifier"], info["protocol"]) for messages, answer, info in rows(env, split)]
+            env = make_env("eval", suite=suite, rules=rules, train_fraction=0.5, **SMALL[suite])
+        mine = [(messages, answer, info["verifier"], info["rules"]) for messages, answer, info in rows(env, split)]
         theirs = [([{"role": m["role"], "content": m["content"]} for m in r["messages"]], r["answer"], r["verifier"],
-                   summary.protocol) for r in exported if r["split"] == export_split]
+                   summary.rules) for r in exported if r["split"] == export_split]
         assert mine == theirs and mine
-    if suite.startswith("stare") and summary.protocol == "paper":
+    if suite.startswith("stare") and summary.rules == "paper":
         assert all(answer.startswith("\\boxed{") for _, answer, _ in rows(env, "eval"))
 
 
 @pytest.mark.skipif(V1, reason="verifiers 0.3's loader (vf.load_environment by module name)")
 def test_vf_load_environment_finds_the_question_module_under_0_3() -> None:
     env = verifiers.load_environment("cubebench.bridges.verifiers.questions", suite="stare-smoke", items=2)
-    assert isinstance(env, verifiers.SingleTurnEnv) and env.env_args["protocol"] == "paper"
+    assert isinstance(env, verifiers.SingleTurnEnv) and env.env_args["rules"] == "paper"
     assert env.env_args["max_tokens"] == REPLY_TOKENS[True]
 
 
-def test_a_row_from_another_protocol_is_refused_by_the_judge() -> None:
-    opts = questions.question_options(suite="stare-smoke", protocol="strict", items=2, train_fraction=1.0)
+def test_a_row_from_another_rules_is_refused_by_the_judge() -> None:
+    opts = questions.question_options(suite="stare-smoke", rules="strict", items=2, train_fraction=1.0)
     row = opts.rows["train"][0]
     assert questions.judge(row["info"], row["answer"], "strict").ok
-    with pytest.raises(ValueError, match="asked under protocol 'strict', not 'paper'"):
+    with pytest.raises(ValueError, match="asked under rules 'strict', not 'paper'"):
         questions.judge(row["info"], row["answer"], "paper")
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"suite": "stare-smoke", "protocol": "nope"}, "no such answer protocol; the protocols are paper, strict, release"),
-    ({"suite": "stare-smoke", "protocol": "release"}, "has no such answer protocol; it has paper, strict"),
+    ({"suite": "stare-smoke", "rules": "nope"}, "no such answer rules; the rules are paper, strict, release"),
+    ({"suite": "stare-smoke", "protocol": "release"}, "has no such answer rules; it has paper, strict"),  # the old name, still read
     ({"suite": "exp1"}, "is not a question suite"),
     ({"suite": "inf-bench-smoke"}, "export fixed levels with --depths"),
     ({"suite": "cube-bench-smoke", "tests": ["recovery"]}, "questions, each after the replies before it"),
@@ -204,16 +204,16 @@ def test_a_huge_items_is_refused_at_once_naming_the_limit() -> None:
         questions.question_options(suite="cube-bench", items=10 ** 6)
 
 
-@pytest.mark.skipif(not V1, reason="verifiers 0.4's tasks carry the environment's protocol")
-def test_each_task_is_judged_under_the_environments_protocol_not_its_rows() -> None:
-    env = make_env(suite="stare-smoke", protocol="strict", train_fraction=1.0, items=2)
+@pytest.mark.skipif(not V1, reason="verifiers 0.4's tasks carry the environment's rules")
+def test_each_task_is_judged_under_the_environments_rules_not_its_rows() -> None:
+    env = make_env(suite="stare-smoke", rules="strict", train_fraction=1.0, items=2)
     tasks = list(env.taskset)
-    assert tasks and all(t.data.protocol == "strict" for t in tasks)
+    assert tasks and all(t.data.rules == "strict" for t in tasks)
     task = tasks[0]
-    info = {**task.data.info, "protocol": "paper",  # a whole row of another protocol, as if mixed into this env
-            "verifier": json.dumps({**json.loads(task.data.info["verifier"]), "protocol": "paper"})}
+    info = {**task.data.info, "rules": "paper",  # a whole row of another rules, as if mixed into this env
+            "verifier": json.dumps({**json.loads(task.data.info["verifier"]), "rules": "paper"})}
     task = type(task)(task.data.model_copy(update={"info": info}), env.taskset.config.task)
-    with pytest.raises(ValueError, match="was asked under protocol 'paper', not 'strict'"):
+    with pytest.raises(ValueError, match="was asked under rules 'paper', not 'strict'"):
         task._verdict(type("Trace", (), {"messages": []})())
 
 
@@ -238,7 +238,7 @@ def test_verifiers_v1_finds_the_question_taskset_and_harness_by_id() -> None:
     config = vf.resolve_env_config({"taskset": {"id": PLUGIN_ID, "suite": "stare-smoke", "items": 2,
                                                 "protocol": "strict"}})
     env = vf.load_environment(config)
-    assert isinstance(env.taskset, CubeBenchQuestionTaskset) and env.taskset.opts.protocol == "strict"
+    assert isinstance(env.taskset, CubeBenchQuestionTaskset) and env.taskset.opts.rules == "strict"  # "protocol": the old name, still read
     assert vf.utils.loaders.harness_class(PLUGIN_ID) is CubeBenchHarness
 
 
@@ -250,7 +250,7 @@ def test_the_docs_example_for_the_installed_verifiers_runs_as_written(capsys: py
     text = (Path(__file__).resolve().parents[2] / "docs" / "ecosystem.md").read_text()
     head = f"# verifiers {'0.4' if V1 else '0.3'}, question items\n"
     (code,) = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if b.startswith(head)]
-    opts = questions.question_options(suite="stare-smoke", protocol="paper")
+    opts = questions.question_options(suite="stare-smoke", rules="paper")
     gold = {r["prompt"][-1]["content"]: gold_of(r["answer"]) for rows in opts.rows.values() for r in rows}
     reply = REPLIES["reasoned-right"]
     with ScriptedServer(lambda r: Step.reply(reply("stare", gold[r.body["messages"][-1]["content"]]))) as server:

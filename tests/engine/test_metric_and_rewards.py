@@ -122,7 +122,7 @@ def test_runner_and_cli_use_the_engine_metric() -> None:
 
 def test_rl_train_takes_metric_and_reads_moves() -> None:
     pytest.importorskip("torch", reason=extra_reason("torch"))
-    from cubebench.agents.rl.train import parse_args
+    from cubebench.training.rl.train import parse_args
 
     assert parse_args(["--metric", "half"]).metric == "half"
     assert parse_args([]).metric == "quarter" and parse_args(["--reward", "sparse"]).reward == "none"

@@ -139,7 +139,7 @@ def test_gym_make_by_module_prefix() -> None:
     env = gym.make("cubebench:CubeBench-Symbolic-v0", depth=2)
     obs, info = env.reset(seed=0)
     assert env.observation_space.contains(obs)
-    assert gym.spec("CubeBench-Symbolic-v0").entry_point == "cubebench.wrappers.tiers:make_checked_env"
+    assert gym.spec("CubeBench-Symbolic-v0").entry_point == "cubebench.wrappers.tier_envs:make_checked_env"
     assert cubebench.__version__
 
 

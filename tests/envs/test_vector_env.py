@@ -218,7 +218,7 @@ def test_render_modes():
 
 def test_make_vec_uses_the_vector_entry_point():
     if TEST_ID not in gym.registry:
-        gym.register(id=TEST_ID, entry_point="cubebench.wrappers.tiers:make_cube_env",
+        gym.register(id=TEST_ID, entry_point="cubebench.wrappers.tier_envs:make_cube_env",
                      vector_entry_point="cubebench.envs.vector_env:CubeVectorEnv", kwargs={"tier": "symbolic"})
     env = gym.make_vec(TEST_ID, num_envs=3, vectorization_mode="vector_entry_point", depth=2, reward="sticker")
     assert isinstance(env, CubeVectorEnv) and env.num_envs == 3 and env.reward == "sticker"

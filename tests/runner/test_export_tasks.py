@@ -30,7 +30,7 @@ from cubebench.engine.facelets import SOLVED_FACELETS
 from cubebench.runner.splits import SplitError, check_disjoint, split_of, state_key
 from cubebench.runner.suites import load_suite
 from cubebench.runner.verifier_refs import verify
-from cubebench.tasks.protocols import STEP_BY_STEP
+from cubebench.tasks.stare.asking import STEP_BY_STEP
 from helpers import missing, needs
 
 DATASETS = needs("datasets", "pyarrow")
@@ -215,7 +215,7 @@ def test_images_as_files_are_written_beside_the_rows(tmp_path: Path) -> None:
 @pytest.mark.parametrize("argv, message", [
     (["--kind", "items", "--tier", "face"], "--tier is for episodes and sft"),
     (["--kind", "episodes", "--tests", "move-choice"], "--tests is for --kind items"),
-    (["--kind", "episodes", "--obs-format", "image"], "symbolic tier is the 54-letter text only"),
+    (["--kind", "episodes", "--obs-format", "image"], "symbolic tier is text only"),
     (["--kind", "sft", "--tier", "visual", "--obs-format", "image", "--images", "none"], "observation is an image"),
     (["--kind", "episodes", "--depths", "5"], "has no depths [5]"),
     (["--kind", "episodes", "--split", "1.5"], "between 0 and 1"),
@@ -225,11 +225,11 @@ def test_images_as_files_are_written_beside_the_rows(tmp_path: Path) -> None:
     (["--kind", "items", "--suite", "exp1"], "is not a question suite"),
     (["--kind", "items", "--suite", "cube-bench-smoke", "--tests", "recovery"], "questions, each after the replies"),
     (["--kind", "items", "--suite", "cube-bench-smoke", "--tests", "nope"], "has no test ['nope']"),
-    (["--kind", "items", "--suite", "stare-smoke", "--protocol", "nope"],
-     "--protocol 'nope': no such answer protocol; the protocols are paper, strict, release"),
-    (["--kind", "items", "--suite", "stare-smoke", "--protocol", "release"],
-     "suite 'stare-smoke' has no such answer protocol; it has paper, strict"),
-    (["--kind", "episodes", "--protocol", "paper"], "--protocol chooses how question items ask for their answers"),
+    (["--kind", "items", "--suite", "stare-smoke", "--rules", "nope"],
+     "--rules 'nope': no such answer rules; the rules are paper, strict, release"),
+    (["--kind", "items", "--suite", "stare-smoke", "--rules", "release"],
+     "suite 'stare-smoke' has no such answer rules; it has paper, strict"),
+    (["--kind", "episodes", "--rules", "paper"], "--rules chooses how question items ask for their answers"),
 ])
 def test_bad_arguments_get_one_clear_line(argv: list[str], message: str, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
@@ -305,40 +305,40 @@ def test_items_are_made_one_at_a_time_so_memory_does_not_grow_with_the_count() -
     assert {s.key: s.item for s in first} == {s.key: s.item for s in plan_items(small)}
 
 
-# --- answer protocols -----------------------------------------------------------------------------
-PROTOCOL_EXPORTS = {"stare-smoke": {"items": 2}, "inf-bench-smoke": {"depths": (1, 2), "items": 2}}
-"""Small exports of the two suites whose paper protocol differs from the strict forms."""
+# --- answer rules -----------------------------------------------------------------------------
+RULES_EXPORTS = {"stare-smoke": {"items": 2}, "inf-bench-smoke": {"depths": (1, 2), "items": 2}}
+"""Small exports of the two suites whose paper rules differs from the strict forms."""
 
 
-def protocol_export(out: Path, suite: str, protocol: str | None, **extra: Any) -> tuple[Any, list[dict[str, Any]]]:
-    """``(summary, rows)`` of a small export of ``suite`` under ``protocol`` (``None``: the default), text only
+def rules_export(out: Path, suite: str, rules: str | None, **extra: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """``(summary, rows)`` of a small export of ``suite`` under ``rules`` (``None``: the default), text only
     unless ``extra`` says otherwise."""
-    chosen = {"images": "none", **PROTOCOL_EXPORTS[suite], **extra}
-    summary = export_tasks(ExportRequest(kind="items", out=out, suite=suite, protocol=protocol, train_fraction=0.5,
+    chosen = {"images": "none", **RULES_EXPORTS[suite], **extra}
+    summary = export_tasks(ExportRequest(kind="items", out=out, suite=suite, rules=rules, train_fraction=0.5,
                                          **chosen))
     return summary, exported(out)
 
 
-@pytest.mark.parametrize("suite", sorted(PROTOCOL_EXPORTS))
-@pytest.mark.parametrize("protocol", ["paper", "strict"])
-def test_item_rows_ask_as_a_run_under_the_same_protocol_does(suite: str, protocol: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("suite", sorted(RULES_EXPORTS))
+@pytest.mark.parametrize("rules", ["paper", "strict"])
+def test_item_rows_ask_as_a_run_under_the_same_rules_does(suite: str, rules: str, tmp_path: Path) -> None:
     from cubebench.runner.export_tasks import item_suite
     from cubebench.runner.plan import iter_fixed_items
     from cubebench.runner.protocols import protocol_named
     from cubebench.runner.specs import AgentSpec
 
-    summary, rows = protocol_export(tmp_path, suite, protocol)
-    assert rows and summary.protocol == protocol and {r["protocol"] for r in rows} == {protocol}
-    assert json.loads((tmp_path / "manifest.json").read_text())["protocol"] == protocol
-    assert all(json.loads(r["verifier"])["protocol"] == protocol for r in rows)
-    # each row is the first question the runner asks the item under that protocol, and its answer the oracle's reply
-    request = ExportRequest(kind="items", out=tmp_path, suite=suite, protocol=protocol, **PROTOCOL_EXPORTS[suite])
+    summary, rows = rules_export(tmp_path, suite, rules)
+    assert rows and summary.rules == rules and {r["rules"] for r in rows} == {rules}
+    assert json.loads((tmp_path / "manifest.json").read_text())["rules"] == rules
+    assert all(json.loads(r["verifier"])["rules"] == rules for r in rows)
+    # each row is the first question the runner asks the item under that rules, and its answer the oracle's reply
+    request = ExportRequest(kind="items", out=tmp_path, suite=suite, rules=rules, **RULES_EXPORTS[suite])
     cut, factory = item_suite(request), protocol_named("questions").factory(AgentSpec("oracle"))
     asked = {}
     for test in cut.fixed:
         for spec in iter_fixed_items(cut, test):
             if spec.variant in {r["variant"] for r in rows}:
-                record = play_item(spec, factory, PlaySettings(store_images=False, answer_protocol=protocol))
+                record = play_item(spec, factory, PlaySettings(store_images=False, rules=rules))
                 asked[f"{spec.metric}/{spec.key}"] = record
     assert {r["id"] for r in rows} <= set(asked)
     for row in rows:
@@ -346,33 +346,33 @@ def test_item_rows_ask_as_a_run_under_the_same_protocol_does(suite: str, protoco
         assert (row["prompt"], row["answer"]) == (step.observation_text, step.reply), row["id"]
         assert asked[row["id"]].solved
     stare = suite.startswith("stare")
-    if protocol == "paper" and stare:
+    if rules == "paper" and stare:
         assert all(r["prompt"].endswith(STEP_BY_STEP) and r["answer"].startswith("\\boxed{") for r in rows)
-    elif protocol == "paper":
+    elif rules == "paper":
         assert all("and why you choose it" in r["system"] and r["answer"].startswith("<ANSWER> ") for r in rows)
     else:
         assert not any(STEP_BY_STEP in r["prompt"] or "\\boxed" in r["answer"] for r in rows)
         assert not any("why you choose it" in r["system"] for r in rows)
 
 
-def test_the_default_protocol_is_the_suites_first_as_in_run(tmp_path: Path) -> None:
-    summary, rows = protocol_export(tmp_path, "stare-smoke", None)
-    assert summary.protocol == load_suite("stare-smoke").answer_protocols[0] == "paper"
-    assert {r["protocol"] for r in rows} == {"paper"}
+def test_the_default_rules_is_the_suites_first_as_in_run(tmp_path: Path) -> None:
+    summary, rows = rules_export(tmp_path, "stare-smoke", None)
+    assert summary.rules == load_suite("stare-smoke").rule_sets[0] == "paper"
+    assert {r["rules"] for r in rows} == {"paper"}
 
 
-@pytest.mark.parametrize("suite", sorted(PROTOCOL_EXPORTS))
-@pytest.mark.parametrize("protocol", ["paper", "strict"])
-def test_every_exported_answer_verifies_under_its_own_protocol(suite: str, protocol: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("suite", sorted(RULES_EXPORTS))
+@pytest.mark.parametrize("rules", ["paper", "strict"])
+def test_every_exported_answer_verifies_under_its_own_rules(suite: str, rules: str, tmp_path: Path) -> None:
     whole = {"items": None, "depths": (1, 2, 3) if suite.startswith("inf") else None}  # the whole smoke suite
-    _, rows = protocol_export(tmp_path, suite, protocol, images="files", **whole)
+    _, rows = rules_export(tmp_path, suite, rules, images="files", **whole)
     assert len(rows) >= 30 and any(r["images"] for r in rows)
-    other = "strict" if protocol == "paper" else "paper"
+    other = "strict" if rules == "paper" else "paper"
     for row in rows:
         assert verify(row["verifier"], row["answer"]).ok, row["id"]
         ref = json.loads(row["verifier"])
         if suite.startswith("stare"):  # a boxed answer is not a strict one-line form, nor "Answer: Yes" a box
-            verdict = verify({**ref, "protocol": other}, row["answer"])
+            verdict = verify({**ref, "rules": other}, row["answer"])
             assert not verdict.ok and verdict.detail.startswith("not in the answer format"), row["id"]
 
 
@@ -393,14 +393,14 @@ def gold_and_wrong(answer: str) -> tuple[str, str]:
 @pytest.mark.parametrize("suite, template", [("stare-smoke", STARE_REASONING), ("inf-bench-smoke", INF_REASONING)])
 def test_a_reasoning_reply_passes_under_paper_and_is_a_parse_failure_under_strict(suite: str, template: str,
                                                                                   tmp_path: Path) -> None:
-    _, rows = protocol_export(tmp_path, suite, "paper")
+    _, rows = rules_export(tmp_path, suite, "paper")
     for row in rows:
         ref = json.loads(row["verifier"])
         gold, wrong = gold_and_wrong(row["answer"])
         reasoned = template.format(gold=gold)
         assert verify(ref, reasoned).ok, (row["id"], verify(ref, reasoned))
         assert verify(ref, template.format(gold=wrong)).detail.startswith("wrong answer"), row["id"]
-        strict = verify({**ref, "protocol": "strict"}, reasoned)
+        strict = verify({**ref, "rules": "strict"}, reasoned)
         assert not strict.ok and strict.detail.startswith("not in the answer format"), row["id"]
     # a hedge: two different final answers is no answer under paper
     ref = json.loads(rows[0]["verifier"])
@@ -409,14 +409,16 @@ def test_a_reasoning_reply_passes_under_paper_and_is_a_parse_failure_under_stric
     assert verify(ref, hedge).detail.startswith("not in the answer format")
 
 
-def test_a_reference_without_a_protocol_is_read_as_strict_as_exports_before_protocols(tmp_path: Path) -> None:
-    _, strict_rows = protocol_export(tmp_path / "strict", "stare-smoke", "strict")
-    _, paper_rows = protocol_export(tmp_path / "paper", "stare-smoke", "paper")
+def test_a_reference_without_a_rules_is_read_as_strict_as_exports_before_rules(tmp_path: Path) -> None:
+    _, strict_rows = rules_export(tmp_path / "strict", "stare-smoke", "strict")
+    _, paper_rows = rules_export(tmp_path / "paper", "stare-smoke", "paper")
     paper = {r["id"]: r for r in paper_rows}
     assert set(paper) == {r["id"] for r in strict_rows}
     for old in strict_rows:
         ref = json.loads(old["verifier"])
-        del ref["protocol"]  # what an export written before protocols holds
+        named = {**{k: v for k, v in ref.items() if k != "rules"}, "protocol": "paper"}
+        assert not verify(named, old["answer"]).ok  # exported before the rules were named: still read, here paper
+        del ref["rules"]  # what an export written before rules holds
         assert verify(ref, old["answer"]).ok, old["id"]
         verdict = verify(ref, paper[old["id"]]["answer"])  # a boxed answer is not a strict form
         assert not verdict.ok and verdict.detail.startswith("not in the answer format"), old["id"]

@@ -13,7 +13,7 @@ from cubebench.runner.multi_suites import MultiSuite
 from cubebench.runner.plan import EpisodeSpec, GameSpec, ItemSpec
 from cubebench.runner.protocols import PROTOCOLS, SELECTORS, RunProtocol, protocol_for, protocol_named
 from cubebench.runner.question_suites import QuestionSuite
-from cubebench.runner.store import PROTOCOLS as STORED
+from cubebench.runner.store import PROTOCOL_NAMES as STORED
 from cubebench.runner.suites import Suite, SuiteError, load_suite
 
 ROOT = Path(__file__).resolve().parents[2]

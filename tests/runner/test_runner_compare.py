@@ -182,9 +182,9 @@ def test_a_run_cut_short_by_limit_shows_what_it_has_and_dashes_for_the_rest(tmp_
                                                                            smoke_runs: dict[str, Path]) -> None:
     partial = run(tmp_path / "partial.sqlite", "cube-bench-smoke", "random", "--limit", "6", "--protocol", "strict")
     comparison = compare_runs([smoke_runs["cube-bench-smoke/oracle"], partial])
-    assert any(h.startswith("run 2: random = ") and "(6 of 46 items finished; protocol strict)" in h
+    assert any(h.startswith("run 2: random = ") and "(6 of 46 items finished; rules strict)" in h
                for h in comparison.header), comparison.header
-    assert any(h.startswith("run 1: oracle = ") and "protocol paper)" in h for h in comparison.header)
+    assert any(h.startswith("run 1: oracle = ") and "rules paper)" in h for h in comparison.header)
     played = [v for n in ("Table 1", "Table 2", "Table 3", "Table 4", "Table 9")
               for v in rows_of(comparison, n)["run 2: random"]]
     assert "-" in played and any(v != "-" for v in played)  # 6 items: some cells played, the rest not yet

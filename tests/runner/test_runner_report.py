@@ -103,9 +103,9 @@ def test_the_paper_protocol_plays_with_no_cap_and_prints_its_blind_floor(tmp_pat
     with open_run(db) as store:
         report = build_report(store)
         envs = [record.config["env"] for _, record in store.records()]
-        assert store.get_meta("config")["play"]["answer_protocol"] == "paper"
+        assert store.get_meta("config")["play"]["rules"] == "paper"
     facts = dict(report.summary().rows)
-    assert facts["protocol"].startswith("paper: the CubeBench paper's budget") and facts["budget"].startswith(
+    assert facts["rules"].startswith("paper: the CubeBench paper's budget") and facts["budget"].startswith(
         "no move or view-rotation cap: 20 interaction steps")
     assert {(env["max_moves"], env["max_rotations"]) for env in envs} == {(None, None)}
     assert report.tables[0].rows[-1] == ["blind floor (paper)", "1.0", ".00", "1.0", ".00"]

@@ -209,7 +209,7 @@ def perfect_reader(suite_path: Path) -> dict[str, tuple[list[Any], str | None]]:
     """Each picture the suite's items send (by the hash of its PNG) -> the nets it shows, in option order, and, for a
     final form, the answer it shows."""
     suite = load_suite(str(suite_path))
-    tests = {name: configured_test(name, protocol="strict") for name in suite.tests}
+    tests = {name: configured_test(name, rules="strict") for name in suite.tests}
     reader: dict[str, tuple[list[Any], str | None]] = {}
     for spec in plan_items(suite):
         item: Item = spec.to_item()

@@ -453,7 +453,7 @@ def test_the_inspect_task_asks_the_chosen_setups_and_sends_the_frames_between_th
         return made
 
     task = questions(suite="stare-smoke", tests="net-fold", depths=2, items=2, variants="frames-interleaved",
-                     protocol="strict")
+                     rules="strict")
     (log,) = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=reply), display="none",
                           log_dir=str(tmp_path / "logs"))
     assert log.status == "success" and len(seen) == 2

@@ -5,7 +5,7 @@ name           class                       plays
 =============  ==========================  ==========================================================
 ``episodes``   :class:`EpisodesProtocol`   an agent acting on a cube through a tier
 ``questions``  :class:`QuestionsProtocol`  an answerer answering question items (and ladders)
-``multi``      :class:`GamesProtocol`      teams on the multi-agent envs of the games table
+``multi``      :class:`MultiProtocol`      teams on the multi-agent envs of the games table
 =============  ==========================  ==========================================================
 
 Each implements :class:`RunProtocol` (check the agent, configure, plan, play, warm up, report, view,
@@ -23,14 +23,14 @@ from ..plan import Spec
 from ..suite_fields import SuiteError
 from .base import RunProtocol
 from .episodes import EpisodesProtocol
-from .games import GamesProtocol
+from .multi import MultiProtocol
 from .questions import QuestionsProtocol
 
-__all__ = ["RunProtocol", "EpisodesProtocol", "QuestionsProtocol", "GamesProtocol", "PROTOCOLS", "SELECTORS", "protocol_named",
+__all__ = ["RunProtocol", "EpisodesProtocol", "QuestionsProtocol", "MultiProtocol", "PROTOCOLS", "SELECTORS", "protocol_named",
            "protocol_for", "play_spec"]
 
 PROTOCOLS: Mapping[str, RunProtocol] = MappingProxyType(
-    {p.name: p for p in (EpisodesProtocol(), QuestionsProtocol(), GamesProtocol())})
+    {p.name: p for p in (EpisodesProtocol(), QuestionsProtocol(), MultiProtocol())})
 """Every protocol by name."""
 SELECTORS = tuple(p.selector for p in PROTOCOLS.values())
 """The ``cubebench run`` options that pick a part of a suite, one per protocol (``tiers``, ``tests``, ``games``)."""

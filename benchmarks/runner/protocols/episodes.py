@@ -6,21 +6,22 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.agents.tools import MAX_ARG_CHARS
 from cubebench.budgets import BLIND_SHARE, move_budget
 from cubebench.engine import SOLVED, TABLE, kernels
 from cubebench.engine.notation import parse_array
 from cubebench.solver.twophase import solve_twophase
 
-from ..answering import chosen_protocol, no_question_settings
+from ..answering import chosen_rules, no_question_settings
 from ..attribution import attribute
 from ..execute import play_episode
-from ..floors import blind_floor, run_protocol
+from ..floors import blind_floor, run_rules
 from ..instances import instance_draw, resolve_source, source_notes
 from ..plan import EpisodeSpec, plan_episodes
 from ..specs import AgentFactory, AgentSpec, AgentSpecError
 from ..store import SUMMARY_COLUMNS
-from ..suites import EPISODE_PROTOCOLS, Suite, SuiteError, restrict
+from ..suites import EPISODE_RULES, Suite, SuiteError, restrict
 from ..tables import Table, attribution_table, depth_table, pass_rate_table
 from .base import RunProtocol, is_model, refuse_seats_and_teams
 
@@ -58,9 +59,9 @@ class EpisodesProtocol(RunProtocol):
                                  "(use solver for an episode suite's ceiling)")
 
     def configure(self, suite: Suite, config: Any) -> Any:
-        """The run's configuration with its protocol chosen (``--protocol``, else ``paper``): the budget it plays under."""
-        no_question_settings(config.agent, config.play, suite.name, protocol=True)
-        return replace(config, play=replace(config.play, answer_protocol=chosen_protocol(suite, config.play.answer_protocol)))
+        """The run's configuration with its rules chosen (``--rules``, else ``paper``): the budget it plays under."""
+        no_question_settings(config.agent, config.play, suite.name, rules=True)
+        return replace(config, play=replace(config.play, rules=chosen_rules(suite, config.play.rules)))
 
     def restrict(self, suite: Suite, chosen: list[str] | None, depths: list[int] | None,
                  variants: list[str] | None = None) -> Suite:
@@ -95,11 +96,11 @@ class EpisodesProtocol(RunProtocol):
                   f"{draw_text(draw, suite.get('seed', 0))}" if report.instance_source == "certified"
                   else "seeded scrambles of each depth (distance <= depth, not certified)")
         source += "".join(f"; {n}" for n in report.notes)
-        protocol = run_protocol(report.config)
+        rules = run_rules(report.config)
         return [("suite", f"{suite['name']} ({suite.get('metric', '?')}-turn metric, "
                           f"{suite['max_steps']} interaction steps)"),
-                ("protocol", f"{protocol}: {EPISODE_PROTOCOLS.get(protocol, 'unknown here')}"),
-                ("budget", budget_text(suite, protocol)), ("agent", self.agent_text(report)), ("instances", source)]
+                ("rules", f"{rules}: {EPISODE_RULES.get(rules, 'unknown here')}"),
+                ("budget", budget_text(suite, rules)), ("agent", self.agent_text(report)), ("instances", source)]
 
     def agent_text(self, report: Any) -> str:
         agent = report.config["agent"]
@@ -124,10 +125,10 @@ BLIND_TEXT = (f"(at every depth >= 2 a blind agent solves at most {BLIND_SHARE *
 generator's bound at depth 2, where the plan margin binds; 2.1 % at the other depths)."""
 
 
-def budget_text(suite: dict[str, Any], protocol: str = "strict") -> str:
-    """The episodes' move and rotation budgets under ``protocol``: none under ``paper``, else as the suite set them."""
-    if protocol == "paper":
-        return (f"no move or view-rotation cap: {suite.get('max_steps', 20)} interaction steps, each one action (a move "
+def budget_text(suite: dict[str, Any], rules: str = "strict") -> str:
+    """The episodes' move and rotation budgets under ``rules``: none under ``paper``, else as the suite set them."""
+    if rules == "paper":
+        return (f"no move or view-rotation cap: {suite.get('max_steps', INTERACTION_STEPS)} interaction steps, each one action (a move "
                 f"call carries at most {MAX_ARG_CHARS} characters); the blind floor rows show what a blind walk solves so")
     if "max_moves" not in suite:
         return ("not in the suite (a run from before move budgets); each episode's record holds the budget "

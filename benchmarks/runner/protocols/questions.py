@@ -6,11 +6,11 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from cubebench.tasks.oracle import oracle
+from cubebench.solver.oracle import oracle
 
 from ..aggregate import cell_of
-from ..answering import decoding_text, protocol_text, question_settings
-from ..execute import play_item
+from ..answering import decoding_text, rules_text, question_settings
+from ..execute import play_item, stored_rules
 from ..plan import ItemSpec, plan_items
 from ..question_report import question_tables
 from ..question_suites import QuestionSuite, question_suite_from_dict, restrict_questions
@@ -24,7 +24,7 @@ __all__ = ["QuestionsProtocol"]
 
 
 class QuestionsProtocol(RunProtocol):
-    """Question items, asked under an answer protocol; ladder suites plan their next rounds as they climb."""
+    """Question items, asked under answer rules; ladder suites plan their next rounds as they climb."""
 
     name, unit, plays, selector = QuestionSuite.protocol, "item", "asks question items", "tests"
     run_options = frozenset({"obs_format", "variants"})
@@ -99,7 +99,7 @@ class QuestionsProtocol(RunProtocol):
         decoding = [("decoding", decoding_text(agent.get("temperature"), agent.get("reply_max_tokens")))] if \
             is_model(agent["spec"]) else []
         return [("suite", f"{suite['name']} ({suite.get('metric', '?')}-turn metric; question tests: {tests})"),
-                ("protocol", protocol_text(report.config.get("play", {}).get("answer_protocol"))),
+                ("rules", rules_text(stored_rules(report.config))),
                 ("agent", self.agent_text(report)), *decoding]
 
     def agent_text(self, report: Any) -> str:

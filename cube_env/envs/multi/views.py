@@ -27,12 +27,7 @@ from ...engine import kernels
 from ...engine.facelets import SOLVED
 from ...engine.moves import TABLE
 from ...engine.notation import parse_array
-from ...tiers import PARTIAL_TIERS, TIER_SPECS, TierSpec
-
-FORMS = {name: spec.forms for name, spec in TIER_SPECS.items()}
-"""Each tier's observation forms, the default first (the registry's, as the single-agent ids)."""
-VISIBLE = {name: spec.visible for name, spec in TIER_SPECS.items()}
-"""Positions of the (rotated) held cube that each tier shows."""
+from ...tiers import TIER_SPECS, TierSpec, tier_spec
 HIDDEN_CHAR = "?"
 """What a hidden text observation is made of."""
 _ONE_HOT = np.eye(6, dtype=np.uint8)
@@ -48,12 +43,11 @@ class SeatView:
     rotation: str = ""
 
     def __post_init__(self) -> None:
-        if self.tier not in FORMS:
-            raise ValueError(f"unknown tier {self.tier!r}; expected one of {sorted(FORMS)}")
+        forms = tier_spec(self.tier).forms
         if not self.form:
-            object.__setattr__(self, "form", FORMS[self.tier][0])
-        if self.form not in FORMS[self.tier]:
-            raise ValueError(f"the {self.tier} tier's forms are {FORMS[self.tier]}, got {self.form!r}")
+            object.__setattr__(self, "form", forms[0])
+        if self.form not in forms:
+            raise ValueError(f"the {self.tier} tier's forms are {forms}, got {self.form!r}")
         if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 48:
             raise ValueError(f"image_size must be an int >= 48, got {self.size!r}")
         if not isinstance(self.rotation, str) or any(name[0] not in "xyz" for name in self.rotation.split()):
@@ -73,7 +67,7 @@ class SeatView:
     @property
     def visible(self) -> np.ndarray:
         """The positions of the view that this tier shows (all 54, the F face's 9, or U, R, F's 27)."""
-        return np.array(VISIBLE[self.tier])
+        return np.array(self.spec.visible)
 
     @cached_property
     def gather(self) -> np.ndarray:
@@ -109,4 +103,4 @@ class SeatView:
         return np.zeros(space.shape, dtype=space.dtype)
 
 
-__all__ = ["SeatView", "FORMS", "PARTIAL_TIERS", "VISIBLE", "HIDDEN_CHAR"]
+__all__ = ["SeatView", "HIDDEN_CHAR"]

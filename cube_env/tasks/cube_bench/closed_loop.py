@@ -27,7 +27,7 @@ confidence below the run's threshold (:attr:`ClosedLoop.confidence_gate`, a suit
 with every item's score and printed in the report) is an abstention.  Every abstention variant reports coverage
 by step (answered over decisions at steps 1, 2, ...).
 
-Under the ``release`` answer protocol (:mod:`..protocols`) each step asks, as Cube Bench's code release does, for
+Under the ``release`` answer rules (:mod:`..rules`) each step asks, as Cube Bench's code release does, for
 reasoning inside ``<REASONING>`` tags and then the tag on the final line (:class:`~..parsing.TaggedForm`);
 otherwise the reply is one line.
 """
@@ -46,7 +46,7 @@ from ..items import (
 from ..metrics import Proportion, abstention_metrics
 from ...solver.oracle import oracle
 from ..parsing import IDK, ConfidenceForm, LetterForm, TaggedForm
-from ..protocols import PROTOCOLS, RELEASE, STRICT
+from ..rules import RULES, RELEASE, STRICT
 from .common import (
     COLOURS, LETTERS, NOTATION, certified_start, draw, four_options, metric_words, move_classes, net_image,
     option_lines, state_text, turn,
@@ -105,11 +105,11 @@ def controlled_options(rng: np.random.Generator, teacher: str, after: dict[str, 
 
 
 def step_prompt(item: Item, state: np.ndarray, progress_move: str, rng: np.random.Generator, slot: int,
-                abstain: bool = False, protocol: str = STRICT, extra_slot: int | None = None,
+                abstain: bool = False, rules: str = STRICT, extra_slot: int | None = None,
                 gate: float | None = None) -> tuple[Prompt, list[str]] | None:
     """The question of one closed-loop step: ``progress_move`` at ``slot`` and three non-progress moves
     (:func:`.common.four_options`), or, given ``extra_slot``, B.6.2's options (:func:`controlled_options`);
-    ``None`` when too few non-progress moves exist (never at distance >= 1).  Under the ``release`` protocol the
+    ``None`` when too few non-progress moves exist (never at distance >= 1).  Under the ``release`` rules the
     step asks for reasoning, then the tag (:data:`CLOSE`).  With a ``gate`` the reply carries a confidence too
     (:class:`~..parsing.ConfidenceForm`; the gold is the progress move with confidence 1)."""
     here, after = move_classes(state, item.metric)
@@ -117,7 +117,7 @@ def step_prompt(item: Item, state: np.ndarray, progress_move: str, rng: np.rando
                else controlled_options(rng, progress_move, after, here, slot, extra_slot))
     if options is None:
         return None
-    reasoned = protocol == RELEASE
+    reasoned = rules == RELEASE
     close = CLOSE[RELEASE if reasoned else STRICT].format(idk_letter=" (or E if you do not know)" if abstain else "")
     if extra_slot is not None:
         close = close.replace("closer to solved", "closer to solved" + SEVERAL, 1).replace(
@@ -162,7 +162,7 @@ class ClosedLoop(QuestionTest):
 
     name = "closed-loop"
     variants: tuple[str, ...] = VARIANTS
-    protocols = PROTOCOLS
+    rule_sets = RULES
     reasoned: tuple[str, ...] = (RELEASE,)
     """The code release's steps reason, then tag; the paper's are one line."""
     confidence_gate: float = 0.5
@@ -201,7 +201,7 @@ class ClosedLoop(QuestionTest):
         for step in range(item.depth):
             teacher_move = teacher[step] if on_path else self.replan(item, state, step)
             built = step_prompt(item, state, teacher_move, self.step_rng(item, step), self.step_slot(item, step),
-                                abstain, self.answer_protocol, self.extra_slot(item, step) if controlled else None,
+                                abstain, self.rules, self.extra_slot(item, step) if controlled else None,
                                 gate)
             if built is None:
                 halt = "no distractors"

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...engine.state import from_facelets, to_facelets
 from ..items import Item, OneQuestionTest, Prompt, balanced_slot
-from ..protocols import PROTOCOLS
+from ..rules import RULES
 from ..parsing import LetterForm
 from .common import (
     COLOURS, LETTERS, NOTATION, certified_start, four_options, metric_words, move_classes, net_image, option_lines,
@@ -39,7 +39,7 @@ class MoveChoice(OneQuestionTest):
     """Optimal move prediction (paper §3.1, B.3)."""
 
     name = "move-choice"
-    protocols = PROTOCOLS
+    rule_sets = RULES
     variants: tuple[str, ...] = MODALITIES
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:

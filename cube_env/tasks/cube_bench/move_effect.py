@@ -27,7 +27,7 @@ import numpy as np
 from ...engine.state import from_facelets, to_facelets
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
 from ..metrics import Proportion, cohen_kappa, macro_f1
-from ..protocols import PROTOCOLS
+from ..rules import RULES
 from ..parsing import LabelsForm
 from .common import (
     COLOURS, LETTERS, NOTATION, OPPOSITE, certified_start, metric_words, move_classes, net_image, option_lines, state_text,
@@ -84,7 +84,7 @@ class MoveEffect(QuestionTest):
     """Causal move-effect (paper §3.1, §4.4, B.7)."""
 
     name = "move-effect"
-    protocols = PROTOCOLS
+    rule_sets = RULES
     variants = ("text", "image+text")
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:

@@ -30,7 +30,7 @@ from ...engine.state import from_facelets, to_facelets
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot, item_rng
 from ..metrics import Proportion
 from ..parsing import GridForm
-from ..protocols import PROTOCOLS
+from ..rules import RULES
 from .common import COLOURS, FRONT, certified_start, front_face, net_image
 
 SYSTEM = ("You read the colours of a Rubik's cube from an image of its net (the six faces unfolded flat, "
@@ -86,7 +86,7 @@ class Reconstruction(QuestionTest):
     """Face reconstruction (paper §3.1, B.1; ``uniform-prior``: B.1.2's colour-prior control)."""
 
     name = "reconstruction"
-    protocols = PROTOCOLS
+    rule_sets = RULES
     variants = VARIANTS
 
     def build(self, depth: int, index: int, rng: np.random.Generator, seed: int, metric: str) -> Item | None:

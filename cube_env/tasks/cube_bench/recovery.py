@@ -97,7 +97,7 @@ class Recovery(ClosedLoop):
         slot = balanced_slot(item.seed, f"{self.name}/attempt{attempt}", item.depth, item.index, 4)
         progress = oracle(item.metric).progress_moves(state)
         built = step_prompt(item, state, progress[int(rng.integers(len(progress)))], rng, slot,
-                            protocol=self.answer_protocol)
+                            rules=self.rules)
         if built is None:
             raise RuntimeError(f"{item.key}: no three non-progress moves at attempt {attempt}")
         prompt, options = built

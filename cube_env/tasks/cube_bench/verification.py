@@ -31,7 +31,7 @@ import numpy as np
 from ...engine.state import from_facelets, to_facelets
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot, item_rng
 from ..metrics import Proportion, balanced_accuracy, yes_bias
-from ..protocols import PROTOCOLS
+from ..rules import RULES
 from ..parsing import YesNoForm
 from ...solver.oracle import RADIUS, oracle
 from ...engine.facelets import COLOUR_LETTERS, COLOUR_NAMES
@@ -154,7 +154,7 @@ class Verification(QuestionTest):
     """Cross-modal verification (paper §3.1, B.2)."""
 
     name = "verification"
-    protocols = PROTOCOLS
+    rule_sets = RULES
     variants = VARIANTS
     too_many = (" (each verification item shows two cubes of its own with the same Front colours, so a test asks at "
                 "most half the states at that distance, fewer where faces have no look-alike; docs/cube-bench.md)")

@@ -68,12 +68,12 @@ IMAGE_WORDS = ("The pictures show the cube as a net: each face under its name, U
 ANSWER = "Reply with exactly one line, the letter of your choice as <ANSWER> X </ANSWER>, and nothing else."
 PERSONA = ("You are a Rubik's Cube master, you will answer my questions, and you should output the letter "
            "corresponding to your choice, and why you choose it as detailed as possible.")
-"""The paper's system persona of the 3D tasks (Fig. 11), word for word: the ``paper`` protocol's system text."""
+"""The paper's system persona of the 3D tasks (Fig. 11), word for word: the ``paper`` rules' system text."""
 ONLY_LETTER = "You only need to output the letter corresponding to your choice. "
 """The sentence of the paper's user prompts (Fig. 11) after "Please select the correct answer from the options below."."""
 PAPER_ANSWER = ("After your reasons, end your reply with your choice on a line of its own as <ANSWER> X </ANSWER>, "
                 "X the letter.")
-"""The ``paper`` protocol's closing line: the final tagged choice is the answer (:class:`~..parsing.TaggedForm`)."""
+"""The ``paper`` rules' closing line: the final tagged choice is the answer (:class:`~..parsing.TaggedForm`)."""
 
 
 def draw_operations(rng: np.random.Generator, n: int) -> list[str]:

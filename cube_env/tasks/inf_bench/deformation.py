@@ -7,7 +7,7 @@ inverse shows the gold's end state and the four lists.  Each direction draws its
 random stream): when both drew the same ones, an endpoint that kept state across requests paired the
 forward and the inverse question of one start (the one shows the gold list, the other the gold end
 state) and climbed every ladder without simulating anything.  The prompts are the
-paper's (Fig. 11) with our notation and encoding spelled out.  Under the ``paper`` protocol the system text is
+paper's (Fig. 11) with our notation and encoding spelled out.  Under the ``paper`` rules the system text is
 the paper's persona ("output the letter ... and why") and the reply ends in ``<ANSWER> B </ANSWER>`` after its
 reasons (:class:`~..parsing.TaggedForm`; a bare ``B`` is read too); under ``strict`` the reply is one line, ``B``
 or ``<ANSWER> B </ANSWER>``.  Items are asked one at a time by the ladder (:mod:`..ladder`) or at fixed
@@ -23,7 +23,7 @@ from ...engine.state import from_facelets, to_facelets
 from ..items import Item, OneQuestionTest, Prompt, QuestionTest, ReplyForm, balanced_slot
 from ..ladder import LEVEL_CAP
 from ..parsing import LetterForm, TaggedForm
-from ..protocols import PAPER, STRICT
+from ..rules import PAPER, STRICT
 from .common import (
     ANSWER, ENCODING, IMAGE_WORDS, LETTERS, N_OPTIONS, NOTATION, ONLY_LETTER, PAPER_ANSWER, PERSONA, PRESENTATIONS,
     SYSTEM, encoded, option_lists, random_start, run, sheet,
@@ -58,9 +58,9 @@ class Deformation(OneQuestionTest):
 
     def asking(self) -> tuple[str, str, str, ReplyForm]:
         """(system text, the sentence after "Please select ...", closing line, reply form) under the test's answer
-        protocol: ``strict``'s one-line tag, or (``paper``) the paper's persona and user sentence (Fig. 11) with
+        rules: ``strict``'s one-line tag, or (``paper``) the paper's persona and user sentence (Fig. 11) with
         the reasons first and the tagged choice last."""
-        if self.answer_protocol == STRICT:
+        if self.rules == STRICT:
             return SYSTEM, "", ANSWER, _form()
         return PERSONA, ONLY_LETTER, PAPER_ANSWER, TaggedForm(_form())
 

@@ -18,7 +18,7 @@ from ...engine.facelets import SOLVED_FACELETS
 from ...render.fold import tile
 from ..items import Item, OneQuestionTest, Prompt, balanced_slot
 from ..parsing import LetterForm
-from ..protocols import stare_ask
+from .asking import stare_ask
 from .nets import invalid_pool, nets_like, shape_id
 from .net_fold import NetItems
 from .shown import FRAME_PX, ShownNet
@@ -32,7 +32,7 @@ SEES = {
     "text": "Four nets, one digit per face and '.' where there is no face:\n{nets}\n",
 }
 QUESTION = "\nWhich net folds into a cube?"
-STRICT = "Reply with exactly one line: the letter of that net, as <ANSWER> X </ANSWER>, and nothing else."
+STRICT_ASK = "Reply with exactly one line: the letter of that net, as <ANSWER> X </ANSWER>, and nothing else."
 
 
 class NetChoice(NetItems, OneQuestionTest):
@@ -72,7 +72,7 @@ class NetChoice(NetItems, OneQuestionTest):
         else:
             text = SEES["image"]
             image = tile([n.image(FRAME_PX) for n in nets], list(LETTERS), cols=2)
-        ask, form = stare_ask(self.answer_protocol, QUESTION, STRICT, LetterForm(LETTERS, ("tag", "bare")))
+        ask, form = stare_ask(self.rules, QUESTION, STRICT_ASK, LetterForm(LETTERS, ("tag", "bare")))
         return Prompt(SYSTEM, text + ask, image, form, gold=item.data["gold"], name=f"choose ({variant})")
 
 

@@ -43,7 +43,8 @@ from ...engine.facelets import SOLVED_FACELETS
 from ..items import Item, OneQuestionTest, Prompt, balanced_slot, interleaved, item_rng
 from ..metrics import Proportion, balanced_accuracy, binary_f1, yes_bias
 from ..parsing import YesNoForm
-from ..protocols import PAPER, stare_ask
+from ..rules import PAPER
+from .asking import stare_ask
 from .nets import DEPTHS, LAST_STEP, check_depth, near_miss_of, partners, shape_id, stratum, valid_pool
 from .perturbed import matched_plans
 from .polyomino import Cells
@@ -91,7 +92,7 @@ PERTURBED_QUESTION = ("\nTurned exactly as these steps say, does the net end up 
 FOLDS = ("Each step turns one face by 90 degrees about the edge it shares with a face already in place, towards "
          "the inside of the cube; the faces attached beyond it turn with it. ")
 QUESTION = "\nCan this net be folded into a cube?"
-STRICT = "Reply with exactly one line: Answer: Yes or Answer: No"
+STRICT_ASK = "Reply with exactly one line: Answer: Yes or Answer: No"
 
 
 def pair_net(seed: int, test: str, depth: int, index: int) -> int:
@@ -119,7 +120,7 @@ class NetItems:
     too_many = (" (a STARE test shows every numbered net once, and each hexomino has 360 numberings or fewer, "
                 "split among the tests: docs/stare.md, \"Fresh nets per setup\")")
     reasoned: tuple[str, ...] = (PAPER,)
-    """STARE's paper protocol asks every question to be reasoned step by step (App. G.1)."""
+    """STARE's paper rules ask every question to be reasoned step by step (App. G.1)."""
 
     def check_depth(self, depth: int, metric: str) -> None:
         check_depth(self.name, depth)
@@ -202,7 +203,7 @@ class NetFold(NetItems, OneQuestionTest):
             return self.perturbed_prompt(item)
         if setup == "frames-interleaved":
             return self.interleaved_prompt(item, net)
-        ask, form = stare_ask(self.answer_protocol, QUESTION, STRICT, YesNoForm())
+        ask, form = stare_ask(self.rules, QUESTION, STRICT_ASK, YesNoForm())
         steps = net.steps_text()
         image: np.ndarray | None
         shown = partial_steps(item) if setup == "frames-partial" else SHOWN.get(setup)
@@ -217,7 +218,7 @@ class NetFold(NetItems, OneQuestionTest):
 
     def interleaved_prompt(self, item: Item, net: ShownNet) -> Prompt:
         """``frames`` as one multi-image message: the net, then each step's text followed by the frame after it."""
-        ask, form = stare_ask(self.answer_protocol, QUESTION, STRICT, YesNoForm())
+        ask, form = stare_ask(self.rules, QUESTION, STRICT_ASK, YesNoForm())
         lines = net.steps_text().split("\n")
         frames = net.frames(range(1, SHOWN_FRAMES + 1))
         parts: list[str | np.ndarray] = [INTERLEAVED[0], net.image(FRAME_PX), INTERLEAVED[1].format(folds=FOLDS),
@@ -233,7 +234,7 @@ class NetFold(NetItems, OneQuestionTest):
         """Whether these steps fold the net into a cube: a Yes item's cube net and a valid fold, a No item's cube net
         with one step perturbed, worded as its pair's valid fold; the gold is the fold check of what is shown."""
         net = self.net(item, "perturbed")
-        ask, form = stare_ask(self.answer_protocol, PERTURBED_QUESTION, STRICT, YesNoForm())
+        ask, form = stare_ask(self.rules, PERTURBED_QUESTION, STRICT_ASK, YesNoForm())
         text = SEES["perturbed"].format(base=net.base, moves=net.turns_text())
         return Prompt(SYSTEM, text + ask, net.image(), form, gold=truth(net),
                       name="fold (perturbed)")

@@ -13,7 +13,7 @@ of it, one per variant:
 
 Labels come from the net's own data (its colours, its cells' shared edges, the fold's geometry).
 Each probe closes with the strict one-line instruction, or (``paper``) STARE's step-by-step one, the answer
-boxed (:mod:`..protocols`).  Scored by accuracy and parse rate; balanced accuracy for the two yes/no probes.
+boxed (:mod:`..rules`).  Scored by accuracy and parse rate; balanced accuracy for the two yes/no probes.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, 
 from ..metrics import Proportion, balanced_accuracy
 from ..items import ReplyForm
 from ..parsing import LetterForm, YesNoForm
-from ..protocols import stare_ask
+from .asking import stare_ask
 from .net_fold import NetItems, draw_pair_net, net_record
 from .shown import PALETTE, SHOWN_FRAMES, ShownNet
 
@@ -41,7 +41,7 @@ QUESTIONS = {
     "folded": ("The image shows a net lying on a table, partway through being folded into a cube: some faces have "
                "been folded up. Has face {face} been folded off the table (it no longer lies flat on the table)?\n"),
 }
-STRICT = {
+STRICT_ASK = {
     "colour": "Reply with exactly one line: the letter of the colour, as <ANSWER> X </ANSWER>, and nothing else.",
     "yes/no": "Reply with exactly one line: Answer: Yes or Answer: No",
 }
@@ -116,7 +116,7 @@ class NetPerception(NetItems, QuestionTest):
             question, image, form = QUESTIONS["connectivity"].format(a=a, b=b), net.image(), YesNoForm()
         else:
             question, image, form = QUESTIONS["folded"].format(face=p["face"]), net.frame(p["step"]), YesNoForm()
-        text, form = stare_ask(self.answer_protocol, question, STRICT["colour" if probe == "colour" else "yes/no"], form)
+        text, form = stare_ask(self.rules, question, STRICT_ASK["colour" if probe == "colour" else "yes/no"], form)
         return Prompt(SYSTEM, text, image, form, gold=p["gold"], name=probe)
 
     def play(self, item: Item, variant: str, ask: Ask) -> ItemResult:

@@ -1,4 +1,4 @@
-"""``benchmarks/train_sft.py``: a few LoRA steps on training traces lower the loss, resume, and the adapter plays.
+"""``cubebench.training.react_sft`` (entry point ``benchmarks/train_sft.py``): a few LoRA steps on training traces lower the loss, resume, and the adapter plays.
 
 Slow (a minute or two on two cores): it exports training traces, fine-tunes a tiny random-weight chat
 model built here (no download) with TRL, resumes the run, and plays one episode with the adapter.
@@ -66,14 +66,9 @@ def test_certified_starts_are_refused_as_training_data(tmp_path: Path) -> None:
 
 def test_the_default_depths_are_depths_the_export_can_draw() -> None:
     """The script exports its data from exp1's cells: every default depth must be one of them (5 and 6 were not)."""
-    import importlib.util
-
+    import cubebench.training.react_sft as module
     from cubebench.runner import load_suite
 
-    spec = importlib.util.spec_from_file_location("train_sft", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     assert set(module.DEFAULT_DEPTHS) <= set(load_suite("exp1").depths)
     assert module.parse_args(["--out", "x"]).depths == "4,8"  # depths 1-3 have no training start left (docs/training.md)
 

@@ -6,9 +6,9 @@ import sys
 from typing import Any
 
 from cubebench.envs.games import GAMES
-from cubebench.tasks.oracle import oracle
+from cubebench.solver.oracle import oracle
 
-from ..games import play_game
+from ..multi_play import play_game
 from ..multi_report import multi_tables
 from ..multi_suites import MultiSuite, restrict_multi
 from ..plan import GameSpec, plan_games
@@ -18,10 +18,10 @@ from ..tables import Table
 from .base import RunProtocol, csv_named, is_model
 from .episodes import warm_two_phase
 
-__all__ = ["GamesProtocol"]
+__all__ = ["MultiProtocol"]
 
 
-class GamesProtocol(RunProtocol):
+class MultiProtocol(RunProtocol):
     """Multi-agent games: every seat played by the run's agent, except seats ``--seat`` gives to a team."""
 
     name, unit, plays, selector = MultiSuite.protocol, "game", "plays multi-agent games", "games"

@@ -1,4 +1,4 @@
-"""A question run's answer protocol and decoding: chosen on the command line, stored with the run, sent to the
+"""A question run's answer rules and decoding: chosen on the command line, stored with the run, sent to the
 model by the real openai and anthropic clients (against a loopback server), printed in the report; bad choices
 are one line naming the choices."""
 
@@ -20,7 +20,7 @@ from cubebench.runner.report import build_report, text_report
 from cubebench.runner.specs import AgentSpec
 from cubebench.runner.store import open_run
 from cubebench.runner.suites import load_suite
-from cubebench.tasks.protocols import STEP_BY_STEP
+from cubebench.tasks.stare.asking import STEP_BY_STEP
 from helpers import needs
 
 LLM = needs("openai", "anthropic")
@@ -62,25 +62,25 @@ def test_a_question_run_sends_temperature_zero_and_room_to_reason(provider: str,
     assert len(bodies) == 8 and all(b["temperature"] == 0 and b[length] == REPLY_TOKENS[True] for b in bodies)
     assert all(STEP_BY_STEP.split("\\")[0] in str(b["messages"]) for b in bodies)
     config = config_of(out)
-    assert config["play"]["answer_protocol"] == "paper"
+    assert config["play"]["rules"] == "paper"
     assert (config["agent"]["temperature"], config["agent"]["reply_max_tokens"]) == (0.0, 4096)
     with open_run(out) as store:
         records = [r for _, r in store.records()]
         report = text_report(build_report(store))
     assert all(r.parse_errors == 0 and r.solved == (r.config["item"]["truth"] == "Yes") for r in records)
     assert any(r.solved for r in records) and not all(r.solved for r in records)
-    assert "protocol: paper: each paper's own" in report
+    assert "rules: paper: each paper's own" in report
     assert "decoding: temperature 0; at most 4096 tokens per reply" in report
 
 
 @LLM
-@pytest.mark.parametrize("protocol,limit", [("paper", REPLY_TOKENS[True]), ("strict", REPLY_TOKENS[False])])
-def test_the_flags_override_the_papers_decoding_and_strict_needs_less_room(protocol: str, limit: int,
+@pytest.mark.parametrize("rules,limit", [("paper", REPLY_TOKENS[True]), ("strict", REPLY_TOKENS[False])])
+def test_the_flags_override_the_papers_decoding_and_strict_needs_less_room(rules: str, limit: int,
                                                                           tmp_path: Path) -> None:
     with ScriptedServer(reasoned) as srv:
         agent = f"openai-compatible:{srv.base_url}:qwen"
-        assert run(tmp_path / "default.sqlite", agent, "--limit", "1", "--protocol", protocol) == 0
-        assert run(tmp_path / "chosen.sqlite", agent, "--limit", "1", "--protocol", protocol,
+        assert run(tmp_path / "default.sqlite", agent, "--limit", "1", "--rules", rules) == 0
+        assert run(tmp_path / "chosen.sqlite", agent, "--limit", "1", "--rules", rules,
                    "--temperature", "0.7", "--reply-max-tokens", "300") == 0
         first, second = (r.body for r in srv.requests)
     assert (first["temperature"], first["max_tokens"]) == (0, limit)
@@ -88,7 +88,7 @@ def test_the_flags_override_the_papers_decoding_and_strict_needs_less_room(proto
     assert config_of(tmp_path / "chosen.sqlite")["agent"]["temperature"] == 0.7
     with open_run(tmp_path / "default.sqlite") as store:
         [record] = [r for _, r in store.records()]
-    assert record.parse_errors == (1 if protocol == "strict" else 0)  # a reasoned reply is malformed when strict
+    assert record.parse_errors == (1 if rules == "strict" else 0)  # a reasoned reply is malformed when strict
 
 
 class LoopbackLocalServer:
@@ -124,20 +124,20 @@ def test_the_local_client_sends_temperature_zero_and_a_cap_that_fits_its_context
 def test_the_local_model_gets_a_cap_that_fits_its_context() -> None:
     suite = load_suite("stare-smoke")
     agent, play = question_settings(suite, AgentSpec("local"), PlaySettings())
-    assert (agent.reply_max_tokens, agent.temperature, play.answer_protocol) == (LOCAL_REPLY_TOKENS, 0.0, "paper")
-    oracle, play = question_settings(suite, AgentSpec("oracle"), PlaySettings(answer_protocol="strict"))
-    assert (oracle.temperature, oracle.reply_max_tokens, play.answer_protocol) == (None, None, "strict")
+    assert (agent.reply_max_tokens, agent.temperature, play.rules) == (LOCAL_REPLY_TOKENS, 0.0, "paper")
+    oracle, play = question_settings(suite, AgentSpec("oracle"), PlaySettings(rules="strict"))
+    assert (oracle.temperature, oracle.reply_max_tokens, play.rules) == (None, None, "strict")
 
 
-@pytest.mark.parametrize("suite,protocol,reasons", [
+@pytest.mark.parametrize("suite,rules,reasons", [
     ("stare-smoke", "paper", True), ("inf-bench-smoke", "paper", True), ("stare-smoke", "strict", False),
     ("cube-bench-smoke", "paper", False), ("cube-bench-smoke", "strict", False), ("cube-bench-smoke", "release", True)])
-def test_the_reply_limit_has_room_for_reasoning_only_where_a_test_asks_for_it(suite: str, protocol: str,
+def test_the_reply_limit_has_room_for_reasoning_only_where_a_test_asks_for_it(suite: str, rules: str,
                                                                              reasons: bool) -> None:
     """Cube Bench's paper forms are one line (1024 tokens); STARE's and Inf-Bench's paper prompts and the release's
     closed-loop and recovery steps reason first (4096)."""
     agent, _ = question_settings(load_suite(suite), AgentSpec("openai:gpt-4o"),
-                                 PlaySettings(answer_protocol=protocol))
+                                 PlaySettings(rules=rules))
     assert agent.reply_max_tokens == REPLY_TOKENS[reasons]
     assert reply_tokens("release", ["move-choice", "verification"]) == REPLY_TOKENS[False]  # the release's one-liners
 
@@ -176,29 +176,29 @@ def test_a_reasoning_model_is_sent_no_temperature_and_the_report_says_so(tmp_pat
         assert "decoding: the provider's default temperature; at most 4096 tokens" in text_report(build_report(store))
 
 
-@pytest.mark.parametrize("protocol,reply", [(None, "Answer: "), ("strict", "Answer: "), ("paper", "\\boxed{")])
-def test_a_run_stored_before_protocols_resumes_in_the_strict_forms(protocol: str | None, reply: str) -> None:
+@pytest.mark.parametrize("rules,reply", [(None, "Answer: "), ("strict", "Answer: "), ("paper", "\\boxed{")])
+def test_a_run_stored_before_rules_resumes_in_the_strict_forms(rules: str | None, reply: str) -> None:
     suite = restrict_questions(load_suite("stare-smoke"), ["net-fold"], [1])
     spec = plan_items(suite)[0]
-    record = play_item(spec, protocol_named("questions").factory(AgentSpec("oracle")), PlaySettings(answer_protocol=protocol))
+    record = play_item(spec, protocol_named("questions").factory(AgentSpec("oracle")), PlaySettings(rules=rules))
     assert record.solved and record.steps[0].reply.startswith(reply)
 
 
 @pytest.mark.parametrize("argv,message", [
-    (("--suite", "stare-smoke", "--protocol", "socratic"),
-     "--protocol 'socratic': no such answer protocol; the protocols are paper, strict, release "
+    (("--suite", "stare-smoke", "--rules", "socratic"),
+     "--rules 'socratic': no such answer rules; the rules are paper, strict, release "
      "(suite 'stare-smoke' has paper, strict)"),
-    (("--suite", "inf-bench-smoke", "--protocol", "release"),
-     "--protocol release: suite 'inf-bench-smoke' has no such answer protocol; it has paper, strict"),
-    (("--suite", "smoke", "--protocol", "release"),
-     "--protocol release: suite 'smoke' has no such answer protocol; it has paper, strict"),
-    (("--suite", "multi-smoke", "--protocol", "paper"),
-     "--protocol chooses how question items are answered or an episode suite's budget; suite 'multi-smoke' has "
+    (("--suite", "inf-bench-smoke", "--rules", "release"),
+     "--rules release: suite 'inf-bench-smoke' has no such answer rules; it has paper, strict"),
+    (("--suite", "smoke", "--protocol", "release"),  # the option's old name is read as --rules
+     "--rules release: suite 'smoke' has no such answer rules; it has paper, strict"),
+    (("--suite", "multi-smoke", "--rules", "paper"),
+     "--rules chooses how question items are answered or an episode suite's budget; suite 'multi-smoke' has "
      "neither"),
     (("--suite", "smoke", "--reply-max-tokens", "100"),
      "--reply-max-tokens limits each answer to a question item; suite 'smoke' asks none"),
 ])
-def test_bad_protocol_choices_are_one_line_naming_the_choices(argv: tuple[str, ...], message: str, tmp_path: Path,
+def test_bad_rules_choices_are_one_line_naming_the_choices(argv: tuple[str, ...], message: str, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "bad.sqlite"
     assert main(["run", *argv, "--agent", "random", "--out", str(out), "--no-progress", "--quiet"]) == 2
@@ -207,25 +207,25 @@ def test_bad_protocol_choices_are_one_line_naming_the_choices(argv: tuple[str, .
     assert not out.exists()
 
 
-def test_a_resume_keeps_the_runs_protocol(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_resume_keeps_the_runs_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run.sqlite"
-    assert run(out, "oracle", "--protocol", "strict", "--limit", "3") == 0
-    assert main(["run", "--resume", str(out), "--protocol", "paper", "--quiet"]) == 2
-    assert "--resume continues a run as it was configured; drop --protocol" in capsys.readouterr().err
+    assert run(out, "oracle", "--rules", "strict", "--limit", "3") == 0
+    assert main(["run", "--resume", str(out), "--rules", "paper", "--quiet"]) == 2
+    assert "--resume continues a run as it was configured; drop --rules" in capsys.readouterr().err
     assert main(["run", "--resume", str(out), "--quiet", "--no-progress"]) == 0
     with open_run(out) as store:
         replies = [r.steps[0].reply for _, r in store.records()]
         report = text_report(build_report(store))
     assert len(replies) == 16 and all(r.startswith("Answer: ") for r in replies)
-    assert "protocol: strict: the strict one-line forms" in report and "decoding" not in report  # the oracle decodes nothing
+    assert "rules: strict: the strict one-line forms" in report and "decoding" not in report  # the oracle decodes nothing
 
 
-def test_the_inspect_task_asks_under_the_suites_protocol() -> None:
+def test_the_inspect_task_asks_under_the_suites_rules() -> None:
     pytest.importorskip("inspect_ai")
     from cubebench.bridges.inspect import questions
     from cubebench.runner.suites import SuiteError
 
-    assert questions(suite="stare-smoke", items=1).metadata["protocol"] == "paper"
-    assert questions(suite="cube-bench-smoke", items=1, protocol="release").metadata["protocol"] == "release"
-    with pytest.raises(SuiteError, match="suite 'stare-smoke' has no such answer protocol; it has paper, strict"):
-        questions(suite="stare-smoke", protocol="release")
+    assert questions(suite="stare-smoke", items=1).metadata["rules"] == "paper"
+    assert questions(suite="cube-bench-smoke", items=1, rules="release").metadata["rules"] == "release"
+    with pytest.raises(SuiteError, match="suite 'stare-smoke' has no such answer rules; it has paper, strict"):
+        questions(suite="stare-smoke", rules="release")

@@ -1,4 +1,4 @@
-"""Training curves from a run's ``scalars.jsonl``: ``python -m cubebench.agents.rl.plot RUN_DIR --out PNG``.
+"""Training curves from a run's ``scalars.jsonl``: ``python -m cubebench.training.rl.curves RUN_DIR --out PNG``.
 
 Left: greedy pass rate per evaluation depth against wall-clock minutes;
 right: the curriculum frontier and the training success rate.  Several run
@@ -52,7 +52,7 @@ def plot_runs(runs: list[Path], titles: list[str], out: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m cubebench.agents.rl.plot", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m cubebench.training.rl.curves", description=__doc__.split("\n\n")[0])
     p.add_argument("runs", type=Path, nargs="+")
     p.add_argument("--titles", nargs="+")
     p.add_argument("--out", type=Path, required=True)

@@ -1,6 +1,6 @@
 """Episode suites under the paper's budget or ours, their blind floors, the spine paper's tables, and private draws.
 
-``--protocol paper`` (the default) plays the CubeBench paper's 20 interaction steps with no move cap, ``strict``
+``--rules paper`` (the default) plays the CubeBench paper's 20 interaction steps with no move cap, ``strict``
 our move budget per depth; the report and ``compare`` print the blind agent's floor under either.  ``--seed``
 other than 0 plays a private draw of fresh certified instances instead of the public shipped sets, where a walk
 that memorised the shipped sets stops scoring."""
@@ -76,23 +76,23 @@ def test_the_blind_floor_under_paper_is_what_the_blind_agent_scores(tmp_path: Pa
 
 
 def test_under_strict_the_floor_is_small_and_the_budget_holds(tmp_path: Path) -> None:
-    path = run(tmp_path / "strict.sqlite", suite_file(tmp_path, "floors", [2, 3, 8]), "blind", "--protocol", "strict")
+    path = run(tmp_path / "strict.sqlite", suite_file(tmp_path, "floors", [2, 3, 8]), "blind", "--rules", "strict")
     row = floor_row(path)
     assert row[:2] == ["blind floor (strict)", "every tier"] and row[4] == ".00"
     assert all(float("0" + v) <= 0.05 for v in row[2:4])  # the budget holds a blind walk to 5 % at depths >= 2
     with open_run(path) as store:
         assert {r.n_moves <= {2: 5, 3: 22, 8: 40}[r.depth] for r in store.rows()} == {True}
-        assert "protocol: strict: our move budget per depth" in text_report(build_report(store))
+        assert "rules: strict: our move budget per depth" in text_report(build_report(store))
 
 
 def test_a_suite_that_fixes_its_move_budget_plays_strict_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fixed = suite_file(tmp_path, "fixed", [1], max_moves=9)
     assert main(["run", "--suite", str(fixed), "--agent", "random", "--out", str(tmp_path / "x.sqlite"),
-                 "--protocol", "paper", "--quiet", "--no-progress"]) == 2
-    assert "--protocol paper: suite 'fixed' has no such answer protocol; it has strict" in capsys.readouterr().err
+                 "--rules", "paper", "--quiet", "--no-progress"]) == 2
+    assert "--rules paper: suite 'fixed' has no such answer rules; it has strict" in capsys.readouterr().err
     path = run(tmp_path / "ok.sqlite", fixed, "random")
     with open_run(path) as store:
-        assert store.get_meta("config")["play"]["answer_protocol"] == "strict"
+        assert store.get_meta("config")["play"]["rules"] == "strict"
         assert {record.config["env"]["max_moves"] for _, record in store.records()} == {9}
 
 
@@ -102,7 +102,7 @@ def test_exp1_under_paper_and_strict_report_their_floors_and_compare_sets_paper_
     looks reaches under the paper's budget), the strict run listed apart with its own floor."""
     paper = run(tmp_path / "paper.sqlite", "exp1", "solver", "--tiers", "symbolic", "--depths", "1,2,3,4,8")
     strict = run(tmp_path / "strict.sqlite", "exp1", "solver", "--tiers", "symbolic", "--depths", "1,2,3,4,8",
-                 "--protocol", "strict")
+                 "--rules", "strict")
     comparison = compare_runs([paper, strict])
     exp1, lines = next((t, lines) for t, lines in comparison.tables if t.title.startswith("cubebench: Exp 1 ("))
     rows = {row[0]: row[1:] for row in exp1.rows}
@@ -112,10 +112,10 @@ def test_exp1_under_paper_and_strict_report_their_floors_and_compare_sets_paper_
     assert rows["run 1: solver"][:2] == ["1.00 (72/72)", "1.00 (20/20)"]
     assert rows["blind floor (paper): run 1"][:2] == ["1.00", "0.00"]
     assert not any(name.startswith("run 2") for name in rows)
-    apart = next(line for line in lines if line.startswith("run 2: solver (protocol strict"))
+    apart = next(line for line in lines if line.startswith("run 2: solver (rules strict"))
     floor = float(re.search(r"Sym-Short 1.00 \(72/72\) \(blind floor ([0-9.]+)\)", apart).group(1))
     assert 0 < floor <= 0.10  # depth 1 (12 starts) is blind-solvable in part under any budget; depths 2-4 at most 5 %
-    assert any("run 1: solver = " in h and "protocol paper;" in h and "public shipped sets" in h for h in comparison.header)
+    assert any("run 1: solver = " in h and "rules paper;" in h and "public shipped sets" in h for h in comparison.header)
     with open_run(strict) as store:
         assert "blind floor (strict)" in text_report(build_report(store))
 
@@ -132,7 +132,7 @@ def test_the_table_free_draw_of_seed_0_is_the_shipped_sets() -> None:
 
 def test_a_private_seed_plays_fresh_certified_instances(tmp_path: Path) -> None:
     suite = suite_file(tmp_path, "private", [3, 8], instances=3)
-    path = run(tmp_path / "private.sqlite", suite, "solver", "--seed", "424242", "--protocol", "strict")
+    path = run(tmp_path / "private.sqlite", suite, "solver", "--seed", "424242", "--rules", "strict")
     public = {d: {s.state for s in shipped_starts(d, "quarter")} for d in (3, 8)}
     with open_run(path) as store:
         assert store.get_meta("instance_draw") == "private" and store.get_meta("suite")["seed"] == 424242

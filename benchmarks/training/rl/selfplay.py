@@ -1,6 +1,6 @@
 """Self-play with the scrambler-versus-solver env: train the MLP solver on positions scramblers find.
 
-``python -m cubebench.agents.rl.selfplay --minutes 5 --out runs/selfplay`` (docs/rl.md, section
+``python -m cubebench.training.rl.selfplay --minutes 5 --out runs/selfplay`` (docs/rl.md, section
 "Self-play with the scrambler-versus-solver env").  One *round* of the recipe:
 
 1. **Scramble phase, through the env.**  ``games`` games of ``CubeBench-ScramblerSolver-v0``
@@ -16,9 +16,9 @@
    game is played to its end and its outcome logged.
 2. **The curriculum.**  The env computes each scrambled position's exact distance and records it
    in the shared :class:`SelfPlayCurriculum`: the positions and distances come from the env alone.
-3. **Training.**  PPO (:class:`~cubebench.agents.rl.ppo.PPO`, unchanged) on the native
+3. **Training.**  PPO (:class:`~cubebench.training.rl.ppo.PPO`, unchanged) on the native
    :class:`~cubebench.envs.vector_env.CubeVectorEnv` built with ``generator=curriculum``: the
-   depth curriculum (:class:`~cubebench.agents.rl.schedule.DepthCurriculum`) picks a distance
+   depth curriculum (:class:`~cubebench.training.rl.schedule.DepthCurriculum`) picks a distance
    for each new episode and the vector env starts it from a self-play position at exactly that
    distance (with ``--share`` below 1, only that share of the episodes; the others start from
    seeded random scrambles, :class:`MixedStarts`).  ``updates`` PPO updates, then the next
@@ -57,15 +57,15 @@ from cubebench.generators import Generator, Instance, ScrambleGenerator
 from cubebench.tasks.items import MAX_DEPTH
 from cubebench.solver.oracle import oracle
 
-from .evaluate import evaluate, onehot, policy_rollouts
-from .policy import SHIPPED_CHECKPOINT, MLPPolicy, action_names, load_checkpoint, save_checkpoint
+from cubebench.agents.rl.evaluate import evaluate, onehot, policy_rollouts
+from cubebench.agents.rl.policy import SHIPPED_CHECKPOINT, MLPPolicy, action_names, load_checkpoint, save_checkpoint
 from .ppo import PPO, PPOConfig
 from .schedule import DepthCurriculum
+from .train import EVAL_DEPTHS, ScalarLog
 
 GAME = SCRAMBLER_SOLVER.env_id
 SCRAMBLER, SOLVER = SCRAMBLER_SOLVER.seats
 SCRAMBLERS = ("adversarial", "greedy", "random")
-EVAL_DEPTHS = (1, 2, 3, 4, 8)
 SOLVE_BUDGET = 20
 """The solver's move budget in the games: the evaluation budget of every pass-rate table."""
 
@@ -379,7 +379,7 @@ class SelfPlayTrainer:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m cubebench.agents.rl.selfplay", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m cubebench.training.rl.selfplay", description=__doc__.split("\n\n")[0])
     p.add_argument("--scrambler", choices=SCRAMBLERS, default="adversarial", help="the scrambler seat")
     p.add_argument("--checkpoint", type=Path, default=SHIPPED_CHECKPOINT,
                    help="fine-tune this checkpoint (default: the shipped one)")
@@ -470,7 +470,6 @@ def compare(trained: MLPPolicy, baseline: MLPPolicy, depths: Sequence[int], ns: 
 
 def train(args: argparse.Namespace) -> dict[str, Any]:
     """Run the recipe, save ``last.pt``, evaluate it against the shipped checkpoint; the result."""
-    from .train import ScalarLog
 
     torch.set_num_threads(args.threads)
     policy, frontier, source = initial_policy(args)

@@ -1,10 +1,10 @@
-"""Answer protocols: the reply corpus (every test, every protocol), the prompts each protocol writes, the run.
+"""Answer rules: the reply corpus (every test, every rules), the prompts each rules writes, the run.
 
 The corpus holds replies shaped as real models write them (reasoning first, markdown bold, ``\\boxed{ Yes }``,
 trailing text, two answers, an answer then a retraction, full-width punctuation, invisible characters) with
 the verdict each must get: the answer it scores as (the gold, or a named wrong answer) or a parse failure.
 Each is asked through :func:`~cubebench.tasks.items.ask_and_judge` against the first question of a real item
-of every registered test, asked under every protocol the test has.
+of every registered test, asked under every rules the test has.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from cubebench.tasks.items import ParseFailure, Prompt, Reply, ask_and_judge
 from cubebench.tasks.parsing import (
     IDK, MAX_REASONED_REPLY, BoxedForm, GridForm, LabelsForm, LetterForm, TaggedForm, YesNoForm, read_choice,
 )
-from cubebench.tasks.protocols import PROTOCOLS, RELEASE, STEP_BY_STEP, STRICT
+from cubebench.tasks.rules import RELEASE, RULES, STRICT
+from cubebench.tasks.stare.asking import STEP_BY_STEP
 from cubebench.tasks.registry import TESTS
 
 FAIL = "parse failure"
@@ -41,9 +42,9 @@ def _depth(test: str) -> int:
     raise AssertionError(f"no smoke suite asks {test}")
 
 
-def first_prompt(test: str, protocol: str) -> Prompt:
-    """The first question a real item of ``test`` asks under ``protocol`` (its first variant)."""
-    configured = configured_test(test, None, protocol)
+def first_prompt(test: str, rules: str) -> Prompt:
+    """The first question a real item of ``test`` asks under ``rules`` (its first variant)."""
+    configured = configured_test(test, None, rules)
     item = configured.items(_depth(test), 1, seed=0, metric="half")[0]
     asked: list[Prompt] = []
 
@@ -55,7 +56,7 @@ def first_prompt(test: str, protocol: str) -> Prompt:
     return asked[0]
 
 
-CASES = [(test, protocol) for test in TESTS for protocol in TESTS[test].protocols]
+CASES = [(test, rules) for test in TESTS for rules in TESTS[test].rule_sets]
 
 
 @dataclass(frozen=True)
@@ -159,9 +160,9 @@ def replies(form: Any, gold: Any, other: Any) -> list[tuple[str, str, str]]:
     return strict_replies(form, gold, other)
 
 
-@pytest.mark.parametrize("test,protocol", CASES)
-def test_the_reply_corpus_gets_its_verdicts(test: str, protocol: str) -> None:
-    prompt = first_prompt(test, protocol)
+@pytest.mark.parametrize("test,rules", CASES)
+def test_the_reply_corpus_gets_its_verdicts(test: str, rules: str) -> None:
+    prompt = first_prompt(test, rules)
     form, gold = prompt.form, prompt.gold
     other = other_answer(form, gold)
     wrong = []
@@ -172,7 +173,7 @@ def test_the_reply_corpus_gets_its_verdicts(test: str, protocol: str) -> None:
         if got != verdict:
             wrong.append(f"{name}: {reply!r} -> {got} ({ex.parse_error}), expected {verdict}")
         assert ex.correct is (got == GOLD)
-    assert not wrong, f"{test} under {protocol} ({type(form).__name__}):\n" + "\n".join(wrong)
+    assert not wrong, f"{test} under {rules} ({type(form).__name__}):\n" + "\n".join(wrong)
 
 
 @pytest.mark.parametrize("test", [t for t in TESTS if t.startswith(("net-", "inf-")) or t in ("closed-loop",
@@ -189,7 +190,7 @@ def test_a_reasoned_reply_ending_in_the_final_answer_form_scores_under_it_and_fa
     assert ex.correct is False and ex.parse_error is not None
 
 
-def test_each_protocol_writes_its_papers_prompt() -> None:
+def test_each_rules_writes_its_papers_prompt() -> None:
     for test in ("net-fold", "net-choice", "net-perception"):
         paper, strict = first_prompt(test, "paper"), first_prompt(test, STRICT)
         assert paper.text.endswith(STEP_BY_STEP) and isinstance(paper.form, BoxedForm)
@@ -206,17 +207,17 @@ def test_each_protocol_writes_its_papers_prompt() -> None:
         assert "<REASONING>" in release.text and isinstance(release.form, TaggedForm)
         assert first_prompt(test, "paper").text == first_prompt(test, STRICT).text
     for test in ("reconstruction", "verification", "move-choice", "reflection", "move-effect"):
-        prompts = {p: first_prompt(test, p) for p in PROTOCOLS}
+        prompts = {p: first_prompt(test, p) for p in RULES}
         assert len({(p.system, p.text, type(p.form)) for p in prompts.values()}) == 1  # one-line in all three
 
 
-def test_protocols_the_tests_lack_are_refused_by_name() -> None:
-    with pytest.raises(ValueError, match=r"net-fold has no answer protocol 'release'; it has \['paper', 'strict'\]"):
+def test_rules_the_tests_lack_are_refused_by_name() -> None:
+    with pytest.raises(ValueError, match=r"net-fold has no answer rules 'release'; it has \['paper', 'strict'\]"):
         configured_test("net-fold", None, RELEASE)
-    assert configured_test("net-fold", None, None).answer_protocol == STRICT  # a test alone asks strictly
-    assert TESTS["net-fold"].answer_protocol == STRICT  # configuring copies; the registry's test is untouched
+    assert configured_test("net-fold", None, None).rules == STRICT  # a test alone asks strictly
+    assert TESTS["net-fold"].rules == STRICT  # configuring copies; the registry's test is untouched
     configured_test("net-fold", None, "paper")
-    assert TESTS["net-fold"].answer_protocol == STRICT
+    assert TESTS["net-fold"].rules == STRICT
 
 
 @pytest.mark.parametrize("form", [BoxedForm(YesNoForm()), BoxedForm(LetterForm()), TaggedForm(LetterForm()),
@@ -249,7 +250,7 @@ def test_hostile_replies_are_read_quickly_and_name_nothing(form: Any) -> None:
             form.parse(reply)
 
 
-def test_abstention_under_the_release_protocol() -> None:
+def test_abstention_under_the_release_rules() -> None:
     form = TaggedForm(LetterForm("ABCD", ("tag", "colon", "bare"), idk=True))
     for reply in ("I don't know", "I don’t know.", "hmm\n<ANSWER> IDK </ANSWER>", "hmm\nANSWER: E", "<ANSWER> e </ANSWER>"):
         assert form.parse(reply) == IDK, reply
@@ -266,5 +267,5 @@ def test_read_choice(content: str, answer: str | None) -> None:
 
 
 def test_strict_grid_and_label_forms_are_untouched() -> None:
-    assert {type(first_prompt(t, p).form) for t in ("reconstruction",) for p in PROTOCOLS} == {GridForm}
-    assert {type(first_prompt(t, p).form) for t in ("move-effect",) for p in PROTOCOLS} == {LabelsForm}
+    assert {type(first_prompt(t, p).form) for t in ("reconstruction",) for p in RULES} == {GridForm}
+    assert {type(first_prompt(t, p).form) for t in ("move-effect",) for p in RULES} == {LabelsForm}

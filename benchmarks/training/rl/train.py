@@ -1,4 +1,4 @@
-"""Train the MLP policy-gradient baseline: ``python -m cubebench.agents.rl.train --algo ppo ...``.
+"""Train the MLP policy-gradient baseline: ``python -m cubebench.training.rl.train --algo ppo ...``.
 
 Builds the native vector env (Symbolic tier, one-hot observations), the MLP
 policy and the depth curriculum; runs PPO or REINFORCE-with-baseline until
@@ -23,10 +23,11 @@ from tqdm import tqdm
 
 from cubebench.engine.metric import METRICS, metric_argument
 from cubebench.engine.rewards import NATIVE_REWARDS, unalias_reward
+from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.envs.vector_env import CubeVectorEnv
 
-from .evaluate import evaluate
-from .policy import MLPPolicy, action_names, save_checkpoint
+from cubebench.agents.rl.evaluate import evaluate
+from cubebench.agents.rl.policy import MLPPolicy, action_names, save_checkpoint
 from .ppo import PPO, PPOConfig
 from .reinforce import Reinforce, ReinforceConfig
 from .schedule import DepthCurriculum
@@ -63,7 +64,7 @@ class ScalarLog:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m cubebench.agents.rl.train", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m cubebench.training.rl.train", description=__doc__.split("\n\n")[0])
     p.add_argument("--algo", choices=("ppo", "reinforce"), default="ppo")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--num-envs", type=int, default=1024)
@@ -74,7 +75,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--metric", choices=METRICS, default="quarter",
                    help="quarter: 12 actions; half: 18 (half turns too)")
     p.add_argument("--moves", dest="metric", type=_deprecated_moves, help=argparse.SUPPRESS)
-    p.add_argument("--max-steps", type=int, default=20, help="episode budget while training")
+    p.add_argument("--max-steps", type=int, default=INTERACTION_STEPS, help="episode budget while training")
     p.add_argument("--horizon", type=int, default=3,
                    help="training episodes end after frontier + HORIZON moves (0: the full --max-steps)")
     p.add_argument("--max-depth", type=int, default=12, help="highest curriculum depth")

@@ -1,4 +1,4 @@
-"""Self-play with the scrambler-versus-solver env (``cubebench.agents.rl.selfplay``, docs/rl.md).
+"""Self-play with the scrambler-versus-solver env (``cubebench.training.rl.selfplay``, docs/rl.md).
 
 Fast: the scramble phase runs through the PettingZoo env and its positions land in the
 curriculum with their exact distances; a PPO round trains on those positions and changes the
@@ -20,10 +20,10 @@ import pytest
 torch = pytest.importorskip("torch", reason="self-play trains the MLP policy: needs torch (the rl extra)")
 pytest.importorskip("pettingzoo", reason="self-play plays the scrambler-versus-solver env: needs pettingzoo (the multi extra)")
 
-from cubebench.agents.rl import selfplay  # noqa: E402
+from cubebench.training.rl import selfplay  # noqa: E402
 from cubebench.agents.rl.evaluate import evaluate  # noqa: E402
 from cubebench.agents.rl.policy import SHIPPED_CHECKPOINT, MLPPolicy, load_checkpoint  # noqa: E402
-from cubebench.agents.rl.ppo import PPOConfig  # noqa: E402
+from cubebench.training.rl.ppo import PPOConfig  # noqa: E402
 from cubebench.engine import TABLE, kernels  # noqa: E402
 from cubebench.engine.facelets import SOLVED  # noqa: E402
 from cubebench.engine.moves import MOVE_INDEX  # noqa: E402
@@ -137,7 +137,7 @@ def test_user_errors_are_refused_with_messages(shipped: MLPPolicy, capsys: pytes
 
 
 def test_cli_help() -> None:
-    out = subprocess.run([sys.executable, "-m", "cubebench.agents.rl.selfplay", "--help"],
+    out = subprocess.run([sys.executable, "-m", "cubebench.training.rl.selfplay", "--help"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "--scrambler" in out.stdout and "scrambler-versus-solver" in out.stdout

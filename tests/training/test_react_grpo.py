@@ -1,4 +1,4 @@
-"""``benchmarks/train_grpo.py``: group-relative advantages, one GRPO step that moves the adapter by the rewards,
+"""``cubebench.training.react_grpo`` (entry point ``benchmarks/train_grpo.py``): group-relative advantages, one GRPO step that moves the adapter by the rewards,
 resuming from its saved state, and the adapter playing through the runner.
 
 Slow (about a minute on two cores): a tiny random-weight chat model built here (no download) plays groups of
@@ -7,7 +7,7 @@ depth-3 training episodes under the sticker reward, so the group's rewards diffe
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import subprocess
 import sys
@@ -21,12 +21,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "train_grpo.py"
 
 
 def _module():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("train_grpo", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("train_grpo", module)  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("cubebench.training.react_grpo")
 
 
 def test_advantages_are_relative_to_the_group_and_equal_rewards_teach_nothing() -> None:

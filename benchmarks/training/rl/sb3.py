@@ -1,11 +1,11 @@
-"""Stable-Baselines3 on the native vector env: ``python -m cubebench.agents.rl.sb3 --algo ppo ...``.
+"""Stable-Baselines3 on the native vector env: ``python -m cubebench.training.rl.sb3 --algo ppo ...``.
 
-SB3 has its own ``VecEnv`` protocol (reset on the same step, the last
+SB3 has its own ``VecEnv`` interface (reset on the same step, the last
 observation in ``info["terminal_observation"]``, ``TimeLimit.truncated``);
 :class:`SB3VecEnv` adapts :class:`~cubebench.envs.vector_env.CubeVectorEnv`
 (``SAME_STEP`` autoreset) to it, so SB3's PPO, A2C and DQN train on the
 Numba-stepped batch.  :class:`CurriculumCallback` drives the same depth
-curriculum as ``cubebench.agents.rl.train`` (depths before each rollout, promotion on
+curriculum as ``cubebench.training.rl.train`` (depths before each rollout, promotion on
 the training success rate).
 """
 
@@ -26,7 +26,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from cubebench.engine.rewards import NATIVE_REWARDS, unalias_reward
 from cubebench.envs.vector_env import CubeVectorEnv
 
-from .evaluate import eval_instances, rollouts
+from cubebench.agents.rl.evaluate import eval_instances, rollouts
 from .schedule import DepthCurriculum, set_horizon
 from .train import EVAL_DEPTHS, ScalarLog
 
@@ -155,7 +155,7 @@ def evaluate_model(model: Any, depths: Sequence[int], metric: str = "quarter", b
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    p = argparse.ArgumentParser(prog="python -m cubebench.agents.rl.sb3", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m cubebench.training.rl.sb3", description=__doc__.split("\n\n")[0])
     p.add_argument("--algo", choices=ALGOS, default="ppo")
     p.add_argument("--timesteps", type=int, default=500_000)
     p.add_argument("--num-envs", type=int, default=256)

@@ -16,8 +16,8 @@ import cubebench  # noqa: E402
 from cubebench.agents.rl.evaluate import beam_search, eval_instances, policy_rollouts, rollouts  # noqa: E402
 from cubebench.agents.rl.policy import (SHIPPED_CHECKPOINT, MLPPolicy, inverse_actions, load_checkpoint,  # noqa: E402
                                         save_checkpoint)
-from cubebench.agents.rl.schedule import DepthCurriculum  # noqa: E402
-from cubebench.agents.rl.train import main as train_main  # noqa: E402
+from cubebench.training.rl.schedule import DepthCurriculum  # noqa: E402
+from cubebench.training.rl.train import main as train_main  # noqa: E402
 from cubebench.envs.vector_env import CubeVectorEnv  # noqa: E402
 
 torch.set_num_threads(1)
@@ -127,7 +127,7 @@ def test_sb3_check_env_passes_on_every_id(env_id):
 def test_sb3_vecenv_adapter_follows_sb3_conventions():
     from stable_baselines3.common.vec_env.util import obs_space_info  # noqa: F401  (SB3 importable)
 
-    from cubebench.agents.rl.sb3 import SB3VecEnv
+    from cubebench.training.rl.sb3 import SB3VecEnv
 
     venv = CubeVectorEnv(4, depth=1, max_steps=3, autoreset_mode=AutoresetMode.SAME_STEP)
     env = SB3VecEnv(venv)
@@ -147,7 +147,7 @@ def test_sb3_vecenv_adapter_follows_sb3_conventions():
 
 @pytest.mark.parametrize("algo", ["ppo", "a2c", "dqn"])
 def test_sb3_trains_on_the_native_env(algo, tmp_path):
-    from cubebench.agents.rl.sb3 import main as sb3_main
+    from cubebench.training.rl.sb3 import main as sb3_main
 
     result = sb3_main(["--algo", algo, "--timesteps", "2048", "--num-envs", "64", "--out", str(tmp_path)])
     assert set(result) >= {"pass/d1", "pass/d4", "frontier"}
@@ -156,7 +156,7 @@ def test_sb3_trains_on_the_native_env(algo, tmp_path):
 
 @pytest.mark.slow
 def test_sb3_ppo_learns_depth_one(tmp_path):
-    from cubebench.agents.rl.sb3 import main as sb3_main
+    from cubebench.training.rl.sb3 import main as sb3_main
 
     result = sb3_main(["--algo", "ppo", "--timesteps", "150000", "--num-envs", "128", "--max-depth", "1",
                        "--out", str(tmp_path)])

@@ -16,7 +16,7 @@ import gymnasium as gym
 
 from cubebench.engine.metric import Metric, metric_argument
 from cubebench.engine.rewards import parse_reward
-from cubebench.envs.cube_env import CubeEnv
+from cubebench.envs.cube_env import INTERACTION_STEPS, CubeEnv
 from cubebench.registration import VECTOR_ENTRY_POINT, register_envs  # noqa: F401  (re-exported)
 from cubebench.tiers import PARTIAL_TIERS, TIERS, VECTOR_TIERS, tier_spec  # noqa: F401  (re-exported)
 
@@ -28,7 +28,7 @@ def make_cube_env(
     depth: int = 1,
     reward: str = "none",
     metric: Metric | None = None,
-    max_steps: int | None = 20,
+    max_steps: int | None = INTERACTION_STEPS,
     render_mode: str | None = None,
     obs_format: str | None = None,
     renderer: str = "painter",
@@ -59,7 +59,9 @@ def make_cube_env(
     spec = tier_spec(tier)
     reward = parse_reward(reward)
     metric = metric_argument(metric, moves)
-    onehot = tier == "symbolic" and (obs_format or "onehot") == "onehot"
+    form = obs_format or spec.forms[0]
+    if form not in spec.forms:
+        raise ValueError(f"form must be one of {spec.forms}, got {form!r}")
     env: gym.Env = CubeEnv(
         depth=depth,
         metric=metric,
@@ -68,20 +70,14 @@ def make_cube_env(
         max_steps=max_steps,
         render_mode=render_mode,
         generator=generator,
-        obs_format="onehot" if onehot else "indices",  # the core makes Tier 1's default form itself
+        obs_format="onehot" if form == "onehot" else "indices",  # the core makes the one-hot form itself
         max_moves=max_moves,
         max_rotations=max_rotations,
     )
     env = rewards.make_reward_wrapper(env, reward, **(reward_kwargs or {}))
-    if tier == "symbolic":
-        return observations.SymbolicObservation(env, form=obs_format or "onehot", letters=letters)
-    form = obs_format or spec.forms[0]
-    if tier == "vertex":
-        return observations.VertexViewObservation(env, form=form, size=image_size, renderer=renderer, debug=debug)
-    wrapper = observations.TIER_WRAPPERS.get(tier)
-    if wrapper is None:
-        return observations.TierObservation(env, spec, form=form, size=image_size, debug=debug)
-    return wrapper(env, form=form, size=image_size, debug=debug)
+    wrapper = getattr(observations, spec.wrapper)
+    options = observations.WrapperOptions(form=form, size=image_size, debug=debug, renderer=renderer, letters=letters)
+    return wrapper.build(env, spec, options)
 
 
 class RetryingPassiveEnvChecker(gym.wrappers.PassiveEnvChecker):
