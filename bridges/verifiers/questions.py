@@ -21,14 +21,16 @@ __all__ = ["DEFAULT_SUITE", "QuestionOptions", "judge", "load_environment", "que
 def load_environment(suite: str = DEFAULT_SUITE, rules: str | None = None, tests: Sequence[str] | None = None,
                      depths: Sequence[int] | None = None, items: int | None = None,
                      variants: Sequence[str] | None = None, train_fraction: float = 0.9, seed: int = 0,
-                     max_tokens: int | None = None, split: str | None = None, **kwargs: Any) -> Any:
+                     max_tokens: int | None = None, split: str | None = None, protocol: str | None = None,
+                     **kwargs: Any) -> Any:
     """A question suite's one-question items as a verifiers environment (see the module docstring): ``suite``
     (``cube-bench``, ``cube-bench-smoke``, ``stare``, ``stare-smoke``, ``inf-bench`` with ``depths``, a file),
     ``rules`` (default the suite's first, ``paper``), ``tests``, ``depths``, ``items`` (per test and depth),
     ``variants``, ``train_fraction`` and ``seed`` (the split, by start state or item group), ``max_tokens`` (per
-    reply; default a run's for the exported tests under the rules), and ``split`` (verifiers 0.4 only: ``train``, the default, or
-    ``eval``).  Other keyword arguments go to ``vf.SingleTurnEnv`` (0.3) or the environment's config (0.4:
-    ``agent``, ``timeout``, ...).  A bad value raises ``ValueError`` naming it."""
-    args = {"suite": suite, "rules": rules, "tests": tests, "depths": depths, "items": items,
-            "variants": variants, "train_fraction": train_fraction, "seed": seed, "max_tokens": max_tokens}
+    reply; default a run's for the exported tests under the rules), and ``split`` (verifiers 0.4 only: ``train``, the
+    default, or ``eval``); ``protocol`` is the old name of ``rules``, still read.  Other keyword arguments go to
+    ``vf.SingleTurnEnv`` (0.3) or the environment's config (0.4: ``agent``, ``timeout``, ...).  A bad value raises
+    ``ValueError`` naming it."""
+    args = {"suite": suite, "rules": rules if rules is not None else protocol, "tests": tests, "depths": depths,
+            "items": items, "variants": variants, "train_fraction": train_fraction, "seed": seed, "max_tokens": max_tokens}
     return QUESTION_ADAPTER.build_questions(args, split, **kwargs)
