@@ -16,11 +16,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from helpers import needs
+
 from cubebench.agents.episode import run_episode
 from cubebench.agents.scripted import SCRIPTED_AGENTS
 from cubebench.agents.teams import read_view
 from cubebench.engine.facelets import face_slice
-from cubebench.envs.multi.views import SeatView
 from cubebench.registration import ENTRY_POINT
 from cubebench.render.face import face_canvas, render_face
 from cubebench.render.text import face_text_grid
@@ -64,10 +65,6 @@ def test_a_fifth_tier_is_one_spec_from_the_env_to_the_report(back_tier: TierSpec
     assert record.config["tier"] == "back" and record.status == "solved"
     assert record.n_rotations >= len(back_tier.looks)  # the solver looked round before it solved
 
-    view = SeatView(tier="back", form="text")
-    positions, colours = read_view(view, view.observe(state))
-    assert list(positions) == list(range(54))[BACK] and np.array_equal(colours, state[BACK])
-
     suite = tmp_path / "back.json"
     suite.write_text(json.dumps({"name": "back", "tiers": ["back"], "depths": [1], "instances": 1,
                                  "rewards": ["none"], "tool_settings": ["basic"]}))
@@ -78,3 +75,16 @@ def test_a_fifth_tier_is_one_spec_from_the_env_to_the_report(back_tier: TierSpec
         rows = store.rows()
     assert [(r.tier, r.solved) for r in rows] == [("back", True)]
     assert main(["report", str(db)]) == 0
+
+
+@needs("pettingzoo")
+def test_a_fifth_tier_is_a_seat_view_too(back_tier: TierSpec) -> None:
+    """A multi-agent seat given the tier sees the back face and reads it back (the games need the multi extra)."""
+    from cubebench.envs.multi.views import SeatView
+
+    env = make_cube_env("back", depth=2, obs_format="text")
+    env.reset(seed=3)
+    state = symbolic_colours(env.unwrapped.facelets)
+    view = SeatView(tier="back", form="text")
+    positions, colours = read_view(view, view.observe(state))
+    assert list(positions) == list(range(54))[BACK] and np.array_equal(colours, state[BACK])
