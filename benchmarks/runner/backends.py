@@ -38,9 +38,8 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Iterator
 
-from cubebench.extras import install_hint
-
 from cubebench.agents.records import EpisodeRecord
+from cubebench.extras import install_hint
 
 from .execute import PlaySettings
 from .plan import Spec, protocol_of

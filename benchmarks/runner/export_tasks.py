@@ -38,21 +38,24 @@ from pathlib import Path
 from typing import IO, Any, Iterator, Sequence, cast
 
 from cubebench import __version__
-from cubebench.extras import install_hint
 from cubebench.agents.answerers import ModelAnswerer, OracleAnswerer
 from cubebench.curriculum import Instance, load_instance_file
+from cubebench.extras import install_hint
 from cubebench.shipped import largest_instance_file
 from cubebench.tiers import TIER_SPECS, tier_spec
 
 from .answering import chosen_rules
 from .execute import PlaySettings
-from .instances import resolve_source
-from .plan import EpisodeSpec, ItemSpec, check_plan_size, episode_key, iter_fixed_items, plan_episodes
-from .question_suites import QuestionSuite, configured_test, question_suite_from_dict, restrict_questions
+from .plan import check_plan_size
+from .protocols.episodes.instances import resolve_source
+from .protocols.episodes.plan import EpisodeSpec, episode_key, plan_episodes
+from .protocols.episodes.suite import Suite, restrict, suite_from_dict
+from .protocols.questions.plan import ItemSpec, iter_fixed_items
+from .protocols.questions.suite import QuestionSuite, configured_test, question_suite_from_dict, restrict_questions
 from .sft_traces import ScriptedReplies, TraceError, optimal_solution, play_trace, replay_trace, trace_replies
 from .splits import SPLITS, Sides, check_fraction, group_of, split_of
 from .suite_fields import SuiteError
-from .suites import Suite, load_suite, restrict, suite_from_dict
+from .suites import load_suite
 from .training_starts import SOURCE, TrainingStartError, check_apart, training_instances
 from .verifier_refs import asked_prompts, episode_ref, question_ref
 

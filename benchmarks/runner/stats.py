@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from cubebench.tasks.metrics import Z95, Proportion, wilson_interval
 
-
 Rate = Proportion
 """A pass rate: ``solved`` of ``episodes`` with its Wilson interval (the same type as the question tests')."""
 

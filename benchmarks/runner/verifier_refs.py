@@ -34,7 +34,7 @@ from cubebench.tasks.rules import STRICT
 from cubebench.tiers import tier_spec
 from cubebench.wrappers.tier_envs import make_cube_env
 
-from .question_suites import configured_test
+from .protocols.questions.suite import configured_test
 
 EPISODE = "cube-episode"
 QUESTION = "cube-question"
@@ -73,7 +73,7 @@ def asked_prompts(test: str, options: Mapping[str, Any], item: Mapping[str, Any]
                   reply: str | None = None, rules: str = STRICT) -> list[Prompt]:
     """Every prompt the item asks in ``variant`` under answer ``rules`` when the oracle answers, or, given
     ``reply``, when every answer is that text (how many questions a loop asks depends on the answers).  The
-    test is configured as :func:`~.execute.play_item` configures it, so the prompts and reply forms are a run's."""
+    test is configured as :func:`~.protocols.questions.play.play_item` configures it, so the prompts and reply forms are a run's."""
     asked: list[Prompt] = []
     oracle = OracleAnswerer()
 

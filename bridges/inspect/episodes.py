@@ -1,9 +1,9 @@
 """``cubebench/episode``: the CubeBench episode protocol (Exp 1, 2, 3) as an Inspect task.
 
-The dataset is the runner's plan of a suite (:func:`~cubebench.runner.plan.plan_episodes`): one sample per
+The dataset is the runner's plan of a suite (:func:`~cubebench.runner.protocols.episodes.plan.plan_episodes`): one sample per
 grid cell, keyed like a ``cubebench run`` episode (``symbolic/d1/i00/none/basic``), on the certified
 instances shipped in ``cubebench.instances``.  The solver plays the sample's episode with
-:func:`~cubebench.runner.execute.play_episode` (the env of ``gymnasium.make(cubebench.TIERS[tier], ...)``,
+:func:`~cubebench.runner.protocols.episodes.play.play_episode` (the env of ``gymnasium.make(cubebench.TIERS[tier], ...)``,
 the suite's move and rotation budgets, the step budget) with an agent over the eval's model
 (:mod:`.factory`), and keeps the episode record in the sample's store under :data:`RECORD_KEY`.
 The scorer reports solved, moves, rotations and steps, with the attribution inputs as metadata.
@@ -39,7 +39,7 @@ SOLVER_TOOLS = ("solve", "solve_current")
 
 
 def episode_dataset(suite: Suite) -> MemoryDataset:
-    """One sample per planned episode of ``suite``, its :class:`~cubebench.runner.plan.EpisodeSpec` as metadata."""
+    """One sample per planned episode of ``suite``, its :class:`~cubebench.runner.protocols.episodes.plan.EpisodeSpec` as metadata."""
     samples = [Sample(id=ep.key, input=_describe(ep), metadata=ep.to_dict())
                for ep in plan_episodes(suite, resolve_source(suite, warn=False))]
     return MemoryDataset(samples, name=suite.name)
@@ -100,7 +100,7 @@ def episode_outcome() -> Scorer:
 
 
 def attribution_inputs(spec: dict[str, Any], record: EpisodeRecord) -> dict[str, Any]:
-    """What the failure attribution (:mod:`cubebench.runner.attribution`) pairs and counts, per episode:
+    """What the failure attribution (:mod:`cubebench.runner.protocols.episodes.attribution`) pairs and counts, per episode:
     the grid cell, the outcome and whether a solver tool ever returned a solution."""
     answered = any(c.name in SOLVER_TOOLS and not c.error for s in record.steps for c in s.tool_calls)
     return {"key": spec["key"], "tier": spec["tier"], "horizon": spec["horizon"], "depth": spec["depth"],

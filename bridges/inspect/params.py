@@ -1,8 +1,8 @@
 """Task parameters (``inspect eval ... -T name=value``) read into the runner's suites.
 
 A task's parameters select a grid from a shipped suite and override its fields; the result goes
-through the runner's own suite validation (:func:`~cubebench.runner.suites.suite_from_dict`,
-:func:`~cubebench.runner.question_suites.question_suite_from_dict`), so a bad value fails with the
+through the runner's own suite validation (:func:`~cubebench.runner.protocols.episodes.suite.suite_from_dict`,
+:func:`~cubebench.runner.protocols.questions.suite.question_suite_from_dict`), so a bad value fails with the
 same clear :class:`~cubebench.runner.suite_fields.SuiteError` a suite file would, before any sample runs.
 
 ``-T`` values arrive as YAML scalars or lists: ``-T depths=1``, ``-T depths=[1,2]`` and

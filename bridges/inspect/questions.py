@@ -1,9 +1,9 @@
 """``cubebench/questions``: the question-style tests of the registry as an Inspect task.
 
 Generic over :data:`cubebench.tasks.registry.TESTS` (Cube Bench's seven tests, and any test registered
-there later): the dataset is the runner's plan of a question grid (:func:`~cubebench.runner.plan.plan_items`:
+there later): the dataset is the runner's plan of a question grid (:func:`~cubebench.runner.protocols.questions.plan.plan_items`:
 items from each test's ``items(...)``, one sample per item and variant, keyed like a ``cubebench run`` item),
-and the solver asks each sample with :func:`~cubebench.runner.execute.play_item`, i.e. the test's own
+and the solver asks each sample with :func:`~cubebench.runner.protocols.questions.play.play_item`, i.e. the test's own
 ``play`` with an ``Ask`` callback that calls the eval's model (:class:`~cubebench.agents.answerers.ModelAnswerer`
 over :class:`~.client.InspectModelClient`): the test's prompts, strict parsers and labels decide the score.
 """
@@ -37,7 +37,7 @@ ITEM_RECORD_KEY = "cubebench:item"
 
 
 def question_dataset(suite: QuestionSuite) -> MemoryDataset:
-    """One sample per planned item and variant of ``suite``, its :class:`~cubebench.runner.plan.ItemSpec` as metadata."""
+    """One sample per planned item and variant of ``suite``, its :class:`~cubebench.runner.protocols.questions.plan.ItemSpec` as metadata."""
     samples = [Sample(id=spec.key, input=f"Cube question {spec.key} ({spec.metric}-turn metric)",
                       metadata=spec.to_dict()) for spec in plan_items(suite)]
     return MemoryDataset(samples, name=suite.name)

@@ -1,9 +1,9 @@
 """The rollout datasets: the runner's plan of certified CubeBench episodes, one row per episode.
 
-The grid is a runner :class:`~cubebench.runner.suites.Suite` built from the environment's arguments and
-validated by :func:`~cubebench.runner.suites.suite_from_dict` (a bad value fails with the same
+The grid is a runner :class:`~cubebench.runner.protocols.episodes.suite.Suite` built from the environment's arguments and
+validated by :func:`~cubebench.runner.protocols.episodes.suite.suite_from_dict` (a bad value fails with the same
 :class:`~cubebench.runner.suite_fields.SuiteError` a suite file would); its episodes are planned by
-:func:`~cubebench.runner.plan.plan_episodes` on the certified instances that ship with the package
+:func:`~cubebench.runner.protocols.episodes.plan.plan_episodes` on the certified instances that ship with the package
 (``cubebench.instances``, made by :mod:`cubebench.curriculum`: optimal distance certified, seeded), or on
 seeded scrambles when ``instance_source="scramble"``.  The train and eval rows are disjoint instances:
 the first ``instances`` of each depth train, the next ``eval_instances`` evaluate.
@@ -15,7 +15,7 @@ warning (the rows that exist are still usable); ``warnings.simplefilter("error",
 makes it an error.
 
 Each row holds the episode's first prompt exactly as our ReAct agent sends it (:func:`.relay.first_prompt`),
-and its :class:`~cubebench.runner.plan.EpisodeSpec` as JSON in ``info``, which the environment replays.
+and its :class:`~cubebench.runner.protocols.episodes.plan.EpisodeSpec` as JSON in ``info``, which the environment replays.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ OUTCOME_KEY = "cubebench_outcome"
 
 
 class CubeBenchData(vf.TaskData):
-    """A task: one planned episode (``info``: its :class:`~cubebench.runner.plan.EpisodeSpec` as a dict)."""
+    """A task: one planned episode (``info``: its :class:`~cubebench.runner.protocols.episodes.plan.EpisodeSpec` as a dict)."""
 
     info: dict[str, Any] = Field(default_factory=dict)
     answer: str = ""

@@ -171,7 +171,7 @@ def test_a_table_build_is_announced_before_it_starts(monkeypatch, capsys) -> Non
 
 
 def test_play_by_default_starts_from_a_shipped_instance_without_tables(monkeypatch) -> None:
-    from cubebench.runner.instances import shipped_starts
+    from cubebench.runner.protocols.episodes.instances import shipped_starts
     from cubebench.runner.play import start_options
 
     _no_tables(monkeypatch)

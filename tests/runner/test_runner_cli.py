@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cubebench.agents.llm.testing import RecordedRequest, ScriptedServer, Step
-from cubebench.runner.attribution import attribute
+from cubebench.runner.protocols.episodes.attribution import attribute
 from cubebench.runner.store import open_run
 from cubebench.runner.cli import main
 from helpers import missing, needs
@@ -234,7 +234,7 @@ def test_play_takes_typed_tool_calls(capsys) -> None:
 
 
 def test_play_starts_from_a_certified_instance() -> None:
-    from cubebench.runner.instances import shipped_starts
+    from cubebench.runner.protocols.episodes.instances import shipped_starts
     from cubebench.runner.play import play
 
     starts = shipped_starts(8, "quarter")

@@ -29,8 +29,8 @@ from cubebench.tasks.metrics import Proportion
 from cubebench.tasks.parsing import BoxedForm, ConfidenceForm, GridForm, LabelsForm, LetterForm, TaggedForm, YesNoForm
 
 from .plan import ItemSpec, ladder_round
-from .question_report import summarize
-from .question_suites import QuestionSuite, configured_test
+from .report import summarize
+from .suite import QuestionSuite, configured_test
 
 __all__ = ["Level", "LOWER_IS_BETTER", "DESCRIPTIVE", "candidates", "constant_levels", "constant_ladder", "better"]
 
@@ -179,7 +179,7 @@ def constant_levels(specs: list[ItemSpec], rules: str) -> dict[str, Level]:
 
 def constant_ladder(suite: QuestionSuite, name: str, variant: str, rules: str) -> Level | None:
     """The best mean ladder score a constant letter reaches over ``suite``'s ladders of ``name`` in ``variant``: each
-    letter climbs every run's ladder with the rounds the runner would plan for it (:func:`~.plan.ladder_round`)."""
+    letter climbs every run's ladder with the rounds the runner would plan for it (:func:`.plan.ladder_round`)."""
     grid = suite.ladders[name]
     test = configured_test(name, grid.options, rules)
     opening = ladder_round(suite, name, variant, 0, 0, 1)
