@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 from cubebench import __version__
-from cubebench import cli as engine_cli
+from cubebench import engine_cli
 from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.agents.base import TOOL_SETTINGS
 from cubebench.engine import CubeInputError

@@ -36,7 +36,7 @@ from cubebench.tasks.cube_bench.reconstruction import colour_prior, held_state
 from cubebench.tasks.cube_bench.verification import QUESTIONS, asked, polarity_prompt
 from cubebench.tasks.items import Item, Prompt, Reply
 from cubebench.tasks.metrics import balanced_accuracy
-from cubebench.tasks.oracle import oracle
+from cubebench.solver.oracle import oracle
 from cubebench.tasks.registry import TESTS
 
 

@@ -58,7 +58,7 @@ from cubebench.tasks.items import MAX_DEPTH
 from cubebench.solver.oracle import oracle
 
 from cubebench.agents.rl.evaluate import evaluate, onehot, policy_rollouts
-from cubebench.agents.rl.policy import SHIPPED_CHECKPOINT, MLPPolicy, action_names, load_checkpoint, save_checkpoint
+from cubebench.agents.rl.mlp_policy import SHIPPED_CHECKPOINT, MLPPolicy, action_names, load_checkpoint, save_checkpoint
 from .ppo import PPO, PPOConfig
 from .schedule import DepthCurriculum
 from .train import EVAL_DEPTHS, ScalarLog

@@ -33,7 +33,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from . import coords as C
-from .tables import ROW, get2
+from .pruning import ROW, get2
 
 MAX_DEPTH = 32
 

@@ -1,7 +1,7 @@
 """Public entry points of the exact optimal solver.
 
 ``solve_optimal`` runs IDA* (see :mod:`.search`) with the admissible bounds of
-:mod:`.tables`, in the half-turn metric (18 moves: every face turn, quarter or
+:mod:`.pruning`, in the half-turn metric (18 moves: every face turn, quarter or
 half, counts 1) or the quarter-turn metric (12 moves: a half turn counts 2).
 Input is a sticker state or a 54-letter ``URFDLB`` string, held in any of the
 24 orientations; the returned moves act on the faces of the cube *as held*
@@ -23,10 +23,10 @@ from ...engine.moves import MOVE_NAMES, ORIENTATIONS, TABLE
 from ...engine.notation import parse
 from ...engine.state import from_facelets, relabel_to_centres, validate_state
 from . import coords as C
-from . import tables as T
+from . import pruning as T
 from .search import MAX_DEPTH, exact_h, move_automaton, run_tasks
 
-SOLVER_VERSION = f"cubebench-optimal-1 (tables v{T.store.FORMAT_VERSION})"
+SOLVER_VERSION = f"cubebench-optimal-1 (tables v{T.table_cache.FORMAT_VERSION})"
 """Identifies the solver and table format that certified a distance."""
 
 
