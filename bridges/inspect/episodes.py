@@ -25,7 +25,7 @@ from cubebench.runner import check_plan_size, EpisodeSpec, plan_episodes, play_e
 from .model_client import in_worker_thread
 from .task_errors import raise_if_error, refuse_unknown, task_parameters
 from .agent_factory import stored_record, AGENTS, InspectAgentFactory
-from .params import SOURCE, check_flag, episode_suite
+from .params import PARAMS_SOURCE, check_flag, episode_suite
 
 __all__ = ["episode", "episode_dataset", "play_cube_episode", "episode_outcome", "attribution_inputs", "RECORD_KEY", "TASK_OBS_FORMATS",
            "SOLVER_TOOLS"]
@@ -58,9 +58,9 @@ def play_cube_episode(agent: str = "tools", obs_format: str = "image", send_imag
     An episode that ended as an error (a model call that failed after Inspect's retries, an agent that could
     not start) is the sample's error in Inspect's terms (:mod:`.task_errors`), its record kept in the store."""
     if agent not in AGENTS:
-        raise SuiteError(f"{SOURCE}: agent must be one of {', '.join(AGENTS)}, got {agent!r}")
+        raise SuiteError(f"{PARAMS_SOURCE}: agent must be one of {', '.join(AGENTS)}, got {agent!r}")
     if obs_format not in TASK_OBS_FORMATS:
-        raise SuiteError(f"{SOURCE}: obs_format must be one of {', '.join(TASK_OBS_FORMATS)}, got {obs_format!r}")
+        raise SuiteError(f"{PARAMS_SOURCE}: obs_format must be one of {', '.join(TASK_OBS_FORMATS)}, got {obs_format!r}")
     check_flag(send_images, "send_images")
     settings = PlaySettings(obs_format=obs_format, store_images=False, distance_budget_s=distance_budget_s)
 
