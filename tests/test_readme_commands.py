@@ -258,11 +258,11 @@ def test_the_suite_counts_in_the_readme_are_the_suites_own() -> None:
 
 def test_the_gym_example_runs_without_tables(monkeypatch) -> None:
     """The README's Python block, as written, with the exact solver's table loader made to fail."""
-    import cubebench.solver.optimal.tables as tables
+    import cubebench.solver.optimal.pruning as pruning
 
     def no_build(*args: object, **kwargs: object) -> None:
         raise AssertionError("the README's example started a solver table build")
 
-    monkeypatch.setattr(tables, "prune_table", no_build)
+    monkeypatch.setattr(pruning, "prune_table", no_build)
     code = re.search(r"```python\n(.*?)```", README, re.S).group(1)
     exec(compile(code, "README.md", "exec"), {})

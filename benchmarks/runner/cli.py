@@ -1,4 +1,4 @@
-"""The ``cubebench`` command: the engine's subcommands (:mod:`cubebench.cli`) and the runner's own.
+"""The ``cubebench`` command: the engine's subcommands (:mod:`cubebench.engine_cli`) and the runner's own.
 
 The runner adds ``run``, ``report``, ``view``, ``play`` and ``export``; it is the
 top layer, so it is the one place where the whole command line is assembled.
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, NoReturn, Sequence, cast
 
 from cubebench import __version__
-from cubebench import cli as engine_cli
+from cubebench import engine_cli
 from cubebench.agents.base import TOOL_SETTINGS
 from cubebench.engine import CubeInputError
 from cubebench.engine.metric import METRICS

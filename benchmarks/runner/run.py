@@ -114,7 +114,7 @@ DISTANCE_COST = ("a scripted agent's run gets 5-60x slower (measured: greedy on 
 def optimal_tables_ready(metric: str) -> bool:
     """True when the exact solver's tables for ``metric`` are already on disk (no build is triggered)."""
     try:
-        from cubebench.solver.optimal import store
+        from cubebench.solver.optimal import table_cache as store
     except Exception:  # noqa: BLE001 - no (working) optimal solver in this checkout
         return False
     try:

@@ -5,7 +5,7 @@ there later): the dataset is the runner's plan of a question grid (:func:`~cubeb
 items from each test's ``items(...)``, one sample per item and variant, keyed like a ``cubebench run`` item),
 and the solver asks each sample with :func:`~cubebench.runner.protocols.questions.play.play_item`, i.e. the test's own
 ``play`` with an ``Ask`` callback that calls the eval's model (:class:`~cubebench.agents.answerers.ModelAnswerer`
-over :class:`~.client.InspectModelClient`): the test's prompts, strict parsers and labels decide the score.
+over :class:`~.model_client.InspectModelClient`): the test's prompts, strict parsers and labels decide the score.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from cubebench.agents.records import EpisodeRecord
 from cubebench.runner import check_plan_size, chosen_rules, ItemSpec, plan_items, play_item, PlaySettings, QuestionSuite
 from cubebench.tasks.registry import get_test
 
-from .client import in_worker_thread
-from .errors import raise_if_error, refuse_unknown, task_parameters
-from .factory import stored_record, InspectAgentFactory
+from .model_client import in_worker_thread
+from .task_errors import raise_if_error, refuse_unknown, task_parameters
+from .agent_factory import stored_record, InspectAgentFactory
 from .params import check_flag, question_suite
 
 __all__ = ["questions", "question_dataset", "answer_cube_questions", "question_outcome", "question_table",
@@ -49,7 +49,7 @@ def answer_cube_questions(send_images: bool = True, rules: str | None = None) ->
     each question is one call of the eval's model.
 
     An item that ended as an error (a model call that failed after Inspect's retries, a broken test) is the
-    sample's error in Inspect's terms (:mod:`.errors`), its record kept in the store."""
+    sample's error in Inspect's terms (:mod:`.task_errors`), its record kept in the store."""
     check_flag(send_images, "send_images")
     settings = PlaySettings(store_images=False, rules=rules)
 

@@ -33,7 +33,7 @@ from .relay import first_prompt
 
 __all__ = ["RowShortfallWarning", "episode_grid", "split_plan", "episode_rows", "shortfall"]
 
-SOURCE = "cubebench.bridges.verifiers.load_environment"
+LOADER_SOURCE = "cubebench.bridges.verifiers.load_environment"
 """How errors name where a bad value came from."""
 
 
@@ -42,7 +42,7 @@ def episode_grid(*, tier: str, depths: Sequence[int], instances: int, reward: st
                  instance_source: str) -> Suite:
     """The runner's suite for one tier, reward and tool setting over ``depths``, ``instances`` per depth."""
     if isinstance(depths, (str, bytes)) or not isinstance(depths, Sequence) or not depths:
-        raise SuiteError(f"{SOURCE}: depths must be a non-empty list of integers, got {depths!r}")
+        raise SuiteError(f"{LOADER_SOURCE}: depths must be a non-empty list of integers, got {depths!r}")
     data: dict[str, Any] = {
         "name": f"verifiers[{tier}]", "tiers": [tier], "depths": list(depths), "instances": instances,
         "rewards": [reward], "tool_settings": [tool_setting], "metric": metric, "max_steps": max_steps,
@@ -52,7 +52,7 @@ def episode_grid(*, tier: str, depths: Sequence[int], instances: int, reward: st
         data["max_moves"] = max_moves
     if max_rotations is not None:
         data["max_rotations"] = max_rotations
-    return suite_from_dict(data, source=SOURCE)
+    return suite_from_dict(data, source=LOADER_SOURCE)
 
 
 class RowShortfallWarning(UserWarning):
@@ -85,7 +85,7 @@ def shortfall(suite: Suite, n_train: int, train: Sequence[EpisodeSpec], evaluate
         have = got_train[d] + got_eval[d]
         parts.append(f"depth {d}: train {got_train[d]} of {n_train}, eval {got_eval[d]} of {n_eval} (only {have} "
                      f"distinct start states exist at {suite.metric}-turn distance {d}; train takes them first)")
-    return (f"{SOURCE}: fewer rows than asked: " + "; ".join(parts) + ". Ask for at most that many instances "
+    return (f"{LOADER_SOURCE}: fewer rows than asked: " + "; ".join(parts) + ". Ask for at most that many instances "
             "of these depths, or leave them out.")
 
 

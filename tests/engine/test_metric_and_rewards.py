@@ -12,7 +12,7 @@ import pytest
 
 from helpers import SCRAMBLES, extra_reason
 from cubebench import CubeEnv, make_cube_env
-from cubebench.cli import add_subcommands as engine_subcommands
+from cubebench.engine_cli import add_subcommands as engine_subcommands
 from cubebench.engine import MOVE_NAMES, SOLVED, TABLE, kernels, simd
 from cubebench.engine.metric import METRICS, TURN_ACTIONS, check_metric, parse_metric, turn_actions
 from cubebench.engine.rewards import (
@@ -24,7 +24,7 @@ from cubebench.envs.vector_env import CubeVectorEnv
 from cubebench.runner import suite_fields
 from cubebench.runner.protocols.episodes import suite as suites
 from cubebench.runner.cli import build_parser
-from cubebench.wrappers.rewards import REWARD_WRAPPERS, make_reward_wrapper
+from cubebench.wrappers.reward_wrappers import REWARD_WRAPPERS, make_reward_wrapper
 
 SYMBOLIC = "CubeBench-Symbolic-v0"
 

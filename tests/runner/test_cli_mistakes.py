@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import cubebench.solver.optimal.tables as tables
+import cubebench.solver.optimal.pruning as pruning
 from cubebench.runner import run as run_module
 from cubebench.runner.cli import build_parser, main
 from helpers import missing, one_line_error
@@ -25,7 +25,7 @@ def _no_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("a solver table build was started")
 
-    monkeypatch.setattr(tables, "prune_table", refuse)
+    monkeypatch.setattr(pruning, "prune_table", refuse)
     monkeypatch.setattr(run_module, "optimal_tables_ready", lambda metric: False)
     monkeypatch.setattr("cubebench.runner.play.optimal_tables_ready", lambda metric: False)
 
@@ -163,11 +163,11 @@ def test_a_table_build_is_announced_before_it_starts(monkeypatch, capsys) -> Non
         assert "building the exact optimal solver's half-turn tables" in capsys.readouterr().err
         raise Stop
 
-    monkeypatch.setattr(tables, "_PRUNE", {})
-    monkeypatch.setattr(tables.store, "load", lambda *a: None)
-    monkeypatch.setattr(tables, "small_tables", stop)
+    monkeypatch.setattr(pruning, "_PRUNE", {})
+    monkeypatch.setattr(pruning.table_cache, "load", lambda *a: None)
+    monkeypatch.setattr(pruning, "small_tables", stop)
     with pytest.raises(Stop):
-        tables.prune_table("half", progress=False)
+        pruning.prune_table("half", progress=False)
 
 
 def test_play_by_default_starts_from_a_shipped_instance_without_tables(monkeypatch) -> None:

@@ -26,7 +26,7 @@ from cubebench.agents.react import ReActAgent
 from cubebench.agents.records import EpisodeRecord
 from cubebench.runner import AgentFactory, AgentSpec
 
-from .client import FailedCall, InspectModelClient, to_inspect_messages
+from .model_client import FailedCall, InspectModelClient, to_inspect_messages
 from .tool_agent import InspectToolAgent
 
 __all__ = ["AGENTS", "InspectAgentFactory", "stored_record"]
