@@ -313,6 +313,12 @@ SHARED_MODULE_NAMES: dict[str, tuple[tuple[str, ...], str]] = {
                "each paper package's own helpers and prompt words, shared by that paper's tests"),
     "questions": (("cubebench.bridges.inspect.questions", "cubebench.bridges.verifiers.questions"),
                   "each bridge's question tasks, in its own framework's terms"),
+    **{role: (tuple(f"cubebench.runner.protocols.{p}.{role}" for p in ("episodes", "multi", "questions")),
+              "each run protocol folder's module of that role (docs/architecture.md, 'Adding a protocol')")
+       for role in ("plan", "play", "protocol", "suite")},
+    "report": (("cubebench.runner.report", *(f"cubebench.runner.protocols.{p}.report" for p in
+                                              ("episodes", "multi", "questions"))),
+               "a run's report (cubebench.runner.report, a documented import) and each protocol's tables in it"),
 }
 """Module basenames (besides ``__init__``/``__main__``) that parallel packages share by design."""
 SHARED_CONSTANTS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -338,26 +344,13 @@ SHARED_CONSTANTS: dict[str, tuple[tuple[str, ...], str]] = {
            "QUESTION": ("cubebench.tasks.stare.net_choice", "cubebench.tasks.stare.net_fold"),
            "QUESTIONS": ("cubebench.tasks.cube_bench.verification", "cubebench.tasks.stare.perception"),
        }.items()},
+    "SCHEMA": (tuple(f"cubebench.runner.protocols.{p}.suite" for p in ("episodes", "multi", "questions")),
+               "each run protocol's suite-file schema, in its folder's suite module"),
     "RECORD_KEY": (("cubebench.bridges.inspect.episodes", "cubebench.bridges.verifiers.game"),
                    "each bridge's key of the episode record in its framework's sample state, spelled as that "
                    "framework allows (an Inspect store key, a verifiers state column)"),
 }
 """Public module-level UPPER_CASE constants that parallel modules share by design."""
-
-# TEMPORARY: runner restructure renames these (issue 34).  Pairs where the runner's side (benchmarks/runner/) is
-# being restructured by another branch: that branch renames them and empties these two tables.
-RUNNER_RESTRUCTURE_MODULE_NAMES: dict[str, tuple[tuple[str, ...], str]] = {
-    "base": (("cubebench.agents.base", "cubebench.runner.protocols.base"), "runner restructure renames these"),
-    "episodes": (("cubebench.bridges.inspect.episodes", "cubebench.runner.protocols.episodes"),
-                 "runner restructure renames these"),
-    "questions": (("cubebench.runner.protocols.questions",), "runner restructure renames these"),
-}
-RUNNER_RESTRUCTURE_CONSTANTS: dict[str, tuple[tuple[str, ...], str]] = {
-    "FORMATS": (("cubebench.runner.compare", "cubebench.runner.export_tasks"), "runner restructure renames these"),
-    "SCHEMA": (("cubebench.runner.export_tasks", "cubebench.runner.multi_suites", "cubebench.runner.published",
-                "cubebench.runner.question_suites", "cubebench.runner.suites"), "runner restructure renames these"),
-    "QUESTION": (("cubebench.runner.verifier_refs",), "runner restructure renames these"),
-}
 
 _UPPER = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
@@ -414,12 +407,12 @@ def constant_holders() -> dict[str, set[str]]:
 
 
 def test_no_two_modules_share_a_basename() -> None:
-    wrong = shared_names(module_basenames(), _allowed(SHARED_MODULE_NAMES, RUNNER_RESTRUCTURE_MODULE_NAMES))
+    wrong = shared_names(module_basenames(), _allowed(SHARED_MODULE_NAMES))
     assert not wrong, "modules sharing a name (rename one so the name says what it holds):\n" + "\n".join(wrong)
 
 
 def test_no_two_public_constants_share_a_name() -> None:
-    wrong = shared_names(constant_holders(), _allowed(SHARED_CONSTANTS, RUNNER_RESTRUCTURE_CONSTANTS))
+    wrong = shared_names(constant_holders(), _allowed(SHARED_CONSTANTS))
     assert not wrong, ("public constants sharing a name (one home for one value; else a name that says what it "
                        "holds):\n" + "\n".join(wrong))
 
@@ -428,9 +421,8 @@ def test_the_shared_name_tables_list_only_names_still_shared() -> None:
     """Every allowed module still holds its name, and every entry is still shared, so the tables shrink with
     the code."""
     stale = []
-    for found, tables in ((module_basenames(), (SHARED_MODULE_NAMES, RUNNER_RESTRUCTURE_MODULE_NAMES)),
-                          (constant_holders(), (SHARED_CONSTANTS, RUNNER_RESTRUCTURE_CONSTANTS))):
-        for name, listed in _allowed(*tables).items():
+    for found, table in ((module_basenames(), SHARED_MODULE_NAMES), (constant_holders(), SHARED_CONSTANTS)):
+        for name, listed in _allowed(table).items():
             holders = found.get(name, set())
             stale += [f"{name}: {m} no longer holds it" for m in sorted(listed - holders)]
             if len(holders) < 2:

@@ -7,7 +7,7 @@ from .answering import check_rules, chosen_rules
 from .execute import PlaySettings
 from .export_tasks import ExportError, ExportRequest, item_rows
 from .heldout import EvaluationOverlap, check_apart, evaluation_keys, evaluation_positions
-from .plan import MAX_PLANNED, check_plan_size
+from .planning import MAX_PLANNED, check_plan_size
 from .protocols import PROTOCOLS, RunProtocol, play_spec, protocol_for, protocol_named
 from .protocols.episodes.instances import resolve_source
 from .protocols.episodes.plan import EpisodeSpec, plan_episodes

@@ -42,7 +42,7 @@ from cubebench.agents.records import EpisodeRecord
 from cubebench.extras import install_hint
 
 from .execute import PlaySettings
-from .plan import Spec, protocol_of
+from .planning import Spec, protocol_of
 from .protocols import play_spec, protocol_named
 from .specs import AgentFactory, AgentSpec
 

@@ -32,11 +32,11 @@ from .cli_values import amount, count, csv_values
 from .compare import add_compare
 from .execute import PlaySettings
 from .export import export_csv, export_jsonl
-from .export_tasks import EXPORT_OBS_FORMATS, FORMATS, IMAGE_MODES, KINDS, ExportError, ExportRequest, export_tasks
+from .export_tasks import EXPORT_FORMATS, EXPORT_OBS_FORMATS, IMAGE_MODES, KINDS, ExportError, ExportRequest, export_tasks
 from .failures import short_cause
 from .html_report import report_html
-from .plan import RunnableSuite
-from .play import play
+from .planning import RunnableSuite
+from .human_play import play
 from .plots import PlotsUnavailable, require_matplotlib, write_plots
 from .protocols import PROTOCOLS, protocol_for, selectors
 from .report import build_report, text_report
@@ -500,7 +500,7 @@ def _add_export_tasks(sub: argparse._SubParsersAction) -> None:
                    help="episodes: first prompt + optimal solution; sft: whole optimal ReAct conversations; "
                         "items: question items with gold answers")
     p.add_argument("--out", required=True, help="the folder to write train.*, test.* and manifest.json into")
-    p.add_argument("--format", choices=FORMATS, default="jsonl", help="jsonl (default) or parquet")
+    p.add_argument("--format", choices=EXPORT_FORMATS, default="jsonl", help="jsonl (default) or parquet")
     p.add_argument("--suite", default=None,
                    help="an episode suite (default exp1) or, for items, a question suite (default cube-bench)")
     p.add_argument("--tier", choices=tuple(TIER_SPECS), default=None, help="episodes, sft: the tier (default symbolic)")

@@ -58,7 +58,7 @@ from .tables import Table, render_markdown, render_text
 
 CALIBRATION = ("oracle", "random")
 """The built-in answerers whose rows every comparison shows (or flags as absent)."""
-FORMATS = ("text", "md")
+COMPARE_FORMATS = ("text", "md")
 
 
 class CompareError(Exception):
@@ -560,7 +560,7 @@ def add_compare(sub: argparse._SubParsersAction,
                                    "denominators, the oracle and random rows, and what a constant answer (a blind "
                                    "agent, for episodes) reaches on the same items.")
     p.add_argument("runs", nargs="+", metavar="RUN", help="runs (.sqlite) of one paper suite")
-    p.add_argument("--format", choices=FORMATS, default="text", help="text (default) or md (Markdown tables)")
+    p.add_argument("--format", choices=COMPARE_FORMATS, default="text", help="text (default) or md (Markdown tables)")
     p.set_defaults(func=guard(_cmd_compare))
 
 

@@ -29,7 +29,7 @@ from typing import Any
 from .backends import BACKENDS, WorkersLost, run_backend
 from .execute import LEGACY_RULES_KEY, PlaySettings, listening_to_steps
 from .failures import FailureWatch
-from .plan import RunnableSuite, Spec, check_plan_size
+from .planning import RunnableSuite, Spec, check_plan_size
 from .progress import Progress
 from .protocols import protocol_for, protocol_named
 from .specs import AgentFactory, AgentSpec

@@ -34,7 +34,7 @@ are finished records and are kept by a plain resume; ``retire_errors()``
 ``retired`` table, so they are played again and the old records survive.
 
 A run of any protocol uses the same tables: its plan rows are its protocol's row type (read back as such because
-of ``meta["protocol"]``: :func:`~.plan.row_type`; every check above applies unchanged), and each played row is an
+of ``meta["protocol"]``: :func:`~.planning.row_type`; every check above applies unchanged), and each played row is an
 ``episodes`` row with its record, an :class:`~cubebench.agents.records.EpisodeRecord` (a question item: one step per
 question asked; a game: one step per seat turn).  The summary columns hold one concept each in every protocol
 (:mod:`.rows`).
@@ -57,7 +57,7 @@ import numpy as np
 from cubebench import __version__
 from cubebench.agents.records import EpisodeRecord, NewerForm, RecordError, safe_strings, safe_text
 
-from .plan import Spec, row_protocols, row_type
+from .planning import Spec, row_protocols, row_type
 from .rows import SCHEMA_1_NAMES, STORED_COLUMNS, StoredRow
 from .store_errors import StoreDamaged, StoreError, StoreFull, StoreNewer, damaged_message, is_writable, sqlite_failure
 from .store_reading import connect_reader

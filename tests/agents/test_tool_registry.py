@@ -28,7 +28,7 @@ from cubebench.agents.tools import Toolbox, ToolCallError, ToolError
 from cubebench.engine import SOLVED, to_facelets
 from cubebench.engine.moves import MOVE_NAMES
 from cubebench.engine.notation import format_moves, parse
-from cubebench.runner.play import HumanAgent
+from cubebench.runner.human_play import HumanAgent
 
 SETTINGS = [(tier, setting) for tier in cubebench.TIERS for setting in TOOL_SETTINGS]
 

@@ -2,7 +2,7 @@
 
 * A suite's ``name`` never chooses where a run goes: the default path is made from the cleaned name and always
   falls under ``runs/``; a name that is not printable text (a NUL) is one line.
-* Planning is bounded: a request for more than :data:`~cubebench.runner.plan.MAX_PLANNED` episodes, items or
+* Planning is bounded: a request for more than :data:`~cubebench.runner.planning.MAX_PLANNED` episodes, items or
   games is refused at once in one line naming the limit (nothing is generated), in ``cubebench run``, in the
   in-memory item rows the verifiers bridge serves, and in the Inspect task's dataset.
 * JSON nested deeper than Python reads is one line.
@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from cubebench.runner import ExportRequest, item_rows
-from cubebench.runner.plan import check_plan_size
+from cubebench.runner.planning import check_plan_size
 from cubebench.runner.protocols.episodes import plan as episode_plan
 from cubebench.runner.protocols.questions import plan as question_plan
-from cubebench.runner.plan import MAX_PLANNED
+from cubebench.runner.planning import MAX_PLANNED
 from cubebench.runner.protocols.questions.plan import plan_items
 from cubebench.runner.protocols.questions.suite import question_suite_from_dict
 from cubebench.runner.suites import SuiteError

@@ -21,11 +21,11 @@ from typing import Any, ClassVar
 import pytest
 
 from cubebench.agents.records import EpisodeRecord
-from cubebench.runner import plan as plan_module
+from cubebench.runner import planning as plan_module
 from cubebench.runner import specs
 from cubebench.runner.cli import main
 from cubebench.runner.cli_values import csv_values
-from cubebench.runner.plan import PlannedSpec, agent_seed
+from cubebench.runner.planning import PlannedSpec, agent_seed
 from cubebench.runner.protocols import PROTOCOLS, RunProtocol, register, unregister
 from cubebench.runner.protocols.run_protocol import csv_named
 from cubebench.runner.rows import StoredRow

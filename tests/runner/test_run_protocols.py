@@ -15,7 +15,7 @@ from cubebench.runner.protocols.multi.plan import GameSpec
 from cubebench.runner.protocols.questions.plan import ItemSpec
 from cubebench.runner.protocols import PROTOCOLS, RunProtocol, protocol_for, protocol_named, selectors
 from cubebench.runner.protocols.questions.suite import QuestionSuite
-from cubebench.runner.plan import row_protocols
+from cubebench.runner.planning import row_protocols
 from cubebench.runner.protocols.episodes.suite import Suite
 from cubebench.runner.suites import SuiteError, load_suite
 
@@ -58,7 +58,7 @@ FEATURES = {
     "compare.py": "cubebench compare sets question and episode runs beside the papers' tables",
     "export_tasks.py": "cubebench export-tasks writes episode starts and question items as datasets",
     "heldout.py": "the evaluated positions are those of the episode and question suites",
-    "play.py": "cubebench play is a person playing an episode",
+    "human_play.py": "cubebench play is a person playing an episode",
     "plots.py": "the plots draw episode pass rates",
     "sft_traces.py": "the SFT traces are episodes played by the solver",
     "verifier_refs.py": "the verifiers bridge's references rebuild question items and episodes",

@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..execute import PlaySettings
-from ..plan import PlannedSpec
+from ..planning import PlannedSpec
 from ..suite_fields import SuiteError
 from .episodes.protocol import EpisodesProtocol
 from .multi.protocol import MultiProtocol

@@ -5,7 +5,7 @@ games (seats of a multi-agent env).  The store, the backends, the report, the vi
 CLI hold no knowledge of any of them: they ask the run's protocol (:func:`~.protocol_named`).  Adding a
 protocol is a folder ``protocols/<name>/`` holding its suite class and schema (read by
 :func:`~cubebench.runner.suites.load_suite` through :meth:`RunProtocol.read_suite`), its plan row (a
-:class:`~cubebench.runner.plan.PlannedSpec` subclass: defining it registers it with the store), its play, its report
+:class:`~cubebench.runner.planning.PlannedSpec` subclass: defining it registers it with the store), its play, its report
 tables and its ``cubebench run`` options (:meth:`RunProtocol.add_options`), and a :class:`RunProtocol` subclass; then
 its :func:`~cubebench.runner.protocols.register` line (docs/architecture.md).
 """
@@ -22,7 +22,7 @@ from cubebench.agents.records import EpisodeRecord
 from ..aggregate import cell_of
 from ..answering import no_question_settings
 from ..execute import PlaySettings
-from ..plan import Spec
+from ..planning import Spec
 from ..rows import StoredRow
 from ..specs import AgentFactory, AgentSpec, AgentSpecError, builtins_playing
 from ..store import RunStore

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ...plan import PlannedSpec, agent_seed, check_plan_size
+from ...planning import PlannedSpec, agent_seed, check_plan_size
 from ...rows import StoredRow
 from .instances import instance_refs
 from .suite import Suite

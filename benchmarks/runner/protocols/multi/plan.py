@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from cubebench.envs.games import GAMES
 
-from ...plan import PlannedSpec, agent_seed, check_plan_size
+from ...planning import PlannedSpec, agent_seed, check_plan_size
 from ...rows import StoredRow
 from ...suite_fields import SuiteError
 from ..episodes.instances import shipped_starts

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from cubebench.tasks.ladder import Ladder
 
-from ...plan import Spec
+from ...planning import Spec
 from .plan import ItemRow, ItemSpec, ladder_round
 from .suite import QuestionSuite
 

@@ -18,7 +18,7 @@ from cubebench.agents.records import check_form
 from cubebench.tasks.items import Item, ItemGenerationError
 from cubebench.tasks.ladder import LEVEL_CAP, LadderRules, max_rounds
 
-from ...plan import PlannedSpec, agent_seed, check_plan_size
+from ...planning import PlannedSpec, agent_seed, check_plan_size
 from ...rows import StoredRow
 from ...suite_fields import SuiteError
 from .suite import QuestionSuite, configured_test
@@ -52,7 +52,7 @@ class ItemSpec(PlannedSpec):
     item: dict[str, Any]
     """The :class:`~cubebench.tasks.items.Item`'s fields, as JSON gives them back."""
     options: dict[str, Any] = field(default_factory=dict)
-    """The suite's options of the test (:func:`~.question_suites.configured_test`)."""
+    """The suite's options of the test (:func:`.suite.configured_test`)."""
     ladder_run: int | None = None
     """The ladder this item belongs to (``None``: a fixed item)."""
     ladder_round: int | None = None
