@@ -8,9 +8,9 @@ name           class                       plays
 ``multi``      :class:`MultiProtocol`      teams on the multi-agent envs of the games table
 =============  ==========================  ==========================================================
 
-Each implements :class:`RunProtocol` (check the agent, configure, plan, play, warm up, report, view,
-export columns); the rest of the runner dispatches through :func:`protocol_named` /
-:func:`protocol_for` and never on a protocol's name.
+Each is a folder of this package (its suite, plan rows, play, report and ``RunProtocol``) and one
+:func:`register` line below; the rest of the runner dispatches through :func:`protocol_named`, :func:`protocol_for`
+and :func:`protocol_for_schema`, and never on a protocol's name (docs/architecture.md, "Adding a protocol").
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ from .multi.protocol import MultiProtocol
 from .questions.protocol import QuestionsProtocol
 from .run_protocol import RunProtocol
 
-__all__ = ["RunProtocol", "EpisodesProtocol", "QuestionsProtocol", "MultiProtocol", "PROTOCOLS", "register", "unregister", "selectors", "protocol_named",
-           "protocol_for", "protocol_for_schema", "play_spec"]
+__all__ = ["RunProtocol", "EpisodesProtocol", "QuestionsProtocol", "MultiProtocol", "PROTOCOLS", "register",
+           "unregister", "selectors", "protocol_named", "protocol_for", "protocol_for_schema", "play_spec"]
 
 _REGISTRY: dict[str, RunProtocol] = {}
 PROTOCOLS: Mapping[str, RunProtocol] = MappingProxyType(_REGISTRY)
 """Every registered protocol by name, in registration order: the first is the default (it reads a suite file
-without a ``schema`` and a run stored without ``meta["protocol"]``)."""
+without a ``schema``; a run stored without ``meta["protocol"]`` plays episodes: ``store.UNNAMED_PROTOCOL``)."""
 
 
 def register(protocol: RunProtocol) -> RunProtocol:
