@@ -17,8 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, NoReturn, Sequence, cast
 
-from cubebench import __version__
-from cubebench import engine_cli
+from cubebench import __version__, engine_cli
 from cubebench.agents.base import TOOL_SETTINGS
 from cubebench.engine import CubeInputError
 from cubebench.engine.metric import METRICS
@@ -32,11 +31,19 @@ from .cli_values import amount, count, csv_values
 from .compare import add_compare
 from .execute import PlaySettings
 from .export import export_csv, export_jsonl
-from .export_tasks import EXPORT_FORMATS, EXPORT_OBS_FORMATS, IMAGE_MODES, KINDS, ExportError, ExportRequest, export_tasks
+from .export_tasks import (
+    EXPORT_FORMATS,
+    EXPORT_OBS_FORMATS,
+    IMAGE_MODES,
+    KINDS,
+    ExportError,
+    ExportRequest,
+    export_tasks,
+)
 from .failures import short_cause
 from .html_report import report_html
-from .planning import RunnableSuite
 from .human_play import play
+from .planning import RunnableSuite
 from .plots import PlotsUnavailable, require_matplotlib, write_plots
 from .protocols import PROTOCOLS, protocol_for, selectors
 from .report import build_report, text_report

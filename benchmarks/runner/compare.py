@@ -52,6 +52,7 @@ from .protocols.questions.plan import ItemSpec
 from .protocols.questions.report import Cell, cell_metrics, ladder_score, question_cells
 from .protocols.questions.suite import QuestionSuite, question_suite_from_dict
 from .published import NOT_REPORTED, Column, Figure, Paper, PublishedError, PublishedTable, load_papers, paper_for
+from .stats import as_float
 from .store import open_run
 from .suite_fields import SuiteError
 from .tables import Table, render_markdown, render_text
@@ -187,15 +188,6 @@ def _number(x: float, unit: str) -> str:
     if unit in ("fraction", "kappa"):
         return f"{x:.3f}"
     return f"{x:.2f}"
-
-
-def as_float(value: Any) -> float | None:
-    """A metric as a plain number (a rate's value), or ``None``."""
-    if isinstance(value, Proportion):
-        return value.value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
 
 
 # --- one published table --------------------------------------------------------------------------------

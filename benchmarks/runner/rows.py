@@ -15,12 +15,13 @@ column         an episode                   a question item             a multi-
 =============  ===========================  ==========================  ====================================
 
 A protocol reads its rows under its own words: its plan row type names a :class:`StoredRow` subclass
-(``stored_as``) whose properties say ``tier``, ``test``, ``game``... for these columns.
+(``stored_as``) whose :class:`Word` attributes say ``tier``, ``test``, ``game``... for these columns.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, overload
 
 STORED_COLUMNS = ("key", "part", "depth", "instance", "variant", "setting", "horizon", "status", "solved",
                   "n_steps", "n_moves", "input_tokens", "output_tokens", "cost_usd", "wall_s",
@@ -52,3 +53,22 @@ class StoredRow:
     wall_s: float
     distance_start: int | None
     distance_end: int | None
+
+
+_T = TypeVar("_T")
+
+
+class Word(Generic[_T]):
+    """A protocol's word for one of the columns (``tier = Word[str]("part")``): the column, read under that name."""
+
+    def __init__(self, column: str) -> None:
+        self.column = column
+
+    @overload
+    def __get__(self, row: None, owner: Any) -> "Word[_T]": ...
+
+    @overload
+    def __get__(self, row: StoredRow, owner: Any) -> _T: ...
+
+    def __get__(self, row: StoredRow | None, owner: Any) -> Any:
+        return self if row is None else getattr(row, self.column)

@@ -28,7 +28,7 @@ from cubebench.runner.cli_values import csv_values
 from cubebench.runner.planning import PlannedSpec, agent_seed
 from cubebench.runner.protocols import PROTOCOLS, RunProtocol, register, unregister
 from cubebench.runner.protocols.run_protocol import csv_named
-from cubebench.runner.rows import StoredRow
+from cubebench.runner.rows import StoredRow, Word
 from cubebench.runner.store import open_run
 from cubebench.runner.suite_fields import SuiteError
 from cubebench.runner.tables import Table
@@ -67,9 +67,7 @@ def _protocol_classes() -> type[RunProtocol]:
 
     @dataclass(frozen=True)
     class CoinRow(StoredRow):
-        @property
-        def coin(self) -> str:
-            return self.part
+        coin = Word[str]("part")
 
     @dataclass(frozen=True)
     class FlipSpec(PlannedSpec):

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ...planning import PlannedSpec, agent_seed, check_plan_size
-from ...rows import StoredRow
+from ...rows import StoredRow, Word
 from .instances import instance_refs
 from .suite import Suite
 
@@ -19,13 +19,8 @@ from .suite import Suite
 class EpisodeRow(StoredRow):
     """An episode's stored summary row, its columns under the episodes' words."""
 
-    @property
-    def tier(self) -> str:
-        return self.part
-
-    @property
-    def reward(self) -> str:
-        return self.variant
+    tier = Word[str]("part")
+    reward = Word[str]("variant")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from cubebench.envs.games import GAMES
 
 from ...planning import PlannedSpec, agent_seed, check_plan_size
-from ...rows import StoredRow
+from ...rows import StoredRow, Word
 from ...suite_fields import SuiteError
 from ..episodes.instances import shipped_starts
 from .suite import MultiSuite, require_pettingzoo
@@ -23,17 +23,9 @@ from .suite import MultiSuite, require_pettingzoo
 class GameRow(StoredRow):
     """A game's stored summary row, its columns under the protocol's words."""
 
-    @property
-    def game(self) -> str:
-        return self.part
-
-    @property
-    def view(self) -> str:
-        return self.variant
-
-    @property
-    def seat(self) -> str:
-        return self.setting
+    game = Word[str]("part")
+    view = Word[str]("variant")
+    seat = Word[str]("setting")
 
 
 @dataclass(frozen=True)

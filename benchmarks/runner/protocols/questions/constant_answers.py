@@ -28,6 +28,7 @@ from cubebench.tasks.ladder import Ladder
 from cubebench.tasks.metrics import Proportion
 from cubebench.tasks.parsing import BoxedForm, ConfidenceForm, GridForm, LabelsForm, LetterForm, TaggedForm, YesNoForm
 
+from ...stats import as_float
 from .plan import ItemSpec, ladder_round
 from .report import summarize
 from .suite import QuestionSuite, configured_test
@@ -51,14 +52,6 @@ class Level:
     high: float | None = None
     interval: tuple[float, float] | None = None
     """The Wilson 95 % interval of the best constant's rate (a rate's level only)."""
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, Proportion):
-        return value.value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
 
 
 def better(metric: str, a: float, b: float) -> bool:
@@ -162,7 +155,7 @@ def constant_levels(specs: list[ItemSpec], rules: str) -> dict[str, Level]:
         reply = _constant(form.format(answer))
         found, _ = summarize(first.test, [test.play(item, first.variant, reply).score for item in items])
         for metric, value in found.items():
-            number = _number(value)
+            number = as_float(value)
             if number is not None:
                 interval = value.interval if isinstance(value, Proportion) else None
                 values.setdefault(metric, []).append((number, _label(answer), interval))

@@ -19,7 +19,7 @@ from cubebench.tasks.items import Item, ItemGenerationError
 from cubebench.tasks.ladder import LEVEL_CAP, LadderRules, max_rounds
 
 from ...planning import PlannedSpec, agent_seed, check_plan_size
-from ...rows import StoredRow
+from ...rows import StoredRow, Word
 from ...suite_fields import SuiteError
 from .suite import QuestionSuite, configured_test
 
@@ -28,13 +28,8 @@ from .suite import QuestionSuite, configured_test
 class ItemRow(StoredRow):
     """A question item's stored summary row, its columns under the protocol's words."""
 
-    @property
-    def test(self) -> str:
-        return self.part
-
-    @property
-    def index(self) -> int:
-        return self.instance
+    test = Word[str]("part")
+    index = Word[int]("instance")
 
 
 @dataclass(frozen=True)
