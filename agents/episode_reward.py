@@ -19,7 +19,7 @@ def solved(record: EpisodeRecord | None) -> float:
 
 def shaping(record: EpisodeRecord | None) -> float:
     """The episode's return under the env's reward: the sum of ``phi(s_{t+1}) - phi(s_t)`` over every move
-    (dense under ``sticker``/``face``/``heuristic``, :mod:`cubebench.wrappers.rewards`)."""
+    (dense under ``sticker``/``face``/``heuristic``, :mod:`cubebench.wrappers.reward_wrappers`)."""
     return float(record.total_reward) if record is not None else 0.0
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from cubebench.engine.facelets import FACES
 from cubebench.tiers import tier_spec
 
-__all__ = ["TOOL_SETTINGS", "MAX_TOKENS", "Tokens", "Letters", "Param", "ToolSpec", "MOVES", "ROTATIONS",
+__all__ = ["TOOL_SETTINGS", "MAX_TOKENS", "Tokens", "Letters", "Param", "ToolSpec", "MOVES", "ROTATION_TOKENS",
            "FACELETS", "REGISTRY", "TOOL_NAMES", "tools_for", "tool_docs"]
 
 TOOL_SETTINGS = ("basic", "standard", "ideal")
@@ -134,7 +134,7 @@ class ToolSpec:
 MOVES = Tokens(FACES + "xyzMES" + FACES.lower())
 """Canonical move notation: face turns, whole-cube rotations, slices, wide turns, each with
 ``'`` or ``2`` (the engine's parser also takes ``Rw``, ``’``, ``2'`` and no spaces)."""
-ROTATIONS = Tokens("xyz")
+ROTATION_TOKENS = Tokens("xyz")
 """Whole-cube rotations ``x x' x2 y y' y2 z z' z2``, one or several."""
 FACELETS = Letters(FACES, 54)
 """A cube as 54 facelet letters in URFDLB order."""
@@ -142,7 +142,7 @@ FACELETS = Letters(FACES, 54)
 REGISTRY: dict[str, ToolSpec] = {spec.name: spec for spec in (
     ToolSpec("move", (Param("seq", MOVES),),
              'apply face turns in Singmaster notation, e.g. move("R U R\' U\'")'),
-    ToolSpec("rotate", (Param("views", ROTATIONS),),
+    ToolSpec("rotate", (Param("views", ROTATION_TOKENS),),
              "turn the whole cube to change your view: x, x', y, y', z, z' (e.g. rotate(\"y\"))",
              partial_only=True),
     ToolSpec("observe", (), "look at the cube again"),

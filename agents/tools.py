@@ -43,14 +43,14 @@ from cubebench.envs.cube_env import CubeEnv
 from cubebench.solver.twophase import solve_twophase
 from cubebench.tiers import tier_spec
 
-from .tool_registry import REGISTRY, ROTATIONS, tool_docs, tools_for
+from .tool_registry import REGISTRY, ROTATION_TOKENS, tool_docs, tools_for
 
 __all__ = ["Toolbox", "ToolCall", "ToolError", "ToolCallError", "tools_for", "tool_docs"]
 
 """Positions (faces of the held cube) each tier shows (the tier registry's)."""
 MAX_ARG_CHARS = 4096
 """Longest string argument a tool takes: a move sequence of a thousand turns, far past any budget."""
-_ROTATION_TOKENS = ROTATIONS.tokens()
+_ROTATION_NAMES = ROTATION_TOKENS.tokens()
 """What ``rotate`` takes: the registry's rotation tokens (x x' x2 y ...)."""
 
 # Slice and wide turns as face turns plus a rotation (identities checked in tests/engine/test_engine.py).
@@ -154,8 +154,8 @@ class Toolbox:
 
     def _tool_rotate(self, record: ToolCall, views: str) -> str:
         tokens = views.split() if isinstance(views, str) else []
-        if not tokens or any(t not in _ROTATION_TOKENS for t in tokens):
-            raise ToolError(f"rotate() takes whole-cube rotations {' '.join(_ROTATION_TOKENS)} "
+        if not tokens or any(t not in _ROTATION_NAMES for t in tokens):
+            raise ToolError(f"rotate() takes whole-cube rotations {' '.join(_ROTATION_NAMES)} "
                             f"(e.g. \"y\" or \"x z2\"), got {views!r}")
         return self._execute(record, self.expand(views))
 

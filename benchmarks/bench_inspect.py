@@ -46,9 +46,10 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from cubebench.agents.llm.testing import ScriptedServer
 from cubebench.bridges.inspect import episode
 from cubebench.bridges.inspect.params import episode_suite
-from cubebench.runner.execute import PlaySettings, play_episode
-from cubebench.runner.instances import resolve_source
-from cubebench.runner.plan import plan_episodes
+from cubebench.runner.execute import PlaySettings
+from cubebench.runner.protocols.episodes.play import play_episode
+from cubebench.runner.protocols.episodes.instances import resolve_source
+from cubebench.runner.protocols.episodes.plan import plan_episodes
 from cubebench.runner.specs import AgentFactory, AgentSpec
 
 REPLY = "Thought: look again\nAction: observe()"

@@ -35,7 +35,7 @@ from cubebench.engine.moves import TABLE  # noqa: E402
 from cubebench.curriculum import load_instance_file  # noqa: E402
 from cubebench.engine.state import SOLVED, from_facelets, to_facelets  # noqa: E402
 from cubebench.solver.optimal import SolverTimeout, ensure_tables, lower_bound_batch, solve_optimal  # noqa: E402
-from cubebench.solver.optimal import store  # noqa: E402
+from cubebench.solver.optimal import table_cache  # noqa: E402
 
 
 def load() -> str:
@@ -78,9 +78,9 @@ def rubikoptimal():
 
 def time_build(metric: str) -> None:
     with tempfile.TemporaryDirectory(prefix="cubebench-bench-") as tmp:
-        old = os.environ.get(store.ENV_VAR)
-        os.environ[store.ENV_VAR] = tmp
-        from cubebench.solver.optimal import tables as T
+        old = os.environ.get(table_cache.ENV_VAR)
+        os.environ[table_cache.ENV_VAR] = tmp
+        from cubebench.solver.optimal import pruning as T
 
         T.forget()
         t0, c0 = time.perf_counter(), time.process_time()
@@ -90,19 +90,19 @@ def time_build(metric: str) -> None:
         print(f"fresh build ({metric}): {wall:.1f} s wall, {cpu:.1f} s CPU, {size / 2**20:.0f} MiB on disk, {load()}")
         T.forget()
         if old is None:
-            del os.environ[store.ENV_VAR]
+            del os.environ[table_cache.ENV_VAR]
         else:
-            os.environ[store.ENV_VAR] = old
+            os.environ[table_cache.ENV_VAR] = old
 
 
 def cached_tables() -> None:
     total = 0
-    for path in sorted(store.cache_dir().glob("*.npy")):
-        meta = store.read_meta(path.name.rsplit("-v", 1)[0]) or {}
+    for path in sorted(table_cache.cache_dir().glob("*.npy")):
+        meta = table_cache.read_meta(path.name.rsplit("-v", 1)[0]) or {}
         total += path.stat().st_size
         if "build_seconds" in meta:
             print(f"  {path.name}: {path.stat().st_size / 2**20:.0f} MiB, built in {meta['build_seconds']} s")
-    print(f"  all tables: {total / 2**20:.0f} MiB in {store.cache_dir()}")
+    print(f"  all tables: {total / 2**20:.0f} MiB in {table_cache.cache_dir()}")
 
 
 def row(label: str, results: list[tuple[int, float, int]], ro: list[float] | None) -> None:

@@ -18,8 +18,8 @@ from statistics import mean
 
 from cubebench.agents.answerers import ModelAnswerer, OracleAnswerer
 from cubebench.agents.llm.messages import estimate_tokens
-from cubebench.runner.answering import reply_tokens
-from cubebench.runner.question_suites import configured_test
+from cubebench.runner.protocols.questions.settings import reply_tokens
+from cubebench.runner.protocols.questions.suite import configured_test
 from cubebench.runner.suites import load_suite
 from cubebench.tasks.items import Item, Prompt, Reply
 

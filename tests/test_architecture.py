@@ -3,13 +3,15 @@
 
 Every import statement counts, at module level or inside a function: a lower
 layer never imports a higher one, and no two modules import each other
-(directly or round a loop), so no function-level import can hide a cycle.
+(directly or round a loop), so no function-level import can hide a cycle.  And one meaning per word: no two
+modules share a basename and no two public constants a name, unless an allow table below lists them with a reason.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from functools import lru_cache
@@ -300,3 +302,138 @@ def test_test_files_mirror_the_packages() -> None:
     assert top == {"conftest.py", "helpers.py", "learners.py", "test_architecture.py", "test_docs_examples.py",
                    "test_packaging.py", "test_readme_commands.py"}  # learners: the shortcut models fairness tests train
     assert all(any((ROOT / "tests" / f).glob("test_*.py")) for f in TEST_FOLDERS)
+
+
+# One meaning per word (docs/architecture.md): a name says what it holds, so no two modules share a basename and
+# no two modules define a public UPPER_CASE constant of the same name, unless the table below allows it.  The
+# allowed ones are modules of parallel packages that play the same role by design: each entry lists exactly the
+# modules that may share the name, with the reason.  A new module reusing the name elsewhere still fails.
+SHARED_MODULE_NAMES: dict[str, tuple[tuple[str, ...], str]] = {
+    "common": (("cubebench.tasks.cube_bench.common", "cubebench.tasks.inf_bench.common"),
+               "each paper package's own helpers and prompt words, shared by that paper's tests"),
+    "questions": (("cubebench.bridges.inspect.questions", "cubebench.bridges.verifiers.questions"),
+                  "each bridge's question tasks, in its own framework's terms"),
+    **{role: (tuple(f"cubebench.runner.protocols.{p}.{role}" for p in ("episodes", "multi", "questions")),
+              "each run protocol folder's module of that role (docs/architecture.md, 'Adding a protocol')")
+       for role in ("plan", "play", "protocol", "suite")},
+    "report": (("cubebench.runner.report", *(f"cubebench.runner.protocols.{p}.report" for p in
+                                              ("episodes", "multi", "questions"))),
+               "a run's report (cubebench.runner.report, a documented import) and each protocol's tables in it"),
+}
+"""Module basenames (besides ``__init__``/``__main__``) that parallel packages share by design."""
+SHARED_CONSTANTS: dict[str, tuple[tuple[str, ...], str]] = {
+    **{name: (("cubebench.envs.multi.observer_actor", "cubebench.envs.multi.scrambler_solver",
+               "cubebench.envs.multi.two_cameras"),
+              "each multi-agent env module's row of the games table (GAME), PettingZoo id (NAME) and seats (SEATS), "
+              "as the recipe for adding a game asks") for name in ("GAME", "NAME", "SEATS")},
+    **{name: (modules_, "each question test module's own prompt text, by the same name in every test of its paper")
+       for name, modules_ in {
+           "SYSTEM": ("cubebench.tasks.cube_bench.closed_loop", "cubebench.tasks.cube_bench.move_choice",
+                      "cubebench.tasks.cube_bench.move_effect", "cubebench.tasks.cube_bench.reconstruction",
+                      "cubebench.tasks.cube_bench.verification", "cubebench.tasks.inf_bench.common",
+                      "cubebench.tasks.stare.net_choice", "cubebench.tasks.stare.net_fold",
+                      "cubebench.tasks.stare.perception"),
+           "USER": ("cubebench.tasks.cube_bench.closed_loop", "cubebench.tasks.cube_bench.move_effect",
+                    "cubebench.tasks.cube_bench.reconstruction", "cubebench.tasks.cube_bench.verification"),
+           "VARIANTS": ("cubebench.tasks.cube_bench.closed_loop", "cubebench.tasks.cube_bench.reconstruction",
+                        "cubebench.tasks.cube_bench.verification"),
+           "SEES": ("cubebench.tasks.cube_bench.move_choice", "cubebench.tasks.cube_bench.move_effect",
+                    "cubebench.tasks.stare.net_choice", "cubebench.tasks.stare.net_fold"),
+           "STRICT_ASK": ("cubebench.tasks.stare.net_choice", "cubebench.tasks.stare.net_fold",
+                          "cubebench.tasks.stare.perception"),
+           "QUESTION": ("cubebench.tasks.stare.net_choice", "cubebench.tasks.stare.net_fold"),
+           "QUESTIONS": ("cubebench.tasks.cube_bench.verification", "cubebench.tasks.stare.perception"),
+       }.items()},
+    "SCHEMA": (tuple(f"cubebench.runner.protocols.{p}.suite" for p in ("episodes", "multi", "questions")),
+               "each run protocol's suite-file schema, in its folder's suite module"),
+    "RECORD_KEY": (("cubebench.bridges.inspect.episodes", "cubebench.bridges.verifiers.game"),
+                   "each bridge's key of the episode record in its framework's sample state, spelled as that "
+                   "framework allows (an Inspect store key, a verifiers state column)"),
+}
+"""Public module-level UPPER_CASE constants that parallel modules share by design."""
+
+_UPPER = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+def public_constants(path: Path) -> set[str]:
+    """The public UPPER_CASE names a module assigns at module level (also under a top-level ``if``/``try``)."""
+    found: set[str] = set()
+
+    def walk(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.Assign):
+                found.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                found.add(node.target.id)
+            elif isinstance(node, (ast.If, ast.Try)):
+                walk(node.body)
+                walk(node.orelse)
+                for handler in getattr(node, "handlers", []):
+                    walk(handler.body)
+                walk(getattr(node, "finalbody", []))
+
+    walk(ast.parse(path.read_text()).body)
+    return {name for name in found if _UPPER.match(name)}
+
+
+def _allowed(*tables: dict[str, tuple[tuple[str, ...], str]]) -> dict[str, set[str]]:
+    allowed: dict[str, set[str]] = {}
+    for table in tables:
+        for name, (listed, _reason) in table.items():
+            allowed.setdefault(name, set()).update(listed)
+    return allowed
+
+
+def shared_names(found: dict[str, set[str]], allowed: dict[str, set[str]]) -> list[str]:
+    """Each name held by two or more modules that the allow tables do not all list."""
+    return [f"{name}: {', '.join(sorted(holders))}" for name, holders in sorted(found.items())
+            if len(holders) > 1 and not holders <= allowed.get(name, set())]
+
+
+def module_basenames() -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for module, path in modules().items():
+        if path.stem not in ("__init__", "__main__"):
+            found.setdefault(path.stem, set()).add(module)
+    return found
+
+
+def constant_holders() -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for module, path in modules().items():
+        for name in public_constants(path):
+            found.setdefault(name, set()).add(module)
+    return found
+
+
+def test_no_two_modules_share_a_basename() -> None:
+    wrong = shared_names(module_basenames(), _allowed(SHARED_MODULE_NAMES))
+    assert not wrong, "modules sharing a name (rename one so the name says what it holds):\n" + "\n".join(wrong)
+
+
+def test_no_two_public_constants_share_a_name() -> None:
+    wrong = shared_names(constant_holders(), _allowed(SHARED_CONSTANTS))
+    assert not wrong, ("public constants sharing a name (one home for one value; else a name that says what it "
+                       "holds):\n" + "\n".join(wrong))
+
+
+def test_the_shared_name_tables_list_only_names_still_shared() -> None:
+    """Every allowed module still holds its name, and every entry is still shared, so the tables shrink with
+    the code."""
+    stale = []
+    for found, table in ((module_basenames(), SHARED_MODULE_NAMES), (constant_holders(), SHARED_CONSTANTS)):
+        for name, listed in _allowed(table).items():
+            holders = found.get(name, set())
+            stale += [f"{name}: {m} no longer holds it" for m in sorted(listed - holders)]
+            if len(holders) < 2:
+                stale.append(f"{name}: held by {len(holders)} module(s), nothing is shared")
+    assert not stale, "stale entries in the shared-name tables:\n" + "\n".join(stale)
+
+
+def test_the_shared_name_checks_see_a_repeat(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text("A = 1\nif True:\n    B: int = 2\n_C = 3\nD, e = 4, 5\n__all__ = ['A']\n")
+    assert public_constants(source) == {"A", "B"}
+    assert shared_names({"X": {"p.a", "p.b"}}, {}) == ["X: p.a, p.b"]
+    assert shared_names({"X": {"p.a", "p.b"}}, {"X": {"p.a", "p.b", "p.c"}}) == []
+    assert shared_names({"X": {"p.a", "p.b", "p.d"}}, {"X": {"p.a", "p.b"}}) == ["X: p.a, p.b, p.d"]

@@ -235,8 +235,10 @@ def test_the_local_model_line_limits_its_episodes() -> None:
 
 
 def test_the_suite_counts_in_the_readme_are_the_suites_own() -> None:
-    from cubebench.runner.instances import resolve_source
-    from cubebench.runner.plan import plan_episodes, plan_games, plan_items
+    from cubebench.runner.protocols.episodes.instances import resolve_source
+    from cubebench.runner.protocols.episodes.plan import plan_episodes
+    from cubebench.runner.protocols.multi.plan import plan_games
+    from cubebench.runner.protocols.questions.plan import plan_items
     from cubebench.runner.suites import load_suite
 
     rows = dict(re.findall(r"^\| `([a-z-]+)` \|.*?([\d,]+) (?:items|games)[^|]*\|$", README, re.M))
@@ -256,11 +258,11 @@ def test_the_suite_counts_in_the_readme_are_the_suites_own() -> None:
 
 def test_the_gym_example_runs_without_tables(monkeypatch) -> None:
     """The README's Python block, as written, with the exact solver's table loader made to fail."""
-    import cubebench.solver.optimal.tables as tables
+    import cubebench.solver.optimal.pruning as pruning
 
     def no_build(*args: object, **kwargs: object) -> None:
         raise AssertionError("the README's example started a solver table build")
 
-    monkeypatch.setattr(tables, "prune_table", no_build)
+    monkeypatch.setattr(pruning, "prune_table", no_build)
     code = re.search(r"```python\n(.*?)```", README, re.S).group(1)
     exec(compile(code, "README.md", "exec"), {})

@@ -4,7 +4,7 @@ Each depends on the engine only; ``cubebench.make_cube_env`` composes them.
 """
 
 from .observations import FaceViewObservation, NetObservation, SymbolicObservation, VertexViewObservation
-from .rewards import FaceReward, HeuristicReward, PotentialReward, StickerReward, make_reward_wrapper
+from .reward_wrappers import FaceReward, HeuristicReward, PotentialReward, StickerReward, make_reward_wrapper
 
 __all__ = [
     "SymbolicObservation", "NetObservation", "FaceViewObservation", "VertexViewObservation",

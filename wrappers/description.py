@@ -18,7 +18,7 @@ import gymnasium as gym
 from cubebench.envs.cube_env import CubeEnv
 
 from .observations import TIER_OBSERVATIONS
-from .rewards import PotentialReward
+from .reward_wrappers import PotentialReward
 
 
 class EnvDescriptionError(ValueError):

@@ -20,7 +20,7 @@ from cubebench.envs.cube_env import INTERACTION_STEPS, CubeEnv
 from cubebench.registration import VECTOR_ENTRY_POINT, register_envs  # noqa: F401  (re-exported)
 from cubebench.tiers import PARTIAL_TIERS, TIERS, VECTOR_TIERS, tier_spec  # noqa: F401  (re-exported)
 
-from . import observations, rewards
+from . import observations, reward_wrappers
 
 def make_cube_env(
     tier: str = "symbolic",
@@ -74,7 +74,7 @@ def make_cube_env(
         max_moves=max_moves,
         max_rotations=max_rotations,
     )
-    env = rewards.make_reward_wrapper(env, reward, **(reward_kwargs or {}))
+    env = reward_wrappers.make_reward_wrapper(env, reward, **(reward_kwargs or {}))
     wrapper = getattr(observations, spec.wrapper)
     options = observations.WrapperOptions(form=form, size=image_size, debug=debug, renderer=renderer, letters=letters)
     return wrapper.build(env, spec, options)

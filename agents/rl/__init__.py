@@ -13,8 +13,8 @@ from importlib import import_module
 from typing import Any
 
 _EXPORTS = {
-    "MLPPolicy": "policy", "SHIPPED_CHECKPOINT": "policy", "load_checkpoint": "policy",
-    "save_checkpoint": "policy", "PolicyAgent": "agent", "make_policy_agent": "agent",
+    "MLPPolicy": "mlp_policy", "SHIPPED_CHECKPOINT": "mlp_policy", "load_checkpoint": "mlp_policy",
+    "save_checkpoint": "mlp_policy", "PolicyAgent": "agent", "make_policy_agent": "agent",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -24,7 +24,7 @@ from cubebench.tiers import tier_spec
 from cubebench.wrappers.observations import symbolic_colours
 
 from .evaluate import beam_search
-from .policy import SHIPPED_CHECKPOINT, MLPPolicy, load_checkpoint
+from .mlp_policy import SHIPPED_CHECKPOINT, MLPPolicy, load_checkpoint
 
 
 class PolicyAgent:

@@ -23,7 +23,7 @@ from cubebench.engine.scramble import scramble
 from cubebench.engine.state import from_facelets
 from cubebench.generators import NoInstanceSetError, shipped_instances
 
-from .policy import SHIPPED_CHECKPOINT, MLPPolicy, action_names, load_checkpoint
+from .mlp_policy import SHIPPED_CHECKPOINT, MLPPolicy, action_names, load_checkpoint
 
 EVAL_SEED = 20260
 """Seed of the fallback scramble sets (depth d uses ``EVAL_SEED + d``)."""

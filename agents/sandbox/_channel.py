@@ -13,7 +13,7 @@ import time
 from typing import Any, Callable, Mapping
 
 MAX_FRAME = 8 * 1024 * 1024
-MAX_DEPTH = 32
+MAX_NESTING = 32
 """Deepest nesting of lists and objects in a frame (the frame object itself is level 1)."""
 MAX_INT_DIGITS = 4300
 """Longest integer literal accepted (CPython's own limit from 3.11; 3.10 would parse any length,
@@ -121,7 +121,7 @@ class Channel:
 
     @staticmethod
     def _parse(body: bytes) -> dict[str, Any]:
-        """A frame's JSON object; anything else, or nesting deeper than MAX_DEPTH, is a violation."""
+        """A frame's JSON object; anything else, or nesting deeper than MAX_NESTING, is a violation."""
         try:
             msg = json.loads(body, parse_int=_bounded_int)
         except RecursionError:
@@ -130,8 +130,8 @@ class Channel:
             raise ProtocolViolation(f"a frame was not valid JSON ({str(exc)[:200]})") from None
         if not isinstance(msg, dict):
             raise ProtocolViolation("a frame was not a JSON object")
-        if json_depth(msg, MAX_DEPTH) > MAX_DEPTH:
-            raise ProtocolViolation(f"a frame was nested more than {MAX_DEPTH} levels deep")
+        if json_depth(msg, MAX_NESTING) > MAX_NESTING:
+            raise ProtocolViolation(f"a frame was nested more than {MAX_NESTING} levels deep")
         return msg
 
     def pending(self) -> bool:

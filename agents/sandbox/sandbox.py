@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from . import _seccomp
-from ._channel import MAX_DEPTH, Channel, ChannelClosed, ChannelTimeout, ProtocolViolation
+from ._channel import MAX_NESTING, Channel, ChannelClosed, ChannelTimeout, ProtocolViolation
 from ._hostpython import host_python
 from .limits import SandboxLimits
 from .result import ExecResult, SandboxToolCall
@@ -465,7 +465,7 @@ class Sandbox:
         setup = self._expect(session, deadline, "setup")
         self.layers = {name: state for name, state in setup["layers"].items()}
         init = {"type": "init", "limits": self._limit_dict(),
-                "tool_bytes": TOOL_FRAME_BYTES, "tool_depth": MAX_DEPTH,
+                "tool_bytes": TOOL_FRAME_BYTES, "tool_depth": MAX_NESTING,
                 "tools": {n: _tool_doc(n, f) for n, f in self._tools.items()},
                 "exec_filter": _seccomp.exec_filter().hex()
                 if "seccomp" not in self._disable and _seccomp.SUPPORTED else None}

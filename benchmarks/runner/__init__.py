@@ -3,19 +3,26 @@
 See ``docs/runner.md``.  The ``cubebench`` subcommands are in :mod:`.cli`.
 """
 
-from .answering import check_rules, chosen_rules, reply_tokens
-from .execute import PlaySettings, play_episode, play_item
+from .answering import check_rules, chosen_rules
+from .execute import PlaySettings
 from .export_tasks import ExportError, ExportRequest, item_rows
 from .heldout import EvaluationOverlap, check_apart, evaluation_keys, evaluation_positions
-from .instances import resolve_source
-from .plan import MAX_PLANNED, EpisodeSpec, GameSpec, ItemSpec, check_plan_size, plan_episodes, plan_items
+from .planning import MAX_PLANNED, check_plan_size
 from .protocols import PROTOCOLS, RunProtocol, play_spec, protocol_for, protocol_named
-from .question_suites import QuestionSuite, question_suite_from_dict
+from .protocols.episodes.instances import resolve_source
+from .protocols.episodes.plan import EpisodeSpec, plan_episodes
+from .protocols.episodes.play import play_episode
+from .protocols.episodes.suite import Suite, suite_from_dict
+from .protocols.multi.plan import GameSpec
+from .protocols.questions.plan import ItemSpec, plan_items
+from .protocols.questions.play import play_item
+from .protocols.questions.settings import reply_tokens
+from .protocols.questions.suite import QuestionSuite, question_suite_from_dict
 from .run import RunConfig, RunOutcome, resume_run, start_run
 from .specs import AgentFactory, AgentSpec, AgentSpecError, make_agent
 from .stats import Rate, wilson_interval
 from .store import RunStore, StoreDamaged, StoreError, StoreFull, StoreNewer, open_run
-from .suites import Suite, SuiteError, available_suites, load_suite, suite_from_dict
+from .suites import SuiteError, available_suites, load_suite
 from .verifier_refs import Verdict, verify
 
 __all__ = [

@@ -11,10 +11,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Hashable, Iterable, TypeVar
 
+from .rows import StoredRow
 from .stats import Rate
-from .store import EpisodeRow
 
 _K = TypeVar("_K", bound=Hashable)
+_R = TypeVar("_R", bound=StoredRow)
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class Cell:
     cost_usd: float
 
 
-def cell_of(rows: Iterable[EpisodeRow]) -> Cell:
+def cell_of(rows: Iterable[StoredRow]) -> Cell:
     rows = list(rows)
     return Cell(
         rate=Rate(sum(r.solved for r in rows), len(rows)),
@@ -39,9 +40,9 @@ def cell_of(rows: Iterable[EpisodeRow]) -> Cell:
     )
 
 
-def group(rows: Iterable[EpisodeRow], key: Callable[[EpisodeRow], _K]) -> dict[_K, Cell]:
-    """Cells keyed by ``key(row)``."""
-    buckets: dict[_K, list[EpisodeRow]] = defaultdict(list)
+def group(rows: Iterable[_R], key: Callable[[_R], _K]) -> dict[_K, Cell]:
+    """Cells keyed by ``key(row)`` (rows of one protocol, in its words)."""
+    buckets: dict[_K, list[_R]] = defaultdict(list)
     for r in rows:
         buckets[key(r)].append(r)
     return {k: cell_of(v) for k, v in buckets.items()}

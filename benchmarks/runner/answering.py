@@ -14,20 +14,16 @@ stored configuration says exactly how every item was asked (and a resume asks th
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Iterable, Protocol
+from typing import Protocol
 
-from cubebench.agents.llm import takes_temperature
 from cubebench.tasks.rules import DESCRIPTIONS, RULES
-from cubebench.tasks.registry import TESTS
 
 from .execute import PlaySettings
-from .question_suites import QuestionSuite
 from .specs import AgentSpec
 from .suite_fields import SuiteError
 
-__all__ = ["REPLY_TOKENS", "LOCAL_REPLY_TOKENS", "DEFAULT_TEMPERATURE", "question_settings", "check_rules", "no_question_settings",
-           "chosen_rules", "reply_tokens",
+__all__ = ["REPLY_TOKENS", "LOCAL_REPLY_TOKENS", "DEFAULT_TEMPERATURE", "check_rules", "no_question_settings",
+           "chosen_rules",
            "decoding_text", "rules_text"]
 
 DEFAULT_TEMPERATURE = 0.0
@@ -72,32 +68,6 @@ def chosen_rules(suite: Playable, rules: str | None) -> str:
     chosen = rules or suite.rule_sets[0]
     check_rules(suite, chosen)
     return chosen
-
-
-def question_settings(suite: QuestionSuite, agent: AgentSpec, play: PlaySettings) -> tuple[AgentSpec, PlaySettings]:
-    """The agent and play settings with the question run's open settings filled in: the rules (checked against
-    the suite), and for a model answerer the temperature (greedy, unless the model takes only its provider's default:
-    :func:`~cubebench.agents.llm.takes_temperature`) and the token limit per reply."""
-    rules = chosen_rules(suite, play.rules)
-    if agent.reply_max_tokens is not None and agent.reply_max_tokens < 1:
-        raise SuiteError(f"--reply-max-tokens must be at least 1, got {agent.reply_max_tokens}")
-    if agent.kind == "model":
-        reasoning_model = not takes_temperature(agent.spec)  # its hidden thinking counts against the limit
-        if agent.is_local_model:
-            limit = LOCAL_REPLY_TOKENS
-        else:
-            limit = REPLY_TOKENS[True] if reasoning_model else reply_tokens(rules, suite.tests)
-        greedy = None if reasoning_model else DEFAULT_TEMPERATURE
-        agent = replace(agent, temperature=greedy if agent.temperature is None else agent.temperature,
-                        reply_max_tokens=agent.reply_max_tokens or limit)
-    return agent, replace(play, rules=rules)
-
-
-def reply_tokens(rules: str, tests: Iterable[str]) -> int:
-    """The default token limit of one reply when ``tests`` are asked under ``rules`` (:data:`REPLY_TOKENS`):
-    room to reason where one of them asks for reasoning under it (:attr:`~cubebench.tasks.items.QuestionTest.reasoned`).
-    A run's, and the verifiers bridge's question environment's."""
-    return REPLY_TOKENS[any(rules in TESTS[name].reasoned for name in tests)]
 
 
 def no_question_settings(agent: AgentSpec, play: PlaySettings, suite_name: str, *, rules: bool = False) -> None:

@@ -38,12 +38,11 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Iterator
 
+from cubebench.agents.records import EpisodeRecord
 from cubebench.extras import install_hint
 
-from cubebench.agents.records import EpisodeRecord
-
 from .execute import PlaySettings
-from .plan import Spec, protocol_of
+from .planning import Spec, protocol_of
 from .protocols import play_spec, protocol_named
 from .specs import AgentFactory, AgentSpec
 

@@ -1,4 +1,4 @@
-"""The ``cubebench`` command: the engine's subcommands (:mod:`cubebench.cli`) and the runner's own.
+"""The ``cubebench`` command: the engine's subcommands (:mod:`cubebench.engine_cli`) and the runner's own.
 
 The runner adds ``run``, ``report``, ``view``, ``play`` and ``export``; it is the
 top layer, so it is the one place where the whole command line is assembled.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import math
 import os
 import signal
 import sqlite3
@@ -16,41 +15,47 @@ import sys
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, NoReturn, Sequence
+from typing import Any, Callable, Iterator, NoReturn, Sequence, cast
 
-from cubebench import __version__
-from cubebench import cli as engine_cli
-from cubebench.envs.cube_env import INTERACTION_STEPS
+from cubebench import __version__, engine_cli
 from cubebench.agents.base import TOOL_SETTINGS
 from cubebench.engine import CubeInputError
 from cubebench.engine.metric import METRICS
 from cubebench.engine.rewards import REWARDS, unalias_reward
+from cubebench.envs.cube_env import INTERACTION_STEPS
+from cubebench.tiers import TIER_SPECS
 
 from .answering import rules_text
 from .backends import WorkersLost
+from .cli_values import amount, count, csv_values
 from .compare import add_compare
 from .execute import PlaySettings
 from .export import export_csv, export_jsonl
+from .export_tasks import (
+    EXPORT_FORMATS,
+    EXPORT_OBS_FORMATS,
+    IMAGE_MODES,
+    KINDS,
+    ExportError,
+    ExportRequest,
+    export_tasks,
+)
 from .failures import short_cause
-from .export_tasks import FORMATS, IMAGE_MODES, KINDS, EXPORT_OBS_FORMATS, ExportError, ExportRequest, export_tasks
 from .html_report import report_html
-from .play import play
-from .multi_suites import MultiSuite
-from .question_suites import QuestionSuite
+from .human_play import play
+from .planning import RunnableSuite
 from .plots import PlotsUnavailable, require_matplotlib, write_plots
-from .protocols import SELECTORS, protocol_for
+from .protocols import PROTOCOLS, protocol_for, selectors
 from .report import build_report, text_report
 from .run import RunConfig, default_run_path, resolve_distance_budget, resume_run, start_run
-from .specs import STYLES, AgentSpec, AgentSpecError, default_style
+from .specs import AGENT_KINDS, AgentSpec, AgentSpecError, default_style
 from .splits import SplitError
 from .store import StoreDamaged, StoreError, StoreFull, open_run
 from .store_errors import sqlite_failure
-from .suites import TIER_NAMES, Suite, SuiteError, available_suites, load_suite
+from .suites import SuiteError, available_suites, load_suite, named_suite_protocol
 from .viewer import viewer_html
 
 EXIT_USAGE = 2
-DISTANCE_DEFAULT = 0.0
-"""``--distance-budget`` by default: off (per-step true distances make a scripted run 5-60x slower)."""
 
 
 class _UserError(Exception):
@@ -87,56 +92,6 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
             return EXIT_USAGE
 
     return run
-
-
-def _csv(kind: Callable[[str], Any]) -> Callable[[str], list[Any]]:
-    """An argparse type for comma-separated values (``int``: whole numbers, and the message says so)."""
-    what = "whole numbers, e.g. 1,2,3" if kind is int else "values"
-
-    def parse(text: str) -> list[Any]:
-        try:
-            return [kind(v.strip()) for v in text.split(",") if v.strip()]
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected comma-separated {what}, got {text!r}") from None
-
-    return parse
-
-
-def _count(minimum: int) -> Callable[[str], int]:
-    """An argparse type for a whole number of at least ``minimum``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected a whole number >= {minimum}, got {value}")
-        return value
-
-    return parse
-
-
-def _amount(text: str) -> float:
-    """An argparse type for a finite number >= 0 (dollars, seconds)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text}")
-    return value
-
-
-def _distance_budget(text: str) -> str | float:
-    """``--distance-budget``: seconds per step (0: off) or ``auto``."""
-    if text == "auto":
-        return text
-    try:
-        return _amount(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected seconds per step (a number >= 0; 0: off) or 'auto', "
-                                         f"got {text!r}") from None
 
 
 def _os_reason(err: OSError) -> str:
@@ -239,8 +194,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> Any:
-    for flag in ("suite", "agent", "out", "tiers", "tests", "variants", "games", "depths", "system_prompt", "examples",
-                 "seat", "rules", "reply_max_tokens", "seed"):
+    kept = [flag for protocol in PROTOCOLS.values() for flag in protocol.kept_options]
+    for flag in ("suite", "agent", "out", *kept, "depths", "system_prompt", "examples", "rules", "seed"):
         if getattr(args, flag):
             raise _UserError(f"--resume continues a run as it was configured; drop --{flag.replace('_', '-')}")
     return resume_run(Path(args.resume), retry_errors=args.retry_errors, limit=args.limit,
@@ -255,7 +210,7 @@ def _start(args: argparse.Namespace) -> Any:
         raise _UserError("--ray-address needs --backend ray")
     suite = _restricted(load_suite(args.suite), args)
     if args.seed is not None:
-        suite = replace(suite, seed=args.seed)
+        suite = replace(cast(Any, suite), seed=args.seed)  # every suite class is a dataclass with a seed
     style = args.style or default_style(args.agent)
     obs_format = args.obs_format or AgentSpec(args.agent, style=style).default_obs_format
     protocol = protocol_for(suite)
@@ -284,26 +239,27 @@ def _default_concurrency(agent: AgentSpec, backend: str | None) -> int:
     return agent.default_concurrency if (backend or "local") == "local" else 1
 
 
-def _restricted(suite: Suite | QuestionSuite | MultiSuite, args: argparse.Namespace) -> Suite | QuestionSuite | MultiSuite:
+def _restricted(suite: RunnableSuite, args: argparse.Namespace) -> RunnableSuite:
     """``suite`` restricted by its protocol's selector (``--tiers``, ``--tests`` or ``--games``), ``--depths`` and
     (question suites) ``--variants``; the options its protocol does not read are refused."""
     protocol = protocol_for(suite)
-    stray = [f"--{s}" for s in SELECTORS if getattr(args, s) and s != protocol.selector]
+    stray = [f"--{s}" for s in selectors() if getattr(args, s) and s != protocol.selector]
     if stray:
         raise _UserError(f"suite {suite.name!r} {protocol.plays}: {', '.join(stray)} "
                          f"{'is' if len(stray) == 1 else 'are'} not for it; use --{protocol.selector} (and --depths)")
-    given = {"style": args.style is not None, "distance_budget": args.distance_budget != DISTANCE_DEFAULT,
-             "obs_format": bool(args.obs_format), "variants": bool(args.variants)}
-    unread = [name for name, set_ in given.items() if set_ and name not in protocol.run_options]
-    if unread:
+    users = _run_option_users()
+    unread = [name for name in users if getattr(args, name) not in (None, False, []) and name not in protocol.run_options]
+    if unread:  # (a default is None, False or 0: no option given)
         raise _UserError(f"suite {suite.name!r} {protocol.plays}: " + "; ".join(
-            f"--{name.replace('_', '-')} is for {RUN_OPTION_USERS[name]}" for name in unread))
+            f"--{name.replace('_', '-')} is for {users[name]}" for name in unread))
     return protocol.restrict(suite, getattr(args, protocol.selector), args.depths, args.variants)
 
 
-RUN_OPTION_USERS = {"style": "episodes", "distance_budget": "episodes", "obs_format": "episodes and question suites",
-                    "variants": "question suites"}
-"""Who reads each option a protocol may not (:attr:`~.protocols.RunProtocol.run_options`)."""
+def _run_option_users() -> dict[str, str]:
+    """Who reads each option a protocol may not (:attr:`~.protocols.RunProtocol.run_options`): ``{"variants":
+    "question suites", ...}``."""
+    names = sorted({name for protocol in PROTOCOLS.values() for name in protocol.run_options})
+    return {name: " and ".join(p.kind_title for p in PROTOCOLS.values() if name in p.run_options) for name in names}
 
 
 def _seats(values: list[str] | None) -> dict[str, str]:
@@ -344,9 +300,12 @@ Every finished episode, item or game is stored at once in the run's SQLite file;
 and --resume continues it. The summary tables are printed at the end (cubebench report RUN prints
 them again; --quiet skips them). docs/runner.md has the details."""
 
-AGENT_HELP = ("episodes: random, blind, prober, greedy, solver, mlp[:CKPT]; question suites: oracle, random; multi-agent "
-              "suites: the calibration teams perfect, silent, random; and on every protocol a model: local[:GGUF], "
-              "openai:MODEL, anthropic:MODEL, openai-compatible:URL:MODEL or hf:PATH (a Hugging Face model in-process)")
+def _agent_help() -> str:
+    """``--agent``'s help, written from the agent table: each protocol's built-in agents, then the kinds that play
+    every protocol."""
+    parts = [f"{p.kind_title}: " + ", ".join(k.help for k in AGENT_KINDS if k.plays is not None and p.name in k.plays)
+             for p in PROTOCOLS.values()]
+    return "; ".join(parts) + "; and on every protocol " + " or ".join(k.help for k in AGENT_KINDS if k.plays is None)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -383,18 +342,18 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
                                    "Inf-Bench, STARE) or multi-agent games.")
     what = p.add_argument_group("what to run (--suite and --agent are required, unless --resume)")
     what.add_argument("--suite", help=f"a named suite ({', '.join(available_suites())}) or a suite JSON file")
-    what.add_argument("--agent", metavar="SPEC", help=AGENT_HELP)
+    what.add_argument("--agent", metavar="SPEC", help=_agent_help())
     what.add_argument("--out", metavar="RUN.sqlite",
                       help="the run database to create, its missing folders too (default "
                            "runs/<suite>-<agent>-<time>.sqlite); an existing file is never overwritten")
     what.add_argument("--resume", metavar="RUN", help="continue an interrupted run: play its unfinished episodes")
     what.add_argument("--retry-errors", action="store_true",
                       help="with --resume: also replay episodes that ended in error (old records are kept)")
-    what.add_argument("--depths", type=_csv(int), default=None, metavar="D1,D2",
+    what.add_argument("--depths", type=csv_values(int), default=None, metavar="D1,D2",
                       help="play only these depths of the suite (episodes, question tests and games alike)")
-    what.add_argument("--limit", type=_count(0), default=None, metavar="N",
+    what.add_argument("--limit", type=count(0), default=None, metavar="N",
                       help="play at most N unfinished episodes, items or games now (the run stays resumable)")
-    what.add_argument("--seed", type=_count(0), default=None, metavar="N",
+    what.add_argument("--seed", type=count(0), default=None, metavar="N",
                       help="the run's seed in place of the suite's (0): what every item, instance and agent draws "
                            "from. An episode suite's certified instances are the public shipped sets under seed 0 and "
                            "a private draw of fresh certified instances under any other: choose a secret seed for a "
@@ -407,39 +366,9 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
                            f"{INTERACTION_STEPS} interaction steps, no move cap) or strict (our move budget per depth); "
                            "recorded in the run")
 
-    episodes = p.add_argument_group("episode suites (smoke, exp1, exp2, exp3, full)")
-    episodes.add_argument("--tiers", type=_csv(str), default=None, metavar="T1,T2",
-                          help="play only these tiers of the suite (e.g. symbolic,face)")
-    episodes.add_argument("--style", choices=STYLES, default=None,
-                          help="how an LLM agent acts: react (default), codeact, or policy (one move a call, the "
-                               "current state only: the compact policy; sft plays only this way)")
-    episodes.add_argument("--obs-format", choices=("image", "text"), default=None,
-                          help="what the visual, face and vertex tiers show: image (default) or their text form "
-                               "(default for the text-only local model); symbolic is always the 54-letter string; "
-                               "question suites: text sends the questions without their images")
-    episodes.add_argument("--distance-budget", type=_distance_budget, default=DISTANCE_DEFAULT, metavar="SECONDS|auto",
-                          help="exact-solver seconds per step for the true distance shown in the viewer (default 0: "
-                               "off; it makes a scripted run 5-60x slower and needs the solver's tables; auto: 0.1 s "
-                               "when the tables are on disk); a run that turns it on says so on stderr")
-    episodes.add_argument("--no-images", action="store_true", help="do not store observation images in the run")
-
-    questions = p.add_argument_group("question suites (cube-bench, inf-bench, stare and their -smoke versions)")
-    questions.add_argument("--tests", type=_csv(str), default=None, metavar="T1,T2",
-                           help="ask only these tests (e.g. move-choice,closed-loop)")
-    questions.add_argument("--variants", type=_csv(str), default=None, metavar="V1,V2",
-                           help="ask each test only in these of its variants (e.g. STARE's frames-last,final-form; "
-                                "docs/stare.md)")
-    # how answers are asked for and decoded (cubebench.runner.answering); --rules is above (both kinds read it)
-    questions.add_argument("--reply-max-tokens", type=_count(1), default=None, metavar="N",
-                           help="token limit of each model reply (default 4096 where the rules ask for "
-                                "reasoning, else 1024); recorded in the run")
-
-    multi = p.add_argument_group("multi-agent suites (multi, multi-smoke)")
-    multi.add_argument("--games", type=_csv(str), default=None, metavar="G1,G2",
-                       help="play only these games (e.g. observer-actor,two-cameras)")
-    multi.add_argument("--seat", action="append", default=None, metavar="SEAT=TEAM",
-                       help="give a seat to a calibration team's player (perfect, silent, random) while --agent "
-                            "plays the others, e.g. --seat observer_0=perfect (repeatable)")
+    for protocol in PROTOCOLS.values():  # each protocol's own options, under the names of its shipped suites
+        named = ", ".join(name for name in available_suites() if named_suite_protocol(name) == protocol.name)
+        protocol.add_options(p.add_argument_group(f"{protocol.kind_title} ({named})"))
 
     model = p.add_argument_group("model agents")
     model.add_argument("--system-prompt", metavar="FILE", default=None,
@@ -448,19 +377,19 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     model.add_argument("--examples", metavar="FILE", default=None,
                        help="few-shot examples appended to the system prompt (an empty file: none; "
                             "default: agents/prompts/<style>_examples.txt)")
-    model.add_argument("--temperature", type=_amount, default=None,
+    model.add_argument("--temperature", type=amount, default=None,
                        help="model sampling temperature (question suites: 0 unless given, as the papers decode)")
-    model.add_argument("--episode-max-tokens", type=_count(1), default=None, metavar="N",
+    model.add_argument("--episode-max-tokens", type=count(1), default=None, metavar="N",
                        help="token budget per episode")
-    model.add_argument("--episode-max-cost", type=_amount, default=None, metavar="USD", help="USD budget per episode")
-    model.add_argument("--model-attempts", type=_count(1), default=None, metavar="N",
+    model.add_argument("--episode-max-cost", type=amount, default=None, metavar="USD", help="USD budget per episode")
+    model.add_argument("--model-attempts", type=count(1), default=None, metavar="N",
                        help="attempts per model call before a step counts as a model error (default 5)")
-    model.add_argument("--max-cost", type=_amount, default=None, metavar="USD",
+    model.add_argument("--max-cost", type=amount, default=None, metavar="USD",
                        help="stop the run once it has cost this many USD (earlier sessions included; a run that "
                             "has spent nothing is never stopped: --max-cost 0 lets a free agent play to the end)")
 
     running = p.add_argument_group("execution and output")
-    running.add_argument("--concurrency", type=_count(1), default=None, metavar="N",
+    running.add_argument("--concurrency", type=count(1), default=None, metavar="N",
                          help="episodes played at once (threads for API agents; default 1)")
     running.add_argument("--backend", choices=("local", "process", "ray"), default=None,
                          help="local: in-process threads (default); process: a process pool; ray: a Ray cluster "
@@ -537,7 +466,7 @@ def _add_reading(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run", help="the run's .sqlite file")
     p.add_argument("--out", help="the HTML file (default: next to the run, .viewer.html; missing folders are created)")
     p.add_argument("--episodes", metavar="TEXT", help="only episodes whose key contains TEXT (e.g. face/d8)")
-    p.add_argument("--max-episodes", type=_count(0), default=200, help="at most N episodes (0: all; default 200)")
+    p.add_argument("--max-episodes", type=count(0), default=200, help="at most N episodes (0: all; default 200)")
     p.set_defaults(func=_guard(_cmd_view))
 
     p = sub.add_parser("export", help="export a run's episodes as JSON Lines or CSV")
@@ -578,20 +507,20 @@ def _add_export_tasks(sub: argparse._SubParsersAction) -> None:
                    help="episodes: first prompt + optimal solution; sft: whole optimal ReAct conversations; "
                         "items: question items with gold answers")
     p.add_argument("--out", required=True, help="the folder to write train.*, test.* and manifest.json into")
-    p.add_argument("--format", choices=FORMATS, default="jsonl", help="jsonl (default) or parquet")
+    p.add_argument("--format", choices=EXPORT_FORMATS, default="jsonl", help="jsonl (default) or parquet")
     p.add_argument("--suite", default=None,
                    help="an episode suite (default exp1) or, for items, a question suite (default cube-bench)")
-    p.add_argument("--tier", choices=TIER_NAMES, default=None, help="episodes, sft: the tier (default symbolic)")
+    p.add_argument("--tier", choices=tuple(TIER_SPECS), default=None, help="episodes, sft: the tier (default symbolic)")
     p.add_argument("--obs-format", choices=EXPORT_OBS_FORMATS, default=None,
                    help="episodes, sft: how visual, face and vertex are shown: text (default) or image")
-    p.add_argument("--depths", type=_csv(int), default=None, metavar="D1,D2",
+    p.add_argument("--depths", type=csv_values(int), default=None, metavar="D1,D2",
                    help="only these depths (items: the depths or ladder levels of every chosen test)")
     p.add_argument("--instances", type=int, default=None, help="episodes, sft: instances per depth (default the suite's)")
     p.add_argument("--starts", choices=("certified", "training"), default="certified",
                    help="episodes, sft: certified (the suite's evaluation starts) or training (fresh positions apart "
                         "from every evaluation start and its rotations, --instances per depth, drawn with --seed)")
-    p.add_argument("--tests", type=_csv(str), default=None, metavar="T1,T2", help="items: only these tests")
-    p.add_argument("--variants", type=_csv(str), default=None, metavar="V1,V2",
+    p.add_argument("--tests", type=csv_values(str), default=None, metavar="T1,T2", help="items: only these tests")
+    p.add_argument("--variants", type=csv_values(str), default=None, metavar="V1,V2",
                    help="items: only these variants of each test (e.g. STARE's frames-interleaved)")
     p.add_argument("--items", type=int, default=None, help="items: items per test and depth (default the suite's)")
     p.add_argument("--rules", "--protocol", dest="rules", default=None, metavar="NAME",
@@ -621,7 +550,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
 def _add_play(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("play", help="play a tier yourself in the terminal, with the agents' tools")
-    p.add_argument("--tier", choices=TIER_NAMES, default="symbolic")
+    p.add_argument("--tier", choices=tuple(TIER_SPECS), default="symbolic")
     p.add_argument("--depth", type=int, default=3, help="scramble depth (default 3)")
     p.add_argument("--scramble", help="start from this move sequence instead of a seeded scramble")
     p.add_argument("--instance", type=int, default=None,

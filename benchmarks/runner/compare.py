@@ -3,8 +3,8 @@
 For a question run of a paper's suite (``cube-bench``, ``inf-bench``, ``stare`` and their smoke suites),
 each of the paper's tables (:mod:`.published`: its number, section and the paper cited) is printed with
 the paper's rows as printed and one row per run below them, in the same metric, unit and denominator:
-a run's figure is the report's own (:func:`.question_report.cell_metrics` for a test's cell,
-:func:`.question_report.ladder_score` for a ladder), converted to the paper's unit (a rate 0.25 is 25.0
+a run's figure is the report's own (:func:`.protocols.questions.report.cell_metrics` for a test's cell,
+:func:`.protocols.questions.report.ladder_score` for a ladder), converted to the paper's unit (a rate 0.25 is 25.0
 in a percent column) and, for a rate, followed by its ``k/n``, so the denominator is on the page.  The
 oracle and random runs are rows of their own; when none is given, the row says it is absent.  What the numbers
 mean is kept the paper's:
@@ -21,7 +21,7 @@ mean is kept the paper's:
 A run's cells that no column stands beside are listed under the table, and the paper's figures that a set of
 runs can give (Cube Bench's Figure 3: Pearson r of move-effect κ against closed-loop TA over the runs'
 models) follow the tables.  Episode runs of the CubeBench paper's suites (``exp1``, ``exp2``, ``full``,
-``smoke``) are set beside its Exp 1 and Exp 2 tables with their blind floors (:mod:`.compare_episodes`).
+``smoke``) are set beside its Exp 1 and Exp 2 tables with their blind floors (:mod:`.protocols.episodes.compare_episodes`).
 
 Bad input (a run of another suite, runs of different suites, a missing or damaged file) is one line and
 exit status 2 (:class:`CompareError`, or the store's own errors through the command's guard).
@@ -42,23 +42,24 @@ from cubebench.tasks.ladder import chance_score
 from cubebench.tasks.metrics import Proportion
 from cubebench.tasks.registry import TESTS
 
-from .execute import stored_rules
 from .answering import decoding_text
-from .compare_episodes import EpisodeView, episode_header, episode_table, read_episode_view
-from .constants import DESCRIPTIVE, Level, constant_ladder, constant_levels
-from .ladders import ladder_progress
-from .plan import ItemSpec
-from .published import NOT_REPORTED, Column, Figure, Paper, PublishedError, PublishedTable, load_papers, paper_for
+from .execute import stored_rules
 from .protocols import EpisodesProtocol, protocol_named
-from .question_report import Cell, cell_metrics, ladder_score, question_cells
-from .question_suites import QuestionSuite, question_suite_from_dict
+from .protocols.episodes.compare_episodes import EpisodeView, episode_header, episode_table, read_episode_view
+from .protocols.questions.constant_answers import DESCRIPTIVE, Level, constant_ladder, constant_levels
+from .protocols.questions.ladders import ladder_progress
+from .protocols.questions.plan import ItemSpec
+from .protocols.questions.report import Cell, cell_metrics, ladder_score, question_cells
+from .protocols.questions.suite import QuestionSuite, question_suite_from_dict
+from .published import NOT_REPORTED, Column, Figure, Paper, PublishedError, PublishedTable, load_papers, paper_for
+from .stats import as_float
 from .store import open_run
 from .suite_fields import SuiteError
 from .tables import Table, render_markdown, render_text
 
 CALIBRATION = ("oracle", "random")
 """The built-in answerers whose rows every comparison shows (or flags as absent)."""
-FORMATS = ("text", "md")
+COMPARE_FORMATS = ("text", "md")
 
 
 class CompareError(Exception):
@@ -187,15 +188,6 @@ def _number(x: float, unit: str) -> str:
     if unit in ("fraction", "kappa"):
         return f"{x:.3f}"
     return f"{x:.2f}"
-
-
-def as_float(value: Any) -> float | None:
-    """A metric as a plain number (a rate's value), or ``None``."""
-    if isinstance(value, Proportion):
-        return value.value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
 
 
 # --- one published table --------------------------------------------------------------------------------
@@ -560,7 +552,7 @@ def add_compare(sub: argparse._SubParsersAction,
                                    "denominators, the oracle and random rows, and what a constant answer (a blind "
                                    "agent, for episodes) reaches on the same items.")
     p.add_argument("runs", nargs="+", metavar="RUN", help="runs (.sqlite) of one paper suite")
-    p.add_argument("--format", choices=FORMATS, default="text", help="text (default) or md (Markdown tables)")
+    p.add_argument("--format", choices=COMPARE_FORMATS, default="text", help="text (default) or md (Markdown tables)")
     p.set_defaults(func=guard(_cmd_compare))
 
 

@@ -9,6 +9,7 @@ from typing import TextIO
 from .protocols import protocol_named
 from .store import RunStore, record_json
 
+
 def export_jsonl(store: RunStore, out: TextIO, images: bool = True) -> int:
     """One line per episode: ``{"key": ..., "record": <EpisodeRecord.to_dict()>}``; returns the count."""
     n = 0

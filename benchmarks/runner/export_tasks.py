@@ -38,33 +38,36 @@ from pathlib import Path
 from typing import IO, Any, Iterator, Sequence, cast
 
 from cubebench import __version__
-from cubebench.extras import install_hint
 from cubebench.agents.answerers import ModelAnswerer, OracleAnswerer
 from cubebench.curriculum import Instance, load_instance_file
+from cubebench.extras import install_hint
 from cubebench.shipped import largest_instance_file
 from cubebench.tiers import TIER_SPECS, tier_spec
 
 from .answering import chosen_rules
 from .execute import PlaySettings
-from .instances import resolve_source
-from .plan import EpisodeSpec, ItemSpec, check_plan_size, episode_key, iter_fixed_items, plan_episodes
-from .question_suites import QuestionSuite, configured_test, question_suite_from_dict, restrict_questions
+from .planning import check_plan_size
+from .protocols.episodes.instances import resolve_source
+from .protocols.episodes.plan import EpisodeSpec, episode_key, plan_episodes
+from .protocols.episodes.suite import Suite, restrict, suite_from_dict
+from .protocols.questions.plan import ItemSpec, iter_fixed_items
+from .protocols.questions.suite import QuestionSuite, configured_test, question_suite_from_dict, restrict_questions
 from .sft_traces import ScriptedReplies, TraceError, optimal_solution, play_trace, replay_trace, trace_replies
 from .splits import SPLITS, Sides, check_fraction, group_of, split_of
 from .suite_fields import SuiteError
-from .suites import Suite, load_suite, restrict, suite_from_dict
+from .suites import load_suite
 from .training_starts import SOURCE, TrainingStartError, check_apart, training_instances
 from .verifier_refs import asked_prompts, episode_ref, question_ref
 
 KINDS = ("episodes", "sft", "items")
-FORMATS = ("jsonl", "parquet")
+EXPORT_FORMATS = ("jsonl", "parquet")
 IMAGE_MODES = ("bytes", "files", "none")
 STARTS = ("certified", "training")
 EXPORT_OBS_FORMATS = ("text", "image")
 DEFAULT_SUITES = {"episodes": "exp1", "sft": "exp1", "items": "cube-bench"}
 LADDER_ITEMS = 5
 """Items per level when a ladder test is exported at fixed levels (a ladder round asks five)."""
-SCHEMA = "cubebench-export/1"
+EXPORT_SCHEMA = "cubebench-export/1"
 
 
 class ExportError(ValueError):
@@ -128,7 +131,7 @@ def export_tasks(request: ExportRequest) -> ExportSummary:
         summary.files, summary.counts = writer.finish()
     summary.notes += [f"the {split} split is empty: no {split}.{request.format} written"
                       for split in SPLITS if not summary.counts[split]]
-    manifest = {"schema": SCHEMA, "cubebench": __version__, "kind": request.kind, "format": request.format,
+    manifest = {"schema": EXPORT_SCHEMA, "cubebench": __version__, "kind": request.kind, "format": request.format,
                 "suite": request.suite or DEFAULT_SUITES[request.kind], "tier": request.tier,
                 "obs_format": request.obs_format, "depths": request.depths, "instances": request.instances,
                 "tests": request.tests, **({"variants": request.variants} if request.variants else {}),
@@ -159,7 +162,7 @@ def _out_folder(request: ExportRequest) -> Path:
 
 
 def _split_names() -> set[str]:
-    return {f"{split}.{fmt}" for split in SPLITS for fmt in FORMATS}
+    return {f"{split}.{fmt}" for split in SPLITS for fmt in EXPORT_FORMATS}
 
 
 def _sha256(path: Path) -> str:
@@ -172,7 +175,7 @@ def _sha256(path: Path) -> str:
 
 def _check(request: ExportRequest) -> None:
     """:class:`ExportError` for an argument out of range or one that does not apply to the kind."""
-    for name, value, allowed in (("kind", request.kind, KINDS), ("format", request.format, FORMATS),
+    for name, value, allowed in (("kind", request.kind, KINDS), ("format", request.format, EXPORT_FORMATS),
                                  ("images", request.images, IMAGE_MODES), ("starts", request.starts, STARTS)):
         if value not in allowed:
             raise ExportError(f"--{name} must be one of {', '.join(allowed)}, got {value!r}")

@@ -19,8 +19,8 @@ from cubebench.engine.state import from_facelets
 from cubebench.engine.symmetry import symmetry_key
 from cubebench.shipped import instances_dir
 
-from .plan import iter_fixed_items
-from .question_suites import QuestionSuite
+from .protocols.questions.plan import iter_fixed_items
+from .protocols.questions.suite import QuestionSuite
 from .suites import available_suites, load_suite
 
 __all__ = ["EvaluationOverlap", "evaluation_positions", "evaluation_keys", "check_apart"]

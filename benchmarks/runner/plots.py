@@ -9,15 +9,17 @@ Error bars are Wilson 95 % intervals.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence, cast
 
+from cubebench.engine.rewards import REWARDS
 from cubebench.extras import install_hint
 
 from .aggregate import group, ordered
+from .protocols.episodes.plan import EpisodeRow
+from .protocols.episodes.report import SETTING_TITLES, SETTINGS, condition_label, conditions, tier_title
+from .protocols.episodes.suite import TIER_NAMES
+from .rows import StoredRow
 from .stats import Rate
-from .store import EpisodeRow
-from .suites import REWARDS, TIER_NAMES
-from .tables import SETTING_TITLES, SETTINGS, condition_label, tier_title, conditions
 
 TIER_COLOURS = dict(zip(TIER_NAMES, ("#4c72b0", "#dd8452", "#55a868", "#c44e52")))
 """A plot colour per tier, in the registry's order (a tier past these gets matplotlib's next colour)."""
@@ -126,8 +128,9 @@ def _save(fig: Any, path: Path, plt: Any) -> Path:
     return path
 
 
-def write_plots(rows: list[EpisodeRow], directory: Path) -> list[Path]:
-    """All plots that apply to the run, written under ``directory``."""
+def write_plots(stored: Sequence[StoredRow], directory: Path) -> list[Path]:
+    """All plots that apply to the run, written under ``directory`` (an episode run's: ``RunProtocol.plots``)."""
+    rows = cast(list[EpisodeRow], list(stored))
     if not rows:
         return []
     made = [plot_by_depth(rows, directory / "pass_rate_by_depth.png")]

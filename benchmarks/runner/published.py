@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-SCHEMA = "cubebench-published/1"
+PUBLISHED_SCHEMA = "cubebench-published/1"
 FILES = ("cube-bench.json", "inf-bench.json", "stare.json", "cubebench.json")
 UNITS: dict[str, tuple[float, float]] = {
     "percent": (0.0, 100.0),
@@ -286,8 +286,8 @@ def _figure(data: Any, where: str) -> Figure:
 
 def check_published(data: Any, source: str) -> Paper:
     """Validate one file's JSON object and build its :class:`Paper`."""
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise PublishedError(f"{source}: not a {SCHEMA} file")
+    if not isinstance(data, dict) or data.get("schema") != PUBLISHED_SCHEMA:
+        raise PublishedError(f"{source}: not a {PUBLISHED_SCHEMA} file")
     paper = _need(data, "paper", dict, source)
     for key in ("key", "title", "authors", "text"):
         _need(paper, key, str, f"{source}.paper")

@@ -1,7 +1,7 @@
 """``cubebench report``: the run's tables, failure attribution, plots and HTML report.
 
 The run's protocol (:mod:`.protocols`) gives its tables and what its facts say: a question run has one
-table per test (:mod:`.question_report`), a multi-agent run its games' (:mod:`.multi_report`).
+table per test (:mod:`.protocols.questions.report`), a multi-agent run its games' (:mod:`.protocols.multi.report`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from typing import Any
 from .aggregate import cell_of
 from .failures import error_cause, nothing_evaluated, nothing_evaluated_text
 from .protocols import EpisodesProtocol, RunProtocol, protocol_named
-from .store import EpisodeRow, RunStore
+from .rows import StoredRow
+from .store import RunStore
 from .tables import Table, render_text
 
 
@@ -27,7 +28,7 @@ class Report:
     versions: dict[str, str]
     instance_source: str
     planned: int
-    rows: list[EpisodeRow]
+    rows: list[StoredRow]
     retired: int
     damaged: int
     tables: list[Table]

@@ -1,9 +1,9 @@
 """Starting and resuming runs: plan the suite, play pending episodes, store each as it finishes.
 
-A question suite (:class:`~.question_suites.QuestionSuite`) runs the same way: its items are planned
+A question suite (:class:`~.protocols.questions.suite.QuestionSuite`) runs the same way: its items are planned
 (and generated) at the start, the run's meta says ``protocol: questions``, and each item is played
 and stored as it finishes, like an episode.  A ladder's later rounds are planned as it climbs
-(:mod:`.ladders`), so a run with ladders plays in waves until every ladder has ended.
+(:mod:`.protocols.questions.ladders`), so a run with ladders plays in waves until every ladder has ended.
 
 A run is one SQLite file (:mod:`.store`).  ``start_run`` creates it, atomically, with the
 suite, the configuration, the library versions and the plan; ``resume_run``
@@ -29,15 +29,12 @@ from typing import Any
 from .backends import BACKENDS, WorkersLost, run_backend
 from .execute import LEGACY_RULES_KEY, PlaySettings, listening_to_steps
 from .failures import FailureWatch
-from .ladders import next_rounds
-from .multi_suites import MultiSuite
-from .plan import Spec, check_plan_size
+from .planning import RunnableSuite, Spec, check_plan_size
 from .progress import Progress
 from .protocols import protocol_for, protocol_named
-from .question_suites import QuestionSuite
 from .specs import AgentFactory, AgentSpec
 from .store import RunStore, StoreDamaged, StoreError, open_run
-from .suites import Suite, SuiteError
+from .suite_fields import SuiteError
 
 VERSIONED = ("cubebench", "numpy", "gymnasium", "numba", "kociemba", "pillow", "openai", "anthropic",
              "tqdm", "matplotlib", "ray", "torch")
@@ -117,7 +114,7 @@ DISTANCE_COST = ("a scripted agent's run gets 5-60x slower (measured: greedy on 
 def optimal_tables_ready(metric: str) -> bool:
     """True when the exact solver's tables for ``metric`` are already on disk (no build is triggered)."""
     try:
-        from cubebench.solver.optimal import store
+        from cubebench.solver.optimal import table_cache as store
     except Exception:  # noqa: BLE001 - no (working) optimal solver in this checkout
         return False
     try:
@@ -148,7 +145,7 @@ def resolve_distance_budget(value: str | float | None, metric: str) -> float | N
     return budget
 
 
-def default_run_path(suite: Suite | QuestionSuite | MultiSuite, agent: str) -> Path:
+def default_run_path(suite: RunnableSuite, agent: str) -> Path:
     """``runs/<suite>-<agent>-<UTC time>.sqlite`` under the working directory, the suite's name and the agent spec
     cleaned (:func:`file_name_part`): whatever a suite file names itself, its run lands in ``runs/``."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
@@ -163,7 +160,7 @@ def file_name_part(text: str, fallback: str) -> str:
     return safe or fallback
 
 
-def start_run(suite: Suite | QuestionSuite | MultiSuite, config: RunConfig, path: Path, *, limit: int | None = None,
+def start_run(suite: RunnableSuite, config: RunConfig, path: Path, *, limit: int | None = None,
               progress: bool | None = None, argv: list[str] | None = None) -> RunOutcome:
     """Create the run database for ``suite`` and play it (or its first ``limit`` episodes or items)."""
     if config.backend not in BACKENDS:
@@ -246,12 +243,12 @@ def _override_backend(config: RunConfig, backend: str | None, ray_address: str |
 
 def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit: int | None,
             progress: bool | None, argv: list[str] | None) -> RunOutcome:
-    """Play the store's pending episodes; commit each as it finishes.  A suite with ladders plays in
-    waves: after each, the ladders' next rounds are planned (:func:`~.ladders.next_rounds`) and played."""
+    """Play the store's pending episodes; commit each as it finishes.  A run whose plan grows as it plays (question
+    ladders) plays in waves: after each, its protocol plans the next rows (:meth:`~.protocols.RunProtocol.growth`)."""
     protocol = protocol_named(store.protocol)
-    suite = protocol.ladder_suite(store)
-    if suite is not None:
-        store.extend_plan(next_rounds(suite, store.plan(), store.rows()))
+    grow = protocol.growth(store)
+    if grow is not None:
+        store.extend_plan(grow())
     planned, pending = len(store.plan()), len(store.pending())
     store.begin_session(list(argv if argv is not None else sys.argv))
     bar = Progress(planned, initial=planned - pending, enabled=progress,
@@ -279,10 +276,10 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
             if _capped(config, bar):
                 outcome = f"stopped: cost cap ${config.max_cost_usd:g} reached"
                 break
-            if suite is None:
+            if grow is None:
                 outcome = "complete" if not store.pending() else f"partial: --limit {limit}"
                 break
-            new = next_rounds(suite, store.plan(), store.rows())
+            new = grow()
             store.extend_plan(new)
             bar.grow(len(new))
     except KeyboardInterrupt:

@@ -2,7 +2,7 @@
 
 A trace is made by *playing* the episode, not by writing a transcript beside it: the ReAct agent
 (:class:`~cubebench.agents.react.ReActAgent`, its shipped prompt and few-shot examples) plays the
-runner's env of the episode (:func:`~.execute.make_env`) through :func:`~cubebench.agents.episode.run_episode`,
+runner's env of the episode (:func:`~.protocols.episodes.play.make_env`) through :func:`~cubebench.agents.episode.run_episode`,
 and its model is a client that replies, step by step, with a ``Thought:``/``Action:`` pair taken
 from the optimal solution.  The agent's message history is then exactly what a model would be
 shown and would have to answer: system prompt, each ``Observation:`` (text, or text and image),
@@ -43,8 +43,9 @@ from cubebench.engine.notation import invert_sequence, parse_array
 from cubebench.engine.state import from_facelets
 from cubebench.tiers import tier_spec
 
-from .execute import PlaySettings, make_env
-from .plan import EpisodeSpec
+from .execute import PlaySettings
+from .protocols.episodes.plan import EpisodeSpec
+from .protocols.episodes.play import make_env
 
 TRACE_MODEL = "cubebench-optimal-trace"
 """The model name the traces' scripted client reports."""

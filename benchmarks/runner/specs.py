@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection
 
 from cubebench.agents.answerers import Answerer, ModelAnswerer, OracleAnswerer, RandomAnswerer
 from cubebench.agents.base import Agent
@@ -40,19 +40,70 @@ from cubebench.agents.policy import PolicyAgent
 from cubebench.agents.react import ReActAgent
 from cubebench.agents.scripted import SCRIPTED_AGENTS
 from cubebench.agents.seats import ModelSeat
-from cubebench.envs.games import GAMES
 from cubebench.agents.teams import Seat, perfect_team, random_team, silent_team
+from cubebench.envs.games import GAMES
 from cubebench.extras import install_hint
 from cubebench.tiers import TIER_SPECS
-
 
 STYLES = ("react", "codeact", "policy")
 SFT = "sft"
 """The shipped fine-tuned policy: ``hf:`` on :func:`shipped_adapter`, played in the ``policy`` style."""
-BUILTIN = ("random", "blind", "prober", "greedy", "solver", "mlp", "local", SFT, "oracle", "perfect", "silent")
-ANSWERERS = ("oracle", "random")
+
+
+@dataclass(frozen=True)
+class AgentKind:
+    """One kind of agent spec: the specs that make one, which run protocols it plays, and how help names it."""
+
+    name: str
+    builtins: Collection[str]
+    """The specs that name one exactly (``solver``, ``oracle``...); the scripted kind's is the live
+    :data:`~cubebench.agents.scripted.SCRIPTED_AGENTS` table, so an agent added there is one."""
+    heads: tuple[str, ...]
+    """The heads of the specs ``<head>:<rest>`` that make one (``mlp``, the model providers)."""
+    plays: tuple[str, ...] | None
+    """The run protocols it plays (their names); ``None``: every protocol (each builds its own model player)."""
+    title: str
+    """What one is, in a refusal's words (``a scripted agent``)."""
+    help: str
+    """The specs of this kind as ``cubebench run --help`` lists them."""
+
+    def makes(self, spec: str) -> bool:
+        """Whether ``spec`` is an agent of this kind."""
+        return spec in self.builtins or spec.partition(":")[0] in self.heads
+
+    def plays_protocol(self, protocol: str) -> bool:
+        return self.plays is None or protocol in self.plays
+
+
+AGENT_KINDS: tuple[AgentKind, ...] = (
+    AgentKind("scripted", SCRIPTED_AGENTS, (), ("episodes",), "a scripted agent", ", ".join(SCRIPTED_AGENTS)),
+    AgentKind("rl", ("mlp",), ("mlp",), ("episodes",), "the MLP policy", "mlp[:CKPT]"),
+    AgentKind("answerer", ("oracle", "random"), (), ("questions",), "a question answerer", "oracle, random"),
+    AgentKind("team", ("perfect", "silent", "random"), (), ("multi",), "a calibration team",
+              "the calibration teams perfect, silent, random"),
+    AgentKind("model", ("local", SFT), PROVIDERS, None, "a model",
+              "a model: local[:GGUF], sft, openai:MODEL, anthropic:MODEL, openai-compatible:URL:MODEL or hf:PATH "
+              "(a Hugging Face model in-process)"),
+)
+"""Every kind of agent a spec names, the first that makes a spec being its own (``random`` is the scripted agent
+in an episode, the random answerer of a question item, the random team of a game).  A run's protocol takes a spec
+whose kinds play it (:meth:`AgentSpec.kind_for`); ``cubebench run --help`` is written from this table."""
+
+
+def agent_kinds(spec: str) -> tuple[AgentKind, ...]:
+    """The kinds ``spec`` is an agent of (none: no agent this version builds)."""
+    return tuple(kind for kind in AGENT_KINDS if kind.makes(spec))
+
+
+def builtins_playing(protocol: str) -> tuple[str, ...]:
+    """The built-in specs that play ``protocol`` (a model spec plays every protocol)."""
+    names = (name for kind in AGENT_KINDS if kind.plays is not None and protocol in kind.plays for name in kind.builtins)
+    return tuple(dict.fromkeys(names))
+
+
+ANSWERERS = builtins_playing("questions")
 """The non-model specs that answer question items (model specs answer them too)."""
-TEAMS = ("perfect", "silent", "random")
+TEAMS = builtins_playing("multi")
 """The calibration teams that play multi-agent suites (model specs play them too)."""
 SEAT_NAMES = tuple(seat for game in GAMES.values() for seat in game.seats)
 """Every seat of the multi-agent envs (``--seat`` names one)."""
@@ -108,24 +159,26 @@ class AgentSpec:
 
     @property
     def kind(self) -> str:
-        """``scripted``, ``rl``, ``model``, ``oracle`` (question suites only) or ``team`` (multi-agent only)."""
-        head = self.spec.partition(":")[0]
-        if self.spec == "oracle":
-            return "oracle"
-        if self.spec in ("perfect", "silent"):
-            return "team"
-        if self.spec in SCRIPTED_AGENTS:
-            return "scripted"
-        if self.spec == SFT:
-            return "model"
-        if head == "mlp":
-            return "rl"
-        if head in PROVIDERS:
-            return "model"
-        raise AgentSpecError(
-            f"unknown agent spec {self.spec!r}: use one of {', '.join(BUILTIN)} (or mlp:<checkpoint>, "
-            "local:<model.gguf>), openai:<model>, anthropic:<model>, openai-compatible:<url>:<model> or "
-            "hf:<model folder, .gguf or adapter>")
+        """The name of its own kind (:data:`AGENT_KINDS`): ``scripted``, ``rl``, ``answerer``, ``team`` or ``model``."""
+        return self._kinds()[0].name
+
+    def kind_for(self, protocol: str) -> str | None:
+        """The name of its kind that plays ``protocol`` (``random`` is an answerer in a question run), or ``None``."""
+        return next((kind.name for kind in self._kinds() if kind.plays_protocol(protocol)), None)
+
+    def described(self) -> str:
+        """What the spec is, in words, for a refusal (``a scripted agent / a question answerer``)."""
+        return " / ".join(kind.title for kind in self._kinds())
+
+    def _kinds(self) -> tuple[AgentKind, ...]:
+        kinds = agent_kinds(self.spec)
+        if not kinds:
+            names = ", ".join(dict.fromkeys(name for kind in AGENT_KINDS for name in kind.builtins))
+            raise AgentSpecError(
+                f"unknown agent spec {self.spec!r}: use one of {names} (or mlp:<checkpoint>, "
+                "local:<model.gguf>), openai:<model>, anthropic:<model>, openai-compatible:<url>:<model> or "
+                "hf:<model folder, .gguf or adapter>")
+        return kinds
 
     @property
     def is_local_model(self) -> bool:

@@ -9,10 +9,21 @@ there is no estimate.
 
 from __future__ import annotations
 
-from cubebench.tasks.metrics import Z95, Proportion, wilson_interval
+from typing import Any
 
+from cubebench.tasks.metrics import Z95, Proportion, wilson_interval
 
 Rate = Proportion
 """A pass rate: ``solved`` of ``episodes`` with its Wilson interval (the same type as the question tests')."""
 
-__all__ = ["Rate", "Z95", "wilson_interval"]
+
+def as_float(value: Any) -> float | None:
+    """A metric as a plain number (a rate's value), or ``None`` (not a number)."""
+    if isinstance(value, Proportion):
+        return value.value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+__all__ = ["Rate", "Z95", "as_float", "wilson_interval"]

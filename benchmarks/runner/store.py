@@ -33,19 +33,11 @@ are finished records and are kept by a plain resume; ``retire_errors()``
 (``cubebench run --resume RUN --retry-errors``) moves them to the
 ``retired`` table, so they are played again and the old records survive.
 
-A question run (``meta["protocol"] == "questions"``) uses the same tables: its plan rows are
-:class:`~.plan.ItemSpec` (read back as such because of the meta entry; every check above applies
-unchanged), and each played item is an ``episodes`` row with its record, an
-:class:`~cubebench.agents.records.EpisodeRecord` (one step per question asked).  Its summary
-columns name the item's cell in the episode columns: ``tier`` = the test, ``depth`` = the depth,
-``instance`` = the item index, ``reward`` = the variant, ``setting`` = ``"item"``, ``horizon`` =
-``"d<depth>"``.
-
-A multi-agent run (``meta["protocol"] == "multi"``) stores :class:`~.plan.GameSpec` plan rows and one
-record per game (one step per seat turn, the seats and messages in its config); its summary columns:
-``tier`` = the game, ``depth``, ``instance``, ``reward`` = the view, ``setting`` = the agent's seat
-(scrambler-solver) or ``"team"``,
-``horizon`` = ``"d<depth>"``.
+A run of any protocol uses the same tables: its plan rows are its protocol's row type (read back as such because
+of ``meta["protocol"]``: :func:`~.planning.row_type`; every check above applies unchanged), and each played row is an
+``episodes`` row with its record, an :class:`~cubebench.agents.records.EpisodeRecord` (a question item: one step per
+question asked; a game: one step per seat turn).  The summary columns hold one concept each in every protocol
+(:mod:`.rows`).
 """
 
 from __future__ import annotations
@@ -58,33 +50,30 @@ import sqlite3
 import sys
 import time
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-
 from cubebench import __version__
-from cubebench.agents.records import EpisodeRecord, NewerForm, RecordError, check_form, safe_strings, safe_text
-from cubebench.tasks.items import Item
+from cubebench.agents.records import EpisodeRecord, NewerForm, RecordError, safe_strings, safe_text
 
-from .plan import EpisodeCell, EpisodeSpec, GameSpec, ItemSpec, Spec
-from .store_errors import (StoreDamaged, StoreError, StoreFull, StoreNewer, damaged_message, is_writable,
-                           sqlite_failure)
+from .planning import Spec, row_protocols, row_type
+from .rows import SCHEMA_1_NAMES, STORED_COLUMNS, StoredRow
+from .store_errors import StoreDamaged, StoreError, StoreFull, StoreNewer, damaged_message, is_writable, sqlite_failure
 from .store_reading import connect_reader
 
-SCHEMA_VERSION = 1
-_SPEC_TYPES: dict[str, type[EpisodeSpec] | type[ItemSpec] | type[GameSpec]] = {
-    kind.protocol: kind for kind in (EpisodeSpec, ItemSpec, GameSpec)}
-PROTOCOL_NAMES = tuple(_SPEC_TYPES)
-"""What a run plays (``meta["protocol"]``; a run without the entry plays episodes)."""
+SCHEMA_VERSION = 2
+"""The store schema this version writes (2: the summary columns named for every protocol, :mod:`.rows`); it reads 1
+too."""
+UNNAMED_PROTOCOL = "episodes"
+"""What a run stored without ``meta["protocol"]`` plays (every run from before question runs existed)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS plan (key TEXT PRIMARY KEY, position INTEGER NOT NULL, spec TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS episodes (
     key TEXT PRIMARY KEY REFERENCES plan(key),
-    tier TEXT NOT NULL, depth INTEGER NOT NULL, instance INTEGER NOT NULL, reward TEXT NOT NULL,
+    part TEXT NOT NULL, depth INTEGER NOT NULL, instance INTEGER NOT NULL, variant TEXT NOT NULL,
     setting TEXT NOT NULL, horizon TEXT NOT NULL, status TEXT NOT NULL, solved INTEGER NOT NULL,
     n_steps INTEGER NOT NULL, n_moves INTEGER NOT NULL, input_tokens INTEGER NOT NULL,
     output_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL, wall_s REAL NOT NULL,
@@ -101,9 +90,7 @@ CREATE TABLE IF NOT EXISTS sessions (
 );
 """
 
-SUMMARY_COLUMNS = ("key", "tier", "depth", "instance", "reward", "setting", "horizon", "status", "solved",
-                   "n_steps", "n_moves", "input_tokens", "output_tokens", "cost_usd", "wall_s",
-                   "distance_start", "distance_end")
+SUMMARY_COLUMNS = STORED_COLUMNS
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -117,7 +104,7 @@ CREATING = ".creating-"
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 """A surrogate's JSON escape: a record's JSON holds lone surrogates only through these."""
 _COLUMN_TYPES: dict[str, tuple[type, ...]] = {
-    **dict.fromkeys(("key", "tier", "reward", "setting", "horizon", "status"), (str,)),
+    **dict.fromkeys(("key", "part", "variant", "setting", "horizon", "status"), (str,)),
     **dict.fromkeys(("depth", "instance", "solved", "n_steps", "n_moves", "input_tokens", "output_tokens"), (int,)),
     **dict.fromkeys(("cost_usd", "wall_s"), (int, float)),
     **dict.fromkeys(("distance_start", "distance_end"), (int, type(None))),
@@ -128,27 +115,11 @@ _FROM_RECORD = ("status", "n_steps", "n_moves", "input_tokens", "output_tokens",
 """Summary columns copied from the record when the episode is stored: row and record must agree."""
 
 
-@dataclass(frozen=True)
-class EpisodeRow(EpisodeCell):
-    """An episode's summary columns: its cell, then its outcome (the full record is loaded on demand)."""
-
-    status: str
-    solved: bool
-    n_steps: int
-    n_moves: int
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float
-    wall_s: float
-    distance_start: int | None
-    distance_end: int | None
-
-
-def _episode_row(values: Sequence[Any]) -> EpisodeRow:
-    """The row of one episode from its ``SUMMARY_COLUMNS`` values (SQLite keeps ``solved`` as 0 or 1)."""
+def _stored_row(values: Sequence[Any], kind: type[StoredRow]) -> StoredRow:
+    """The ``kind`` row of one played row from its ``SUMMARY_COLUMNS`` values (SQLite keeps ``solved`` as 0 or 1)."""
     row = dict(zip(SUMMARY_COLUMNS, values))
     row["solved"] = bool(row["solved"])
-    return EpisodeRow(**row)
+    return kind(**row)
 
 
 def _jsonable(value: Any) -> Any:
@@ -256,6 +227,8 @@ class RunStore:
         self._lock: _RunLock | None = None
         self._plan: list[Spec] | None = None
         self._copy: Path | None = None
+        self._columns: tuple[str, ...] = SUMMARY_COLUMNS
+        """The summary columns' names in this file (schema 1 named two of them otherwise)."""
         """The temporary folder of a private copy a reader reads instead of the file (:mod:`.store_reading`)."""
         if not create:
             if not self.path.is_file():
@@ -299,8 +272,8 @@ class RunStore:
         if path.exists() or path.is_symlink():
             raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
         problem = _meta_problem(meta.get("suite"), meta.get("config"))
-        if meta.get("protocol", EpisodeSpec.protocol) not in PROTOCOL_NAMES:
-            problem = f"it plays protocol {meta['protocol']!r}, none of {', '.join(PROTOCOL_NAMES)}"
+        if row_type(meta.get("protocol", UNNAMED_PROTOCOL)) is None:
+            problem = f"it plays protocol {meta['protocol']!r}, none of {', '.join(row_protocols())}"
         if problem or not plan:
             raise StoreError(f"cannot create {path}: {problem or 'it plans no episodes'}")
         _remove_stale_partials(path)
@@ -404,12 +377,15 @@ class RunStore:
         if not {"meta", "plan", "episodes", "retired", "sessions"} <= tables:
             raise StoreError(f"{self.path} is not a CubeBench run database")
         version = self.get_meta("schema_version")
-        if version != SCHEMA_VERSION:
-            raise StoreError(f"{self.path}: store schema {version}, this cubebench reads {SCHEMA_VERSION}")
+        if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+            raise self.newer(f"store schema {version} (this version reads 1 to {SCHEMA_VERSION})")
+        if version not in (1, SCHEMA_VERSION):
+            raise StoreError(f"{self.path}: store schema {version}, this cubebench reads 1 to {SCHEMA_VERSION}")
+        self._columns = tuple(SCHEMA_1_NAMES.get(c, c) for c in SUMMARY_COLUMNS) if version == 1 else SUMMARY_COLUMNS
         protocol = self.get_meta("protocol")
-        if protocol is not None and protocol not in PROTOCOL_NAMES:
+        if protocol is not None and row_type(protocol) is None:
             raise self.newer(f"a run of protocol {safe_text(str(protocol))[:40]!r} (this version plays "
-                             f"{', '.join(PROTOCOL_NAMES)})")
+                             f"{', '.join(row_protocols())})")
         problem = _meta_problem(self.get_meta("suite"), self.get_meta("config"))
         if problem:
             raise StoreDamaged(self._damaged_message(problem))
@@ -427,24 +403,23 @@ class RunStore:
     @property
     def protocol(self) -> str:
         """``episodes``, ``questions`` or ``multi``: what the run plays."""
-        return str(self.get_meta("protocol", EpisodeSpec.protocol))
+        return str(self.get_meta("protocol", UNNAMED_PROTOCOL))
 
     def _read_plan(self) -> list[Spec]:
         plan: list[Spec] = []
-        kind: type[EpisodeSpec] | type[ItemSpec] | type[GameSpec] = _SPEC_TYPES[self.protocol]
-        for key, spec in self.db.execute("SELECT key, spec FROM plan ORDER BY position"):
+        kind = row_type(self.protocol)
+        assert kind is not None  # checked when the store opened
+        for key, text in self.db.execute("SELECT key, spec FROM plan ORDER BY position"):
             try:
-                data = json.loads(spec)
-                check_form(data, kind, f"plan[{key!r}]")
-                if kind is ItemSpec:  # the item itself is rebuilt by the workers: it must read back too
-                    check_form(data["item"], Item, f"plan[{key!r}].item")
+                data = json.loads(text)
+                spec = kind.from_row(data, f"plan[{key!r}]")
             except NewerForm as err:
                 raise self.newer(f"a plan row ({str(err)[:150]})") from None
             except (ValueError, TypeError, RecursionError) as err:  # RecordError is a ValueError
                 raise StoreDamaged(self._damaged_message(f"planned episode {key!r}: {str(err)[:150]}")) from None
             if data["key"] != key:
                 raise StoreDamaged(self._damaged_message(f"planned episode {key!r} names {data['key']!r}"))
-            plan.append(kind(**data))
+            plan.append(spec)
         return plan
 
     # --- metadata and plan ----------------------------------------------------------
@@ -549,7 +524,7 @@ class RunStore:
 
     def _damaged_rows(self) -> list[tuple[int, str, str]]:
         found = []
-        query = f"SELECT rowid, {', '.join(SUMMARY_COLUMNS)}, record FROM episodes ORDER BY rowid"
+        query = f"SELECT rowid, {', '.join(self._columns)}, record FROM episodes ORDER BY rowid"
         text_factory = self.db.text_factory
         self.db.text_factory = _lenient_text  # a column of bytes that are not UTF-8 is a damaged row, not an error
         try:
@@ -587,11 +562,14 @@ class RunStore:
             cur = self.db.execute("DELETE FROM episodes WHERE status = 'error'")
         return cur.rowcount
 
-    def rows(self) -> list[EpisodeRow]:
-        """Summary rows of every stored episode, in plan order."""
-        cols = ", ".join(f"e.{c}" for c in SUMMARY_COLUMNS)
+    def rows(self) -> list[StoredRow]:
+        """Summary rows of every stored episode, item or game, in plan order, as the run's protocol names them
+        (its row type's ``stored_as``)."""
+        cols = ", ".join(f"e.{c}" for c in self._columns)
         query = f"SELECT {cols} FROM episodes e JOIN plan p ON p.key = e.key ORDER BY p.position"
-        return [_episode_row(r) for r in self.db.execute(query)]
+        kind = row_type(self.protocol)
+        stored_as = kind.stored_as if kind is not None else StoredRow
+        return [_stored_row(r, stored_as) for r in self.db.execute(query)]
 
     def record(self, key: str) -> EpisodeRecord:
         row = self.db.execute("SELECT record FROM episodes WHERE key = ?", (key,)).fetchone()
@@ -780,5 +758,5 @@ def open_run(path: str | Path, *, check_records: bool = True, readonly: bool = F
     return RunStore(path, create=False, check_records=check_records, readonly=readonly)
 
 
-__all__ = ["RunStore", "StoreError", "StoreDamaged", "StoreFull", "StoreNewer", "EpisodeRow", "open_run",
+__all__ = ["RunStore", "StoreError", "StoreDamaged", "StoreFull", "StoreNewer", "StoredRow", "open_run",
            "encode_record", "decode_record", "record_json"]

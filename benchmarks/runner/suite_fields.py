@@ -1,5 +1,6 @@
 """What every suite file shares: the error type, where the named suites live, and the field checks
-that both schemas use (:mod:`.suites` for episodes, :mod:`.question_suites` for question items)."""
+that every schema uses (each protocol's ``suite`` module: :mod:`.protocols.episodes.suite`, :mod:`.protocols.questions.suite`,
+:mod:`.protocols.multi.suite`)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import Iterator
 
 import numpy as np
-
 from cubebench.curriculum import Instance
 from cubebench.engine import SOLVED, TABLE
 from cubebench.engine.kernels import apply_moves

@@ -34,10 +34,10 @@ from cubebench.tasks.rules import STRICT
 from cubebench.tiers import tier_spec
 from cubebench.wrappers.tier_envs import make_cube_env
 
-from .question_suites import configured_test
+from .protocols.questions.suite import configured_test
 
-EPISODE = "cube-episode"
-QUESTION = "cube-question"
+EPISODE_REF = "cube-episode"
+QUESTION_REF = "cube-question"
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ LEGACY_REF_KEY = "protocol"
 
 def episode_ref(tier: str, state: str, metric: str, max_moves: int | None, max_rotations: int | None) -> dict[str, Any]:
     """The reference of an episode starting from ``state`` (``max_moves=None``: the episode loop's default budget)."""
-    return {"kind": EPISODE, "tier": tier, "state": state, "metric": metric,
+    return {"kind": EPISODE_REF, "tier": tier, "state": state, "metric": metric,
             "max_moves": max_moves if max_moves is not None else DEFAULT_MAX_MOVES[metric],
             "max_rotations": max_rotations if tier_spec(tier).partial else None}
 
@@ -65,7 +65,7 @@ def question_ref(test: str, variant: str, options: Mapping[str, Any], item: Mapp
                  rules: str) -> dict[str, Any]:
     """The reference of a question item asked in ``variant`` under answer ``rules`` (the whole item travels
     with it, as in a run's plan)."""
-    return {"kind": QUESTION, "test": test, "variant": variant, "options": dict(options), "item": dict(item),
+    return {"kind": QUESTION_REF, "test": test, "variant": variant, "options": dict(options), "item": dict(item),
             "rules": rules}
 
 
@@ -73,7 +73,7 @@ def asked_prompts(test: str, options: Mapping[str, Any], item: Mapping[str, Any]
                   reply: str | None = None, rules: str = STRICT) -> list[Prompt]:
     """Every prompt the item asks in ``variant`` under answer ``rules`` when the oracle answers, or, given
     ``reply``, when every answer is that text (how many questions a loop asks depends on the answers).  The
-    test is configured as :func:`~.execute.play_item` configures it, so the prompts and reply forms are a run's."""
+    test is configured as :func:`~.protocols.questions.play.play_item` configures it, so the prompts and reply forms are a run's."""
     asked: list[Prompt] = []
     oracle = OracleAnswerer()
 
@@ -89,11 +89,11 @@ def verify(ref: Mapping[str, Any] | str, candidate: str) -> Verdict:
     """Check ``candidate`` (a move sequence or a reply) against ``ref`` (a reference, or its JSON text)."""
     data = json.loads(ref) if isinstance(ref, str) else ref
     kind = data.get("kind")
-    if kind == EPISODE:
+    if kind == EPISODE_REF:
         return verify_episode(data, candidate)
-    if kind == QUESTION:
+    if kind == QUESTION_REF:
         return verify_question(data, candidate)
-    raise ValueError(f"unknown verifier reference kind {kind!r}; expected {EPISODE!r} or {QUESTION!r}")
+    raise ValueError(f"unknown verifier reference kind {kind!r}; expected {EPISODE_REF!r} or {QUESTION_REF!r}")
 
 
 def verify_episode(ref: Mapping[str, Any], moves: str) -> Verdict:

@@ -48,7 +48,7 @@ MAX_START_DEPTH = {"quarter": 9, "half": 8}
 APART_FROM = 4
 """From this depth up no position of a training path is an evaluated one (below it, none is left that is not)."""
 _STREAMS = {"probe": 1, "train": 2}
-GIVE_UP = 50_000
+MAX_FRUITLESS_WALKS = 50_000
 """Walks in a row that bring nothing new before a depth is taken to hold no more of what is asked."""
 """The deepest start labelled exactly by the oracle alone: its every neighbour is within the oracle's range."""
 
@@ -111,7 +111,7 @@ def probe_positions(metric: str, depth: int, count: int, seed: int) -> list[Posi
     found: dict[str, Position] = {}
     misses = 0
     for facelets in _walks(metric, depth, seed, "probe"):
-        if len(found) == count or misses > GIVE_UP:
+        if len(found) == count or misses > MAX_FRUITLESS_WALKS:
             break
         misses += 1
         if facelets in found or not is_probe_class(symmetry_key(facelets), seed):
@@ -135,7 +135,7 @@ def training_paths(metric: str, depth: int, count: int, seed: int) -> Iterator[l
         if made == count:
             return
         misses += 1
-        if misses > GIVE_UP:
+        if misses > MAX_FRUITLESS_WALKS:
             raise ValueError(f"only {made} training starts at {metric}-turn depth {depth} were found apart from the "
                              f"evaluation positions and the probe; ask for fewer than {count}")
         if facelets in starts:

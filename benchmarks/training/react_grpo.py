@@ -39,8 +39,7 @@ from cubebench.runner.training_starts import check_apart
 
 from .grpo import add_rollout_options, group_advantages
 from .models import ATTENTION, adapter_training_base, load_trainable, training_base
-
-DEFAULT_DEPTHS = (4, 8)
+from .react_sft import DEFAULT_DEPTHS  # the same training depths as the SFT that GRPO continues
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -32,6 +32,7 @@ from cubebench.runner.training_starts import check_apart
 from .models import lora_config, trainable, training_base
 
 DEFAULT_DEPTHS = (4, 8)
+"""Depths of the training starts, for this SFT and the GRPO that continues it (:mod:`.react_grpo`)."""
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

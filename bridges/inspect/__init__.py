@@ -14,10 +14,10 @@ except ModuleNotFoundError as err:  # the message names the extra; the name lets
     raise ModuleNotFoundError(f"cubebench.bridges.inspect needs Inspect AI: {install_hint('inspect')}",
                               name="inspect_ai") from err
 
-from .client import InspectModelClient, in_worker_thread, to_inspect_messages
-from .errors import SampleError, TaskParameterError
+from .model_client import InspectModelClient, in_worker_thread, to_inspect_messages
+from .task_errors import SampleError, TaskParameterError
 from .episodes import RECORD_KEY, episode, episode_dataset, episode_outcome, play_cube_episode
-from .factory import AGENTS, InspectAgentFactory
+from .agent_factory import AGENTS, InspectAgentFactory
 from .questions import answer_cube_questions, question_dataset, question_outcome, question_table, questions
 from .tool_agent import InspectToolAgent
 

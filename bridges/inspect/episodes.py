@@ -1,11 +1,11 @@
 """``cubebench/episode``: the CubeBench episode protocol (Exp 1, 2, 3) as an Inspect task.
 
-The dataset is the runner's plan of a suite (:func:`~cubebench.runner.plan.plan_episodes`): one sample per
+The dataset is the runner's plan of a suite (:func:`~cubebench.runner.protocols.episodes.plan.plan_episodes`): one sample per
 grid cell, keyed like a ``cubebench run`` episode (``symbolic/d1/i00/none/basic``), on the certified
 instances shipped in ``cubebench.instances``.  The solver plays the sample's episode with
-:func:`~cubebench.runner.execute.play_episode` (the env of ``gymnasium.make(cubebench.TIERS[tier], ...)``,
+:func:`~cubebench.runner.protocols.episodes.play.play_episode` (the env of ``gymnasium.make(cubebench.TIERS[tier], ...)``,
 the suite's move and rotation budgets, the step budget) with an agent over the eval's model
-(:mod:`.factory`), and keeps the episode record in the sample's store under :data:`RECORD_KEY`.
+(:mod:`.agent_factory`), and keeps the episode record in the sample's store under :data:`RECORD_KEY`.
 The scorer reports solved, moves, rotations and steps, with the attribution inputs as metadata.
 """
 
@@ -22,10 +22,10 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from cubebench.agents.records import EpisodeRecord
 from cubebench.runner import check_plan_size, EpisodeSpec, plan_episodes, play_episode, PlaySettings, resolve_source, Suite, SuiteError
 
-from .client import in_worker_thread
-from .errors import raise_if_error, refuse_unknown, task_parameters
-from .factory import stored_record, AGENTS, InspectAgentFactory
-from .params import SOURCE, check_flag, episode_suite
+from .model_client import in_worker_thread
+from .task_errors import raise_if_error, refuse_unknown, task_parameters
+from .agent_factory import stored_record, AGENTS, InspectAgentFactory
+from .params import PARAMS_SOURCE, check_flag, episode_suite
 
 __all__ = ["episode", "episode_dataset", "play_cube_episode", "episode_outcome", "attribution_inputs", "RECORD_KEY", "TASK_OBS_FORMATS",
            "SOLVER_TOOLS"]
@@ -39,7 +39,7 @@ SOLVER_TOOLS = ("solve", "solve_current")
 
 
 def episode_dataset(suite: Suite) -> MemoryDataset:
-    """One sample per planned episode of ``suite``, its :class:`~cubebench.runner.plan.EpisodeSpec` as metadata."""
+    """One sample per planned episode of ``suite``, its :class:`~cubebench.runner.protocols.episodes.plan.EpisodeSpec` as metadata."""
     samples = [Sample(id=ep.key, input=_describe(ep), metadata=ep.to_dict())
                for ep in plan_episodes(suite, resolve_source(suite, warn=False))]
     return MemoryDataset(samples, name=suite.name)
@@ -56,11 +56,11 @@ def play_cube_episode(agent: str = "tools", obs_format: str = "image", send_imag
     """Play the sample's episode with ``agent`` (``tools``, ``react`` or ``codeact``) over the eval's model.
 
     An episode that ended as an error (a model call that failed after Inspect's retries, an agent that could
-    not start) is the sample's error in Inspect's terms (:mod:`.errors`), its record kept in the store."""
+    not start) is the sample's error in Inspect's terms (:mod:`.task_errors`), its record kept in the store."""
     if agent not in AGENTS:
-        raise SuiteError(f"{SOURCE}: agent must be one of {', '.join(AGENTS)}, got {agent!r}")
+        raise SuiteError(f"{PARAMS_SOURCE}: agent must be one of {', '.join(AGENTS)}, got {agent!r}")
     if obs_format not in TASK_OBS_FORMATS:
-        raise SuiteError(f"{SOURCE}: obs_format must be one of {', '.join(TASK_OBS_FORMATS)}, got {obs_format!r}")
+        raise SuiteError(f"{PARAMS_SOURCE}: obs_format must be one of {', '.join(TASK_OBS_FORMATS)}, got {obs_format!r}")
     check_flag(send_images, "send_images")
     settings = PlaySettings(obs_format=obs_format, store_images=False, distance_budget_s=distance_budget_s)
 
@@ -100,7 +100,7 @@ def episode_outcome() -> Scorer:
 
 
 def attribution_inputs(spec: dict[str, Any], record: EpisodeRecord) -> dict[str, Any]:
-    """What the failure attribution (:mod:`cubebench.runner.attribution`) pairs and counts, per episode:
+    """What the failure attribution (:mod:`cubebench.runner.protocols.episodes.attribution`) pairs and counts, per episode:
     the grid cell, the outcome and whether a solver tool ever returned a solution."""
     answered = any(c.name in SOLVER_TOOLS and not c.error for s in record.steps for c in s.tool_calls)
     return {"key": spec["key"], "tier": spec["tier"], "horizon": spec["horizon"], "depth": spec["depth"],

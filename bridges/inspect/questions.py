@@ -1,11 +1,11 @@
 """``cubebench/questions``: the question-style tests of the registry as an Inspect task.
 
 Generic over :data:`cubebench.tasks.registry.TESTS` (Cube Bench's seven tests, and any test registered
-there later): the dataset is the runner's plan of a question grid (:func:`~cubebench.runner.plan.plan_items`:
+there later): the dataset is the runner's plan of a question grid (:func:`~cubebench.runner.protocols.questions.plan.plan_items`:
 items from each test's ``items(...)``, one sample per item and variant, keyed like a ``cubebench run`` item),
-and the solver asks each sample with :func:`~cubebench.runner.execute.play_item`, i.e. the test's own
+and the solver asks each sample with :func:`~cubebench.runner.protocols.questions.play.play_item`, i.e. the test's own
 ``play`` with an ``Ask`` callback that calls the eval's model (:class:`~cubebench.agents.answerers.ModelAnswerer`
-over :class:`~.client.InspectModelClient`): the test's prompts, strict parsers and labels decide the score.
+over :class:`~.model_client.InspectModelClient`): the test's prompts, strict parsers and labels decide the score.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from cubebench.agents.records import EpisodeRecord
 from cubebench.runner import check_plan_size, chosen_rules, ItemSpec, plan_items, play_item, PlaySettings, QuestionSuite
 from cubebench.tasks.registry import get_test
 
-from .client import in_worker_thread
-from .errors import raise_if_error, refuse_unknown, task_parameters
-from .factory import stored_record, InspectAgentFactory
+from .model_client import in_worker_thread
+from .task_errors import raise_if_error, refuse_unknown, task_parameters
+from .agent_factory import stored_record, InspectAgentFactory
 from .params import check_flag, question_suite
 
 __all__ = ["questions", "question_dataset", "answer_cube_questions", "question_outcome", "question_table",
@@ -37,7 +37,7 @@ ITEM_RECORD_KEY = "cubebench:item"
 
 
 def question_dataset(suite: QuestionSuite) -> MemoryDataset:
-    """One sample per planned item and variant of ``suite``, its :class:`~cubebench.runner.plan.ItemSpec` as metadata."""
+    """One sample per planned item and variant of ``suite``, its :class:`~cubebench.runner.protocols.questions.plan.ItemSpec` as metadata."""
     samples = [Sample(id=spec.key, input=f"Cube question {spec.key} ({spec.metric}-turn metric)",
                       metadata=spec.to_dict()) for spec in plan_items(suite)]
     return MemoryDataset(samples, name=suite.name)
@@ -49,7 +49,7 @@ def answer_cube_questions(send_images: bool = True, rules: str | None = None) ->
     each question is one call of the eval's model.
 
     An item that ended as an error (a model call that failed after Inspect's retries, a broken test) is the
-    sample's error in Inspect's terms (:mod:`.errors`), its record kept in the store."""
+    sample's error in Inspect's terms (:mod:`.task_errors`), its record kept in the store."""
     check_flag(send_images, "send_images")
     settings = PlaySettings(store_images=False, rules=rules)
 

@@ -37,7 +37,7 @@ from cubebench.agents.records import png_bytes
 from cubebench.agents.tool_registry import REGISTRY
 from cubebench.agents.tools import ToolCallError, Toolbox, ToolError
 
-from .client import FailedCall, describe_failure, output_usage, to_inspect_messages
+from .model_client import FailedCall, describe_failure, output_usage, to_inspect_messages
 
 __all__ = ["InspectToolAgent", "tool_info", "SYSTEM_PROMPT", "NO_TOOL_CALL", "NOT_RUN"]
 
@@ -68,7 +68,7 @@ def _param_text(name: str) -> str:
 class InspectToolAgent:
     """A CubeBench :class:`~cubebench.agents.base.Agent` whose model is the eval's Inspect model, calling
     the episode's tools as native tool calls; call it from a thread started by
-    :func:`~.client.in_worker_thread` (the episode loop's)."""
+    :func:`~.model_client.in_worker_thread` (the episode loop's)."""
 
     def __init__(self, model: Model, *, max_tokens: int = 256, send_images: bool = True,
                  failed: FailedCall | None = None) -> None:

@@ -1,9 +1,9 @@
 """The rollout datasets: the runner's plan of certified CubeBench episodes, one row per episode.
 
-The grid is a runner :class:`~cubebench.runner.suites.Suite` built from the environment's arguments and
-validated by :func:`~cubebench.runner.suites.suite_from_dict` (a bad value fails with the same
+The grid is a runner :class:`~cubebench.runner.protocols.episodes.suite.Suite` built from the environment's arguments and
+validated by :func:`~cubebench.runner.protocols.episodes.suite.suite_from_dict` (a bad value fails with the same
 :class:`~cubebench.runner.suite_fields.SuiteError` a suite file would); its episodes are planned by
-:func:`~cubebench.runner.plan.plan_episodes` on the certified instances that ship with the package
+:func:`~cubebench.runner.protocols.episodes.plan.plan_episodes` on the certified instances that ship with the package
 (``cubebench.instances``, made by :mod:`cubebench.curriculum`: optimal distance certified, seeded), or on
 seeded scrambles when ``instance_source="scramble"``.  The train and eval rows are disjoint instances:
 the first ``instances`` of each depth train, the next ``eval_instances`` evaluate.
@@ -15,7 +15,7 @@ warning (the rows that exist are still usable); ``warnings.simplefilter("error",
 makes it an error.
 
 Each row holds the episode's first prompt exactly as our ReAct agent sends it (:func:`.relay.first_prompt`),
-and its :class:`~cubebench.runner.plan.EpisodeSpec` as JSON in ``info``, which the environment replays.
+and its :class:`~cubebench.runner.protocols.episodes.plan.EpisodeSpec` as JSON in ``info``, which the environment replays.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from .relay import first_prompt
 
 __all__ = ["RowShortfallWarning", "episode_grid", "split_plan", "episode_rows", "shortfall"]
 
-SOURCE = "cubebench.bridges.verifiers.load_environment"
+LOADER_SOURCE = "cubebench.bridges.verifiers.load_environment"
 """How errors name where a bad value came from."""
 
 
@@ -42,7 +42,7 @@ def episode_grid(*, tier: str, depths: Sequence[int], instances: int, reward: st
                  instance_source: str) -> Suite:
     """The runner's suite for one tier, reward and tool setting over ``depths``, ``instances`` per depth."""
     if isinstance(depths, (str, bytes)) or not isinstance(depths, Sequence) or not depths:
-        raise SuiteError(f"{SOURCE}: depths must be a non-empty list of integers, got {depths!r}")
+        raise SuiteError(f"{LOADER_SOURCE}: depths must be a non-empty list of integers, got {depths!r}")
     data: dict[str, Any] = {
         "name": f"verifiers[{tier}]", "tiers": [tier], "depths": list(depths), "instances": instances,
         "rewards": [reward], "tool_settings": [tool_setting], "metric": metric, "max_steps": max_steps,
@@ -52,7 +52,7 @@ def episode_grid(*, tier: str, depths: Sequence[int], instances: int, reward: st
         data["max_moves"] = max_moves
     if max_rotations is not None:
         data["max_rotations"] = max_rotations
-    return suite_from_dict(data, source=SOURCE)
+    return suite_from_dict(data, source=LOADER_SOURCE)
 
 
 class RowShortfallWarning(UserWarning):
@@ -85,7 +85,7 @@ def shortfall(suite: Suite, n_train: int, train: Sequence[EpisodeSpec], evaluate
         have = got_train[d] + got_eval[d]
         parts.append(f"depth {d}: train {got_train[d]} of {n_train}, eval {got_eval[d]} of {n_eval} (only {have} "
                      f"distinct start states exist at {suite.metric}-turn distance {d}; train takes them first)")
-    return (f"{SOURCE}: fewer rows than asked: " + "; ".join(parts) + ". Ask for at most that many instances "
+    return (f"{LOADER_SOURCE}: fewer rows than asked: " + "; ".join(parts) + ". Ask for at most that many instances "
             "of these depths, or leave them out.")
 
 

@@ -30,7 +30,7 @@ __all__ = ["DEFAULT_SUITE", "QuestionOptions", "info_of", "judge", "question_opt
 
 DEFAULT_SUITE = "cube-bench"
 """The question suite of ``load_environment()`` without one (``export-tasks --kind items``'s default)."""
-SPLITS = {"train": "train", "eval": "test"}
+EXPORT_SPLIT_OF = {"train": "train", "eval": "test"}
 """The environment's splits and the export's split each holds."""
 
 
@@ -82,7 +82,7 @@ def question_options(suite: str = DEFAULT_SUITE, rules: str | None = None, tests
                             train_fraction=train_fraction, seed=seed, images="none", rules=rules)
     rows, summary = item_rows(request)  # ExportError, SplitError and SuiteError are ValueErrors naming the value
     assert summary.rules is not None  # item rows always have one
-    by_split = {name: [_dataset_row(row) for row in rows if row["split"] == split] for name, split in SPLITS.items()}
+    by_split = {name: [_dataset_row(row) for row in rows if row["split"] == split] for name, split in EXPORT_SPLIT_OF.items()}
     if not any(by_split.values()):
         raise ValueError(f"suite {suite!r} has no text-only question of one turn in the tests, depths and variants "
                          f"asked: {'; '.join(summary.notes) or 'no rows'}")

@@ -8,7 +8,7 @@
   with the task's ``max_tokens``; the environment is verifiers' own single-agent one (seat ``agent``).
 
 verifiers 0.4 finds plugins by id, as module names; this module registers itself under the id
-``cubebench_questions`` (:data:`PLUGIN_ID`) when imported (``import cubebench.bridges.verifiers`` does).
+``cubebench_questions`` (:data:`QUESTIONS_PLUGIN_ID`) when imported (``import cubebench.bridges.verifiers`` does).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from .question_rows import QuestionOptions, info_of, judge, question_options
 from .taskset import CubeBenchHarness, chat_message, option_fields
 
 __all__ = ["CubeBenchHarness", "CubeBenchQuestionData", "CubeBenchQuestionTask", "CubeBenchQuestionTaskset",
-           "CubeBenchQuestionTasksetConfig", "PLUGIN_ID", "build_questions"]
+           "CubeBenchQuestionTasksetConfig", "QUESTIONS_PLUGIN_ID", "build_questions"]
 
-PLUGIN_ID = "cubebench_questions"
+QUESTIONS_PLUGIN_ID = "cubebench_questions"
 """The id of the question taskset and its harness in verifiers 0.4 (``--env.taskset.id cubebench_questions``)."""
 
 
@@ -78,7 +78,7 @@ _QuestionConfig: Any = create_model("_QuestionConfig", __base__=vf.TasksetConfig
 class CubeBenchQuestionTasksetConfig(_QuestionConfig):
     """The question environment's options (:func:`.question_rows.question_options`) and the split."""
 
-    id: str = PLUGIN_ID
+    id: str = QUESTIONS_PLUGIN_ID
     split: str = "train"
 
     def options(self) -> QuestionOptions:
@@ -111,7 +111,7 @@ def build_questions(args: dict[str, Any], split: str | None = None, **kwargs: An
     """The verifiers 0.4 question environment of ``args`` (:func:`.question_rows.question_options`'s) on ``split``
     (``train``, the default, or ``eval``): the taskset, verifiers' single-agent environment and the in-process
     harness; ``kwargs`` are further environment config fields (``agent``, ``timeout``, ...)."""
-    taskset = {"id": PLUGIN_ID, "split": split or "train", **args}
+    taskset = {"id": QUESTIONS_PLUGIN_ID, "split": split or "train", **args}
     agent = dict(kwargs.pop("agent", None) or {})
     agent.setdefault("runtime", {"type": "subprocess"})
     agent.setdefault("max_turns", 1)
@@ -120,4 +120,4 @@ def build_questions(args: dict[str, Any], split: str | None = None, **kwargs: An
 
 
 for _group in ("verifiers.v1.tasksets", "verifiers.v1.harnesses"):
-    sys.modules.setdefault(f"{_group}.{PLUGIN_ID}", sys.modules[__name__])
+    sys.modules.setdefault(f"{_group}.{QUESTIONS_PLUGIN_ID}", sys.modules[__name__])

@@ -3,7 +3,7 @@
 A verifiers rollout is driven by verifiers (it calls the model, then asks the environment for its
 response), while a CubeBench episode is driven by our loop (:func:`~cubebench.agents.episode.run_episode`
 calls the agent).  :class:`EpisodeRelay` joins the two without re-implementing either: it plays the
-episode with the runner's :func:`~cubebench.runner.execute.play_episode` in a worker thread, with our
+episode with the runner's :func:`~cubebench.runner.protocols.episodes.play.play_episode` in a worker thread, with our
 :class:`~cubebench.agents.react.ReActAgent` (its prompt, ``Action:`` parser, tools and budgets), whose
 model client (:class:`RelayClient`) hands each request to the caller and waits for the reply the caller
 got from its own model.  So every message the model sees, every parse and every move is exactly what a
@@ -89,7 +89,7 @@ class RelayClient:
 
 
 class _RelayFactory:
-    """What :func:`~cubebench.runner.execute.play_episode` uses of an agent factory: one ReAct agent over the relay."""
+    """What :func:`~cubebench.runner.protocols.episodes.play.play_episode` uses of an agent factory: one ReAct agent over the relay."""
 
     symbolic_obs_format = "text"
     """A model reads the symbolic tier as its 54-letter text."""

@@ -13,7 +13,7 @@
   chat harnesses run a program per turn and do not send a stop sequence).
 
 verifiers 0.4 finds plugins by id, as top-level module names; CubeBench has one top-level package, so this
-module registers itself under the id ``cubebench`` (:data:`PLUGIN_ID`) when imported:
+module registers itself under the id ``cubebench`` (:data:`EPISODES_PLUGIN_ID`) when imported:
 ``import cubebench.bridges.verifiers`` (or :func:`~.environment.load_environment`) comes first.
 """
 
@@ -36,9 +36,9 @@ from .dataset import split_plan
 from .relay import first_prompt
 
 __all__ = ["CubeBenchData", "CubeBenchEnvConfig", "CubeBenchHarness", "CubeBenchTask", "CubeBenchTaskset",
-           "CubeBenchTasksetConfig", "CubeBenchEnv", "PLUGIN_ID", "build"]
+           "CubeBenchTasksetConfig", "CubeBenchEnv", "EPISODES_PLUGIN_ID", "build"]
 
-PLUGIN_ID = "cubebench"
+EPISODES_PLUGIN_ID = "cubebench"
 """The id of the taskset, its environment and its harness in verifiers 0.4 (``--env.taskset.id cubebench``)."""
 STOP_CONDITION = "episode_over"
 """The trace's stop condition when the episode ended (solved or a budget spent), not the agent's run."""
@@ -47,7 +47,7 @@ OUTCOME_KEY = "cubebench_outcome"
 
 
 class CubeBenchData(vf.TaskData):
-    """A task: one planned episode (``info``: its :class:`~cubebench.runner.plan.EpisodeSpec` as a dict)."""
+    """A task: one planned episode (``info``: its :class:`~cubebench.runner.protocols.episodes.plan.EpisodeSpec` as a dict)."""
 
     info: dict[str, Any] = Field(default_factory=dict)
     answer: str = ""
@@ -91,7 +91,7 @@ _OptionsConfig: Any = create_model("_OptionsConfig", __base__=vf.TasksetConfig, 
 class CubeBenchTasksetConfig(_OptionsConfig):
     """The environment's options (``load_environment``'s arguments, :func:`.game.options`) and the split."""
 
-    id: str = PLUGIN_ID
+    id: str = EPISODES_PLUGIN_ID
     split: Literal["train", "eval"] = "train"
     episode_timeout_s: float = 600.0
     """How long a rollout waits for the episode's next model call or end."""
@@ -128,7 +128,7 @@ def chat_message(raw: dict[str, Any]) -> Any:
 
 
 class CubeBenchHarnessConfig(vf.HarnessConfig):
-    id: str = PLUGIN_ID
+    id: str = EPISODES_PLUGIN_ID
 
 
 class CubeBenchHarness(vf.Harness[CubeBenchHarnessConfig]):
@@ -225,7 +225,7 @@ def _usage(trace: Any) -> tuple[int, int]:
 def build(opts: game.Options, split: str = "train", episode_timeout_s: float = 600.0, **kwargs: Any) -> CubeBenchEnv:
     """The verifiers 0.4 environment of ``opts`` on ``split``; ``kwargs`` are further ``CubeBenchEnvConfig``
     fields (``player``, ``timeout``, ...)."""
-    taskset = {"id": PLUGIN_ID, "split": split, "episode_timeout_s": episode_timeout_s,
+    taskset = {"id": EPISODES_PLUGIN_ID, "split": split, "episode_timeout_s": episode_timeout_s,
                **{k: v for k, v in opts.env_args().items() if k != "max_moves"}, "max_moves": opts.max_moves}
     player = dict(kwargs.pop("player", None) or {})
     player.setdefault("runtime", {"type": "subprocess"})
@@ -239,4 +239,4 @@ def build(opts: game.Options, split: str = "train", episode_timeout_s: float = 6
 # verifiers 0.4 imports a plugin id `x` as `verifiers.v1.tasksets.x` (taskset, environment) or
 # `verifiers.v1.harnesses.x` (harness) when that module exists, else as the top-level module `x`.
 for _group in ("verifiers.v1.tasksets", "verifiers.v1.harnesses"):
-    sys.modules.setdefault(f"{_group}.{PLUGIN_ID}", sys.modules[__name__])
+    sys.modules.setdefault(f"{_group}.{EPISODES_PLUGIN_ID}", sys.modules[__name__])

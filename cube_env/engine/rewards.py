@@ -1,7 +1,7 @@
 """The reward registry: every reward's one name, and the potentials the kernels compute.
 
 Every layer that takes a reward name reads it here: the reward wrappers
-(:mod:`cubebench.wrappers.rewards`), the vector env and its kernels,
+(:mod:`cubebench.wrappers.reward_wrappers`), the vector env and its kernels,
 :func:`cubebench.make_cube_env` and the ids, the runner's suites and the CLIs.
 
 - ``none``: sparse, 1.0 on the step that solves.  ``sparse`` is an alias

@@ -28,7 +28,7 @@ from .canvas import font
 from .sheet import contact_sheet
 
 Colour = tuple[int, int, int]
-BACKGROUND: Colour = (255, 255, 255)
+NET_BACKGROUND: Colour = (255, 255, 255)
 """White paper behind the net, as in the paper's matplotlib figures."""
 EDGE: Colour = (0, 0, 0)
 TEXT: Colour = (0, 0, 0)
@@ -66,7 +66,7 @@ def render_flat_net(cells: Sequence[tuple[int, int]], labels: Sequence[str], col
     cell = size // grid
     x0 = (size - width * cell) // 2 - min(cols) * cell
     y0 = (size - height * cell) // 2 - min(rows) * cell
-    image = Image.new("RGB", (size, size), BACKGROUND)
+    image = Image.new("RGB", (size, size), NET_BACKGROUND)
     draw = ImageDraw.Draw(image)
     line = max(cell // 24, 1)
     for (r, c), label, colour in zip(cells, labels, colours):
@@ -102,7 +102,7 @@ def render_folded(faces: Sequence[np.ndarray], labels: Sequence[str], colours: S
     _check_faces(len(faces), labels, colours)
     quads = [np.asarray(f, dtype=np.float64).reshape(4, 3) for f in faces]
     depth = [float((q.mean(axis=0) - camera.eye) @ camera.forward) for q in quads]
-    image = Image.new("RGB", (size, size), BACKGROUND)
+    image = Image.new("RGB", (size, size), NET_BACKGROUND)
     label_px = max(size // 18, 8)
     places: dict[tuple[float, ...], list[int]] = {}
     for k, q in enumerate(quads):  # faces in one place (an overlap) get their labels side by side, all legible
@@ -130,8 +130,8 @@ def render_folded(faces: Sequence[np.ndarray], labels: Sequence[str], colours: S
 
 def tile(images: Sequence[np.ndarray], captions: Sequence[str], cols: int) -> np.ndarray:
     """``images`` (all the same shape) in a grid ``cols`` wide, each under its caption, on white."""
-    return contact_sheet(images, captions, cols, background=BACKGROUND, text=TEXT, caption_px=28, gap=8,
+    return contact_sheet(images, captions, cols, background=NET_BACKGROUND, text=TEXT, caption_px=28, gap=8,
                          border=(160, 160, 160))
 
 
-__all__ = ["BACKGROUND", "FACE_ALPHA", "VIEW", "render_flat_net", "fit_camera", "render_folded", "tile"]
+__all__ = ["NET_BACKGROUND", "FACE_ALPHA", "VIEW", "render_flat_net", "fit_camera", "render_folded", "tile"]

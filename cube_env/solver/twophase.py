@@ -18,7 +18,7 @@ from ..engine.moves import TABLE
 from ..engine.notation import parse_array
 from ..engine.state import from_facelets, relabel_to_centres, validate_state
 
-MAX_DEPTH = 24
+MAX_SOLUTION_LENGTH = 24
 """kociemba's search bound; never smaller (measured while CubeBench was built: small bounds block for minutes)."""
 
 
@@ -33,7 +33,7 @@ def solve_twophase(cube: np.ndarray | str) -> str:
     state = _as_state(cube)
     if kernels.is_solved(state):
         return ""
-    solution = kociemba.solve(relabel_to_centres(state), max_depth=MAX_DEPTH)
+    solution = kociemba.solve(relabel_to_centres(state), max_depth=MAX_SOLUTION_LENGTH)
     if not kernels.is_solved(kernels.apply_moves(state, TABLE, parse_array(solution))):
         raise InvalidStateError(f"two-phase solution {solution!r} does not solve the cube")
     return solution

@@ -22,11 +22,13 @@ from dataclasses import dataclass
 
 from .items import ParseFailure
 
-__all__ = ["MAX_REPLY", "MAX_REASONED_REPLY", "IDK", "LetterForm", "YesNoForm", "GridForm", "LabelsForm", "FreeTextForm",
+__all__ = ["MAX_REPLY", "MAX_REASONED_REPLY", "IDK", "OPTION_LETTERS", "LetterForm", "YesNoForm", "GridForm", "LabelsForm", "FreeTextForm",
            "BoxedForm", "TaggedForm", "ConfidenceForm", "read_choice"]
 
 MAX_REPLY = 2000
 """Longest reply a strict form reads; a longer one is a parse failure without further work."""
+OPTION_LETTERS = "ABCD"
+"""The option letters of a four-choice item, in slot order (every paper's tests letter their options so)."""
 IDK = "IDK"
 """The abstention answer (B.6)."""
 QUOTE = 60

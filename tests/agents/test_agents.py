@@ -15,7 +15,7 @@ from cubebench.agents.records import EpisodeRecord
 from cubebench.agents.scripted import GreedyAgent, ProberAgent, RandomAgent, SolverAgent
 from cubebench.agents.tools import Toolbox, ToolError, tools_for
 from cubebench.engine import SOLVED, kernels, to_facelets
-from cubebench.wrappers.rewards import PotentialReward
+from cubebench.wrappers.reward_wrappers import PotentialReward
 
 
 def make(tier: str, **kw) -> gym.Env:

@@ -22,13 +22,13 @@ from cubebench.agents.codeact import CodeActAgent
 from cubebench.agents.episode import describe_task
 from cubebench.agents.llm import react_grammar, react_pattern
 from cubebench.agents.react import ReActAgent
-from cubebench.agents.tool_registry import (FACELETS, MAX_TOKENS, MOVES, REGISTRY, ROTATIONS, TOOL_NAMES,
+from cubebench.agents.tool_registry import (FACELETS, MAX_TOKENS, MOVES, REGISTRY, ROTATION_TOKENS, TOOL_NAMES,
                                             tool_docs, tools_for)
 from cubebench.agents.tools import Toolbox, ToolCallError, ToolError
 from cubebench.engine import SOLVED, to_facelets
 from cubebench.engine.moves import MOVE_NAMES
 from cubebench.engine.notation import format_moves, parse
-from cubebench.runner.play import HumanAgent
+from cubebench.runner.human_play import HumanAgent
 
 SETTINGS = [(tier, setting) for tier in cubebench.TIERS for setting in TOOL_SETTINGS]
 
@@ -60,7 +60,7 @@ def _reply(call: str) -> str:
 
 def test_the_argument_patterns_are_the_engines_canonical_notation() -> None:
     assert set(MOVES.tokens()) == set(MOVE_NAMES)
-    assert set(ROTATIONS.tokens()) == {m for m in MOVE_NAMES if m[0] in "xyz"}
+    assert set(ROTATION_TOKENS.tokens()) == {m for m in MOVE_NAMES if m[0] in "xyz"}
     assert FACELETS.length == len(to_facelets(SOLVED)) and set(to_facelets(SOLVED)) == set(FACELETS.letters)
 
 
@@ -188,8 +188,8 @@ def test_move_grammar_accepts_exactly_the_canonical_moves_the_toolbox_runs() -> 
 
 
 def test_rotate_grammar_accepts_exactly_the_rotations_the_toolbox_runs() -> None:
-    battery = list(ROTATIONS.tokens()) + ["x z2", "y' x2 z"] + \
-        _sequences(ROTATIONS.tokens(), np.random.default_rng(1), 100) + ODD
+    battery = list(ROTATION_TOKENS.tokens()) + ["x z2", "y' x2 z"] + \
+        _sequences(ROTATION_TOKENS.tokens(), np.random.default_rng(1), 100) + ODD
     _assert_agree("rotate", _toolbox("vertex"), battery)
 
 

@@ -31,9 +31,12 @@ from cubebench.bridges.inspect.questions import ITEM_RECORD_KEY  # noqa: E402
 from cubebench.curriculum import load_instance_file  # noqa: E402
 from cubebench.engine.notation import parse  # noqa: E402
 from cubebench.engine.moves import MOVE_NAMES  # noqa: E402
-from cubebench.runner.execute import PlaySettings, play_episode, play_item  # noqa: E402
-from cubebench.runner.instances import resolve_source  # noqa: E402
-from cubebench.runner.plan import plan_episodes, plan_items  # noqa: E402
+from cubebench.runner.execute import PlaySettings  # noqa: E402
+from cubebench.runner.protocols.episodes.play import play_episode  # noqa: E402
+from cubebench.runner.protocols.questions.play import play_item  # noqa: E402
+from cubebench.runner.protocols.episodes.instances import resolve_source  # noqa: E402
+from cubebench.runner.protocols.episodes.plan import plan_episodes  # noqa: E402
+from cubebench.runner.protocols.questions.plan import plan_items  # noqa: E402
 from cubebench.runner.specs import AgentFactory, AgentSpec  # noqa: E402
 from cubebench.runner.suite_fields import SuiteError  # noqa: E402
 from cubebench.bridges.inspect.params import episode_suite, question_suite  # noqa: E402

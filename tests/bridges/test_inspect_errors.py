@@ -1,4 +1,4 @@
-"""Failures of the Inspect tasks in Inspect's own terms (cubebench.bridges.inspect.errors).
+"""Failures of the Inspect tasks in Inspect's own terms (cubebench.bridges.inspect.task_errors).
 
 A sample whose model calls failed is an Inspect sample error: the eval's status is ``error`` (or, where
 ``fail_on_error`` allows errors, ``success`` with the sample counted as an error and left out of the scores),
@@ -28,7 +28,7 @@ from inspect_ai.model import ChatMessage, Model, ModelOutput, get_model  # noqa:
 
 from cubebench.agents.records import EpisodeRecord  # noqa: E402
 from cubebench.bridges.inspect import RECORD_KEY, episode, questions  # noqa: E402
-from cubebench.bridges.inspect.errors import TaskParameterError  # noqa: E402
+from cubebench.bridges.inspect.task_errors import TaskParameterError  # noqa: E402
 from cubebench.bridges.inspect.questions import ITEM_RECORD_KEY  # noqa: E402
 from cubebench.runner.suite_fields import SuiteError  # noqa: E402
 from test_inspect_bridge import output, undo  # noqa: E402

@@ -35,8 +35,9 @@ from cubebench.bridges.verifiers import RECORD_KEY, RowShortfallWarning  # noqa:
 from cubebench.curriculum import load_instance_file  # noqa: E402
 from cubebench.engine.moves import MOVE_NAMES  # noqa: E402
 from cubebench.engine.notation import parse  # noqa: E402
-from cubebench.runner.execute import PlaySettings, play_episode  # noqa: E402
-from cubebench.runner.plan import EpisodeSpec  # noqa: E402
+from cubebench.runner.execute import PlaySettings
+from cubebench.runner.protocols.episodes.play import play_episode
+from cubebench.runner.protocols.episodes.plan import EpisodeSpec
 from cubebench.runner.specs import AgentFactory, AgentSpec  # noqa: E402
 from cubebench.runner.suite_fields import SuiteError  # noqa: E402
 from cubebench.shipped import largest_instance_file  # noqa: E402

@@ -232,14 +232,14 @@ def test_the_split_argument_belongs_to_the_installed_api() -> None:
 def test_verifiers_v1_finds_the_question_taskset_and_harness_by_id() -> None:
     import verifiers.v1 as vf
 
-    from cubebench.bridges.verifiers.question_taskset import PLUGIN_ID, CubeBenchQuestionTaskset
+    from cubebench.bridges.verifiers.question_taskset import QUESTIONS_PLUGIN_ID, CubeBenchQuestionTaskset
     from cubebench.bridges.verifiers.taskset import CubeBenchHarness
 
-    config = vf.resolve_env_config({"taskset": {"id": PLUGIN_ID, "suite": "stare-smoke", "items": 2,
+    config = vf.resolve_env_config({"taskset": {"id": QUESTIONS_PLUGIN_ID, "suite": "stare-smoke", "items": 2,
                                                 "protocol": "strict"}})
     env = vf.load_environment(config)
     assert isinstance(env.taskset, CubeBenchQuestionTaskset) and env.taskset.opts.rules == "strict"  # "protocol": the old name, still read
-    assert vf.utils.loaders.harness_class(PLUGIN_ID) is CubeBenchHarness
+    assert vf.utils.loaders.harness_class(QUESTIONS_PLUGIN_ID) is CubeBenchHarness
 
 
 def test_the_docs_example_for_the_installed_verifiers_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:

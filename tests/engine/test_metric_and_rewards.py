@@ -12,7 +12,7 @@ import pytest
 
 from helpers import SCRAMBLES, extra_reason
 from cubebench import CubeEnv, make_cube_env
-from cubebench.cli import add_subcommands as engine_subcommands
+from cubebench.engine_cli import add_subcommands as engine_subcommands
 from cubebench.engine import MOVE_NAMES, SOLVED, TABLE, kernels, simd
 from cubebench.engine.metric import METRICS, TURN_ACTIONS, check_metric, parse_metric, turn_actions
 from cubebench.engine.rewards import (
@@ -21,9 +21,10 @@ from cubebench.engine.rewards import (
 from cubebench.engine.scramble import scramble
 from cubebench.envs import vector_kernels as vk
 from cubebench.envs.vector_env import CubeVectorEnv
-from cubebench.runner import suite_fields, suites
+from cubebench.runner import suite_fields
+from cubebench.runner.protocols.episodes import suite as suites
 from cubebench.runner.cli import build_parser
-from cubebench.wrappers.rewards import REWARD_WRAPPERS, make_reward_wrapper
+from cubebench.wrappers.reward_wrappers import REWARD_WRAPPERS, make_reward_wrapper
 
 SYMBOLIC = "CubeBench-Symbolic-v0"
 
@@ -102,7 +103,7 @@ def test_solver_rejects_old_spellings_before_loading_tables() -> None:
 
 def test_runner_and_cli_use_the_engine_metric() -> None:
     assert suite_fields.METRICS is METRICS  # the suites' metric check (both schemas) is the engine's
-    assert not hasattr(__import__("cubebench.runner.instances", fromlist=["x"]), "env_moves")
+    assert not hasattr(__import__("cubebench.runner.protocols.episodes.instances", fromlist=["x"]), "env_moves")
     data = {"name": "x", "tiers": ["symbolic"], "depths": [2], "instances": 1, "rewards": ["none"],
             "tool_settings": ["basic"]}
     with pytest.warns(FutureWarning, match="metric='half'"):

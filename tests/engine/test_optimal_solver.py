@@ -20,8 +20,8 @@ from cubebench.solver.optimal import (
     OptimalSolution, SolverTimeout, lower_bound, lower_bound_batch, optimal_distance, solve_optimal,
 )
 from cubebench.solver.optimal import coords as C
-from cubebench.solver.optimal import store
-from cubebench.solver.optimal import tables as T
+from cubebench.solver.optimal import table_cache
+from cubebench.solver.optimal import pruning as T
 
 NEEDS_TABLES = pytest.mark.slow
 """Tests that load the big pruning tables (1.7 GB, minutes to build on a fresh machine): kept out of the
@@ -259,17 +259,17 @@ def test_depth_16_positions(metric):
 
 
 # ---------------------------------------------------------------------------
-# Table store
+# Table cache
 # ---------------------------------------------------------------------------
 
 def test_corrupt_or_partial_table_is_rebuilt(tmp_path, monkeypatch):
     """Exercised on the small corner-permutation table: same code path as the big ones."""
-    monkeypatch.setenv(store.ENV_VAR, str(tmp_path))
+    monkeypatch.setenv(table_cache.ENV_VAR, str(tmp_path))
     T.forget()
     try:
         good = np.array(T.corner_perm_table("half"))
-        data, meta = store.paths("cornerperm-dist-half")
-        assert data.exists() and json.loads(meta.read_text())["checksum"] == store.checksum(good)
+        data, meta = table_cache.paths("cornerperm-dist-half")
+        assert data.exists() and json.loads(meta.read_text())["checksum"] == table_cache.checksum(good)
         assert good[0] == 0 and good.max() > 5
 
         # flip one byte in the data: the checksum catches it and the table is rebuilt
@@ -277,20 +277,20 @@ def test_corrupt_or_partial_table_is_rebuilt(tmp_path, monkeypatch):
         raw[-7] ^= 0x01
         data.write_bytes(bytes(raw))
         T.forget()
-        assert store.load("cornerperm-dist-half", np.uint8, good.shape) is None
+        assert table_cache.load("cornerperm-dist-half", np.uint8, good.shape) is None
         assert np.array_equal(T.corner_perm_table("half"), good)
         assert data.read_bytes() != bytes(raw)
 
         # truncate the file (a partial write): detected and rebuilt
         data.write_bytes(data.read_bytes()[:1000])
         T.forget()
-        assert store.load("cornerperm-dist-half", np.uint8, good.shape) is None
+        assert table_cache.load("cornerperm-dist-half", np.uint8, good.shape) is None
         assert np.array_equal(T.corner_perm_table("half"), good)
 
         # a missing sidecar means the data is never trusted
         meta.unlink()
         T.forget()
-        assert store.load("cornerperm-dist-half", np.uint8, good.shape) is None
+        assert table_cache.load("cornerperm-dist-half", np.uint8, good.shape) is None
         assert np.array_equal(T.corner_perm_table("half"), good)
         assert not list(tmp_path.rglob("*.tmp"))
     finally:

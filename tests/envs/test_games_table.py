@@ -16,7 +16,7 @@ pytest.importorskip("pettingzoo")
 from cubebench.agents.seats import role_text  # noqa: E402
 from cubebench.agents.teams import TEAM_BUILDERS, perfect_team, silent_team  # noqa: E402
 from cubebench.envs.multi import MULTI_ENVS, make_multi_env  # noqa: E402
-from cubebench.runner.multi_suites import OPTIONS, env_kwargs  # noqa: E402
+from cubebench.runner.protocols.multi.suite import OPTIONS, env_kwargs
 from cubebench.runner.specs import SEAT_NAMES  # noqa: E402
 
 ROWS = list(GAMES.values())

@@ -83,7 +83,7 @@ env.close()
 def test_play_shows_the_image_observation_in_a_window(display: str) -> None:
     out = run_on(display, """
 import io
-from cubebench.runner import play as p
+from cubebench.runner import human_play as p
 seen = []
 def read(prompt):
     seen.append(shown())

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import cubebench.solver.optimal.tables as tables
+import cubebench.solver.optimal.pruning as pruning
 from cubebench.runner import run as run_module
 from cubebench.runner.cli import build_parser, main
 from helpers import missing, one_line_error
@@ -25,9 +25,9 @@ def _no_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("a solver table build was started")
 
-    monkeypatch.setattr(tables, "prune_table", refuse)
+    monkeypatch.setattr(pruning, "prune_table", refuse)
     monkeypatch.setattr(run_module, "optimal_tables_ready", lambda metric: False)
-    monkeypatch.setattr("cubebench.runner.play.optimal_tables_ready", lambda metric: False)
+    monkeypatch.setattr("cubebench.runner.human_play.optimal_tables_ready", lambda metric: False)
 
 
 
@@ -163,16 +163,16 @@ def test_a_table_build_is_announced_before_it_starts(monkeypatch, capsys) -> Non
         assert "building the exact optimal solver's half-turn tables" in capsys.readouterr().err
         raise Stop
 
-    monkeypatch.setattr(tables, "_PRUNE", {})
-    monkeypatch.setattr(tables.store, "load", lambda *a: None)
-    monkeypatch.setattr(tables, "small_tables", stop)
+    monkeypatch.setattr(pruning, "_PRUNE", {})
+    monkeypatch.setattr(pruning.table_cache, "load", lambda *a: None)
+    monkeypatch.setattr(pruning, "small_tables", stop)
     with pytest.raises(Stop):
-        tables.prune_table("half", progress=False)
+        pruning.prune_table("half", progress=False)
 
 
 def test_play_by_default_starts_from_a_shipped_instance_without_tables(monkeypatch) -> None:
-    from cubebench.runner.instances import shipped_starts
-    from cubebench.runner.play import start_options
+    from cubebench.runner.protocols.episodes.instances import shipped_starts
+    from cubebench.runner.human_play import start_options
 
     _no_tables(monkeypatch)
     options, said = start_options(3, "quarter", None, None, seed=7)
@@ -182,7 +182,7 @@ def test_play_by_default_starts_from_a_shipped_instance_without_tables(monkeypat
 
 def test_play_at_a_depth_without_shipped_instances_or_tables_is_one_line(monkeypatch, capsys) -> None:
     """Depth 11 quarter turns: none ship, and it is beyond the table-free oracle's 10."""
-    from cubebench.runner.play import start_options
+    from cubebench.runner.human_play import start_options
 
     _no_tables(monkeypatch)
     assert start_options(5, "quarter", None, None, seed=0)[0] == {"depth": 5}, "depth 5: the oracle certifies it"

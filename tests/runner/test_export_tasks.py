@@ -23,7 +23,8 @@ from cubebench.engine.notation import parse_array
 from cubebench.engine.kernels import apply_moves
 from cubebench.engine.state import from_facelets, to_facelets
 from cubebench.runner.cli import main
-from cubebench.runner.execute import PlaySettings, play_item
+from cubebench.runner.execute import PlaySettings
+from cubebench.runner.protocols.questions.play import play_item
 from cubebench.runner.export_tasks import ExportError, ExportRequest, episode_specs, export_tasks
 from cubebench.runner.sft_traces import replay_trace
 from cubebench.engine.facelets import SOLVED_FACELETS
@@ -294,7 +295,7 @@ def test_every_test_of_the_suite_is_exported_or_named_as_left_out(suite: str, tm
 
 def test_items_are_made_one_at_a_time_so_memory_does_not_grow_with_the_count() -> None:
     from cubebench.runner.export_tasks import item_suite
-    from cubebench.runner.plan import iter_fixed_items, plan_items
+    from cubebench.runner.protocols.questions.plan import iter_fixed_items, plan_items
 
     suite = item_suite(ExportRequest(kind="items", out=Path("unused"), suite="cube-bench", tests=("move-effect",),
                                      depths=(3,), items=10**9))
@@ -323,7 +324,7 @@ def rules_export(out: Path, suite: str, rules: str | None, **extra: Any) -> tupl
 @pytest.mark.parametrize("rules", ["paper", "strict"])
 def test_item_rows_ask_as_a_run_under_the_same_rules_does(suite: str, rules: str, tmp_path: Path) -> None:
     from cubebench.runner.export_tasks import item_suite
-    from cubebench.runner.plan import iter_fixed_items
+    from cubebench.runner.protocols.questions.plan import iter_fixed_items
     from cubebench.runner.protocols import protocol_named
     from cubebench.runner.specs import AgentSpec
 

@@ -2,7 +2,7 @@
 
 * A suite's ``name`` never chooses where a run goes: the default path is made from the cleaned name and always
   falls under ``runs/``; a name that is not printable text (a NUL) is one line.
-* Planning is bounded: a request for more than :data:`~cubebench.runner.plan.MAX_PLANNED` episodes, items or
+* Planning is bounded: a request for more than :data:`~cubebench.runner.planning.MAX_PLANNED` episodes, items or
   games is refused at once in one line naming the limit (nothing is generated), in ``cubebench run``, in the
   in-memory item rows the verifiers bridge serves, and in the Inspect task's dataset.
 * JSON nested deeper than Python reads is one line.
@@ -15,9 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from cubebench.runner import ExportRequest, item_rows, plan as plan_module
-from cubebench.runner.plan import MAX_PLANNED, plan_items
-from cubebench.runner.question_suites import question_suite_from_dict
+from cubebench.runner import ExportRequest, item_rows
+from cubebench.runner.planning import check_plan_size
+from cubebench.runner.protocols.episodes import plan as episode_plan
+from cubebench.runner.protocols.questions import plan as question_plan
+from cubebench.runner.planning import MAX_PLANNED
+from cubebench.runner.protocols.questions.plan import plan_items
+from cubebench.runner.protocols.questions.suite import question_suite_from_dict
 from cubebench.runner.suites import SuiteError
 from helpers import needs, one_line_error
 
@@ -66,9 +70,9 @@ def nothing_generated(monkeypatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("planning started")
 
-    monkeypatch.setattr(plan_module, "_generate", refuse)
-    monkeypatch.setattr(plan_module, "instance_refs", refuse)
-    monkeypatch.setattr(plan_module, "iter_fixed_items", refuse)
+    monkeypatch.setattr(question_plan, "_generate", refuse)
+    monkeypatch.setattr(episode_plan, "instance_refs", refuse)
+    monkeypatch.setattr(question_plan, "iter_fixed_items", refuse)
     monkeypatch.setattr("cubebench.runner.export_tasks.iter_fixed_items", refuse)
 
 
@@ -94,7 +98,7 @@ def test_a_huge_plan_is_refused_at_once_naming_the_limit(case, tmp_path, capsys,
 def test_the_largest_plan_allowed_is_counted_as_planned(nothing_generated) -> None:
     """The bound counts what planning makes: variants, depths and first ladder rounds included."""
     grid = {"depths": [1, 2], "items": MAX_PLANNED // 4, "variants": ["image+text", "polarity"]}
-    plan_module.check_plan_size(question_suite_from_dict({"schema": "cubebench-questions/1", "name": "edge",
+    check_plan_size(question_suite_from_dict({"schema": "cubebench-questions/1", "name": "edge",
                                                          "tests": {"verification": grid}}), "item")
     with pytest.raises(SuiteError, match=f"plans {MAX_PLANNED + 2:,} items"):
         plan_items(question_suite_from_dict({"schema": "cubebench-questions/1", "name": "edge", "tests": {

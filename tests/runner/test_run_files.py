@@ -195,6 +195,8 @@ NEWER = {
     "record-field": (lambda db: edit_record(db, KEY, lambda d: d.update(thinking_tokens=12)), "thinking_tokens"),
     "step-field": (lambda db: edit_record(db, KEY, lambda d: d["steps"][0].update(thought="t")), "thought"),
     "status": (lambda db: edit_record(db, KEY, lambda d: d.update(status="timeout"), status="timeout"), "'timeout'"),
+    "store-schema": (lambda db: run_sql(db, ("UPDATE meta SET value = '3' WHERE key = 'schema_version'",)),
+                     "store schema 3 (this version reads 1 to 2)"),
 }
 
 
@@ -233,3 +235,33 @@ def test_a_configuration_from_a_newer_version_is_read_but_not_resumed(reference:
     line = capsys.readouterr().err.strip()
     assert "\n" not in line and "configuration field(s) agent.reasoning_effort" in line and "damaged" not in line
     assert _digest(db) == digest
+
+
+# --- a run written before the store named its columns for every protocol (store schema 1) -------------------
+def _as_schema_1(db: Path) -> None:
+    """``db`` as a cubebench before store schema 2 wrote it: the same tables, two summary columns named for episodes."""
+    run_sql(db, ("ALTER TABLE episodes RENAME COLUMN part TO tier",), ("ALTER TABLE episodes RENAME COLUMN variant TO reward",),
+            ("UPDATE meta SET value = '1' WHERE key = 'schema_version'",))
+
+
+def test_a_run_of_store_schema_1_reports_exports_and_resumes_as_it_is(partial: Path, tmp_path: Path, capsys) -> None:
+    old, new = _copy(partial, tmp_path / "old"), _copy(partial, tmp_path / "new")
+    _as_schema_1(old)
+    capsys.readouterr()
+    shown = []
+    for db in (old, new):
+        assert main(["report", str(db)]) == 0
+        assert main(["export", str(db), "--format", "csv"]) == 0
+        shown.append(capsys.readouterr().out.replace(str(db), "RUN"))
+    assert shown[0] == shown[1] and "key,tier,depth,instance,reward" in shown[0]  # the same report and CSV
+    with open_run(old) as store:
+        assert [(r.tier, r.reward) for r in store.rows()] == [("symbolic", "none")]
+    for db in (old, new):
+        assert main(["run", "--resume", str(db), "--no-progress", "--quiet"]) == 0
+    with open_run(old) as a, open_run(new) as b:
+        assert [r.key for r in a.rows()] == [r.key for r in b.rows()] and len(a.rows()) == 12
+        assert [(x.tier, x.depth, x.reward, x.setting, x.solved) for x in a.rows()] == \
+            [(x.tier, x.depth, x.reward, x.setting, x.solved) for x in b.rows()]
+        assert a.get_meta("schema_version") == 1  # read and resumed as it is, never rewritten
+        columns = {row[1] for row in a.db.execute("PRAGMA table_info(episodes)")}
+        assert {"tier", "reward"} <= columns and not {"part", "variant"} & columns

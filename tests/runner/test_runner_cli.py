@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cubebench.agents.llm.testing import RecordedRequest, ScriptedServer, Step
-from cubebench.runner.attribution import attribute
+from cubebench.runner.protocols.episodes.attribution import attribute
 from cubebench.runner.store import open_run
 from cubebench.runner.cli import main
 from helpers import missing, needs
@@ -223,7 +223,7 @@ def test_prompt_options_are_checked_before_the_run(tmp_path: Path, capsys) -> No
 
 
 def test_play_takes_typed_tool_calls(capsys) -> None:
-    from cubebench.runner.play import play
+    from cubebench.runner.human_play import play
 
     typed = iter(["hello", "spin()", 'move("U\'")', "observe()", 'move("R\'")'])
     out = io.StringIO()
@@ -234,8 +234,8 @@ def test_play_takes_typed_tool_calls(capsys) -> None:
 
 
 def test_play_starts_from_a_certified_instance() -> None:
-    from cubebench.runner.instances import shipped_starts
-    from cubebench.runner.play import play
+    from cubebench.runner.protocols.episodes.instances import shipped_starts
+    from cubebench.runner.human_play import play
 
     starts = shipped_starts(8, "quarter")
     if len(starts) < 4:
@@ -258,7 +258,7 @@ def test_play_window_refusals_are_one_clear_line(monkeypatch, capsys, argv, why)
 
 
 def test_play_colours_sticker_letters() -> None:
-    from cubebench.runner.play import colourise
+    from cubebench.runner.human_play import colourise
 
     painted = colourise("Front face:\nW R G\nY O B\nLeft   Front\nO O O  G G G")
     assert painted.splitlines()[0] == "Front face:" and painted.splitlines()[3] == "Left   Front"
@@ -350,7 +350,7 @@ def test_the_mlp_agent_without_torch_names_the_extra() -> None:
 def test_play_states_and_enforces_the_benchmarks_move_budget_of_the_depth(depth: int, budget: int) -> None:
     """Depth 3 plays under 22 quarter turns, as the suites do (it said 40: play passed no budget)."""
     from cubebench.budgets import move_budget
-    from cubebench.runner.play import play
+    from cubebench.runner.human_play import play
 
     assert move_budget(depth, "quarter") == budget
     typed = iter(['move("' + " ".join(["U"] * (budget + 1)) + '")', "done()"])

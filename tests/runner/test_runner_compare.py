@@ -17,7 +17,7 @@ from cubebench.agents.llm.testing import ScriptedServer, Step
 from cubebench.runner.cli import main
 from cubebench.runner.compare import compare_runs, pearson_text
 from cubebench.runner.published import UNITS, PublishedError, check_published, load_papers, paper_for, value_of
-from cubebench.runner.question_report import cell_metrics, question_cells
+from cubebench.runner.protocols.questions.report import cell_metrics, question_cells
 from cubebench.runner.store import open_run
 from helpers import needs
 

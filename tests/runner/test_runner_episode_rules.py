@@ -22,7 +22,7 @@ from cubebench.engine.notation import invert_sequence
 from cubebench.engine.state import from_facelets
 from cubebench.runner.cli import main
 from cubebench.runner.compare import compare_runs
-from cubebench.runner.instances import shipped_starts
+from cubebench.runner.protocols.episodes.instances import shipped_starts
 from cubebench.runner.report import build_report, text_report
 from cubebench.runner.store import open_run
 from cubebench.shipped import largest_instance_file

@@ -33,8 +33,8 @@ from cubebench.engine.facelets import COLOUR_LETTERS, FACES  # noqa: E402
 from cubebench.envs.multi.channel import CHARSET  # noqa: E402
 from cubebench.runner.protocols import protocol_named  # noqa: E402
 from cubebench.runner.cli import main  # noqa: E402
-from cubebench.runner.multi_suites import MultiSuite, multi_suite_from_dict, restrict_multi  # noqa: E402
-from cubebench.runner.plan import GameSpec, plan_games  # noqa: E402
+from cubebench.runner.protocols.multi.suite import MultiSuite, multi_suite_from_dict, restrict_multi
+from cubebench.runner.protocols.multi.plan import GameSpec, plan_games
 from cubebench.runner.report import build_report, text_report  # noqa: E402
 from cubebench.runner.specs import AgentSpec, AgentSpecError  # noqa: E402
 from cubebench.runner.store import open_run  # noqa: E402

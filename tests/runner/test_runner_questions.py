@@ -24,10 +24,10 @@ import pytest
 from cubebench.agents.llm.testing import RecordedRequest, ScriptedServer, Step
 from cubebench.runner.protocols import protocol_named
 from cubebench.runner.cli import main
-from cubebench.runner.ladders import ladder_progress, next_rounds
-from cubebench.runner.plan import ItemSpec, plan_items
-from cubebench.runner.question_report import ladder_table
-from cubebench.runner.question_suites import QuestionSuite, question_suite_from_dict, restrict_questions
+from cubebench.runner.protocols.questions.ladders import ladder_progress, next_rounds
+from cubebench.runner.protocols.questions.plan import ItemSpec, plan_items
+from cubebench.runner.protocols.questions.report import ladder_table
+from cubebench.runner.protocols.questions.suite import QuestionSuite, question_suite_from_dict, restrict_questions
 from cubebench.runner.specs import AgentSpec, AgentSpecError
 from cubebench.runner.store import StoreDamaged, open_run
 from cubebench.runner.suites import SuiteError, available_suites, load_suite
@@ -260,7 +260,7 @@ def test_the_oracle_passes_every_item_and_the_readers_work(tmp_path: Path, pick:
         assert store.protocol == "questions" and all(isinstance(s, ItemSpec) for s in store.plan())
         rows = store.rows()
         assert len(rows) == 12 and all(r.status == "solved" and r.solved for r in rows)
-        assert {(r.tier, r.reward, r.setting, r.horizon) for r in rows if r.depth == 2} == {
+        assert {(r.test, r.variant, r.setting, r.horizon) for r in rows if r.depth == 2} == {
             ("fake-pick", v, "item", "d2") for v in ("plain", "loud")}
         key, record = next(store.records())
         config = record.config

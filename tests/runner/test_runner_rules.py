@@ -11,11 +11,13 @@ import pytest
 
 from cubebench.agents.llm.testing import RecordedRequest, ScriptedServer, Step
 from cubebench.runner.protocols import protocol_named
-from cubebench.runner.answering import LOCAL_REPLY_TOKENS, REPLY_TOKENS, question_settings, reply_tokens
+from cubebench.runner.answering import LOCAL_REPLY_TOKENS, REPLY_TOKENS
+from cubebench.runner.protocols.questions.settings import question_settings, reply_tokens
 from cubebench.runner.cli import main
-from cubebench.runner.execute import PlaySettings, play_item
-from cubebench.runner.plan import plan_items
-from cubebench.runner.question_suites import restrict_questions
+from cubebench.runner.execute import PlaySettings
+from cubebench.runner.protocols.questions.play import play_item
+from cubebench.runner.protocols.questions.plan import plan_items
+from cubebench.runner.protocols.questions.suite import restrict_questions
 from cubebench.runner.report import build_report, text_report
 from cubebench.runner.specs import AgentSpec
 from cubebench.runner.store import open_run

@@ -7,9 +7,9 @@ import math
 import pytest
 
 from cubebench.runner.aggregate import cell_of, group
-from cubebench.runner.attribution import Gap, _gap
+from cubebench.runner.protocols.episodes.attribution import Gap, _gap
 from cubebench.runner.stats import Rate, wilson_interval
-from cubebench.runner.store import EpisodeRow
+from cubebench.runner.protocols.episodes.plan import EpisodeRow
 from cubebench.runner.tables import compact
 
 
@@ -51,7 +51,7 @@ def test_rate_value_format_and_sum() -> None:
 
 
 def _row(key: str, tier: str, depth: int, setting: str, status: str, reward: str = "none") -> EpisodeRow:
-    return EpisodeRow(key=key, tier=tier, depth=depth, instance=int(key[-1]), reward=reward, setting=setting,
+    return EpisodeRow(key=key, part=tier, depth=depth, instance=int(key[-1]), variant=reward, setting=setting,
                       horizon="short" if depth <= 4 else "long", status=status, solved=status == "solved",
                       n_steps=1, n_moves=2, input_tokens=10, output_tokens=5, cost_usd=0.01, wall_s=0.1,
                       distance_start=None, distance_end=None)

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from cubebench.agents.records import EpisodeRecord
-from cubebench.runner.plan import plan_episodes
+from cubebench.runner.protocols.episodes.plan import plan_episodes
 from cubebench.runner.store import RunStore, StoreError, decode_record, encode_record, open_run
-from cubebench.runner.suites import suite_from_dict
+from cubebench.runner.protocols.episodes.suite import suite_from_dict
 
 SUITE = suite_from_dict({"name": "t", "tiers": ["symbolic"], "depths": [1, 2], "instances": 2,
                          "rewards": ["none"], "tool_settings": ["basic"]})

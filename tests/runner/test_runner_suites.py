@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from cubebench.runner import instances
-from cubebench.runner.instances import instance_seed, resolve_source
-from cubebench.runner.plan import episode_key, plan_episodes, plan_games
-from cubebench.runner.suites import SuiteError, available_suites, load_suite, suite_from_dict, suites_dir
+from cubebench.runner.protocols.episodes import instances
+from cubebench.runner.protocols.episodes.instances import instance_seed, resolve_source
+from cubebench.runner.protocols.episodes.plan import episode_key, plan_episodes
+from cubebench.runner.protocols.multi.plan import plan_games
+from cubebench.runner.suites import SuiteError, available_suites, load_suite, suites_dir
+from cubebench.runner.protocols.episodes.suite import suite_from_dict
 
 GRID = {"tiers": ["symbolic", "visual", "face", "vertex"], "depths": [1, 2, 3, 4, 8, 12, 16, 20]}
 
@@ -55,7 +57,8 @@ def test_a_user_suite_file_loads_and_round_trips(tmp_path: Path) -> None:
 
 
 def test_the_plan_carries_the_suite_budgets_into_every_episode() -> None:
-    from cubebench.runner.execute import PlaySettings, make_env
+    from cubebench.runner.execute import PlaySettings
+    from cubebench.runner.protocols.episodes.play import make_env
     from cubebench.wrappers.description import describe_env
 
     suite = suite_from_dict({"name": "b", "tiers": ["symbolic", "face"], "depths": [2], "instances": 1,
@@ -165,7 +168,8 @@ def test_a_shipped_file_with_wrong_distances_is_refused(tmp_path: Path) -> None:
 
 
 def test_every_cell_of_an_instance_starts_from_the_same_state() -> None:
-    from cubebench.runner.execute import PlaySettings, make_env
+    from cubebench.runner.execute import PlaySettings
+    from cubebench.runner.protocols.episodes.play import make_env
 
     suite = load_suite("smoke")
     plan = plan_episodes(suite, resolve_source(suite, warn=False))
@@ -182,7 +186,7 @@ def test_every_cell_of_an_instance_starts_from_the_same_state() -> None:
 
 
 def test_restrict_keeps_the_chosen_tiers_and_depths_in_suite_order() -> None:
-    from cubebench.runner.suites import restrict
+    from cubebench.runner.protocols.episodes.suite import restrict
 
     part = restrict(load_suite("exp1"), ["face", "symbolic"], [8, 1])
     assert part.tiers == ("symbolic", "face") and part.depths == (1, 8) and part.name == "exp1[symbolic-face,1-8]"

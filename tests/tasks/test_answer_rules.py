@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import pytest
 
-from cubebench.runner.question_suites import configured_test
+from cubebench.runner.protocols.questions.suite import configured_test
 from cubebench.runner.suites import load_suite
 from cubebench.tasks.items import ParseFailure, Prompt, Reply, ask_and_judge
 from cubebench.tasks.parsing import (

@@ -10,7 +10,7 @@ import pytest
 
 from helpers import one_line_error
 from cubebench.runner.cli import main
-from cubebench.runner.question_suites import question_suite_from_dict, restrict_questions
+from cubebench.runner.protocols.questions.suite import question_suite_from_dict, restrict_questions
 from cubebench.runner.suite_fields import SuiteError
 from cubebench.runner.suites import load_suite
 from cubebench.tasks.cube_bench.closed_loop import coverage_by_step

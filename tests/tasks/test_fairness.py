@@ -35,7 +35,7 @@ import pytest
 
 from cubebench.engine.facelets import COLOUR_LETTERS, colours
 from cubebench.engine.state import from_facelets
-from cubebench.runner.plan import ladder_round, plan_items
+from cubebench.runner.protocols.questions.plan import ladder_round, plan_items
 from cubebench.runner.suites import load_suite
 from cubebench.tasks.cube_bench.common import front_face
 from cubebench.tasks.inf_bench.common import run

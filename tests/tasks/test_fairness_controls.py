@@ -31,12 +31,13 @@ from cubebench.engine.facelets import COLOUR_LETTERS, colours
 from cubebench.engine.state import from_facelets
 from cubebench.runner.suites import load_suite
 from cubebench.tasks.cube_bench import closed_loop
-from cubebench.tasks.cube_bench.common import LETTERS, front_face
+from cubebench.tasks.cube_bench.common import front_face
+from cubebench.tasks.parsing import OPTION_LETTERS
 from cubebench.tasks.cube_bench.reconstruction import colour_prior, held_state
 from cubebench.tasks.cube_bench.verification import QUESTIONS, asked, polarity_prompt
 from cubebench.tasks.items import Item, Prompt, Reply
 from cubebench.tasks.metrics import balanced_accuracy
-from cubebench.tasks.oracle import oracle
+from cubebench.solver.oracle import oracle
 from cubebench.tasks.registry import TESTS
 
 
@@ -167,11 +168,11 @@ def played(item: Item, variant: str, letters: tuple[str, ...]) -> dict:
     return TESTS["closed-loop"].play(item, variant, ask).score
 
 
-UNIFORM_LETTER = {c: 0.25 for c in LETTERS}
+UNIFORM_LETTER = {c: 0.25 for c in OPTION_LETTERS}
 """An answerer drawing A-D uniformly (the chance a fixed letter is held against)."""
-RANDOM = {**{c: 0.2 for c in LETTERS}, "IDK": 0.2}
+RANDOM = {**{c: 0.2 for c in OPTION_LETTERS}, "IDK": 0.2}
 """The built-in ``random`` answerer with abstention: A-E uniformly."""
-RANDOM_GATED = {**{c: 0.2 * 6 / 11 for c in LETTERS}, "IDK": 1 - 0.8 * 6 / 11}
+RANDOM_GATED = {**{c: 0.2 * 6 / 11 for c in OPTION_LETTERS}, "IDK": 1 - 0.8 * 6 / 11}
 """``random`` under the 0.5 gate: a letter with one of the 6 confidences of 11 at or above 0.5 passes; the rest abstain."""
 
 
@@ -202,7 +203,7 @@ def test_a_fixed_letter_lands_at_the_exact_chance_of_the_controlled_option_sets(
     items = suite_items("closed-loop", depth)
     chance = chance_of(items, "abstain-controlled")
     assert chance > sum(0.25 ** k for k in range(1, depth + 1)) / depth  # two progress options where one exists
-    for letter in LETTERS:
+    for letter in OPTION_LETTERS:
         assert abs(constant_ta(items, "abstain-controlled", letter) - chance) <= 0.09, letter
 
 
@@ -215,7 +216,7 @@ def test_the_controlled_options_hold_a_second_optimal_move_where_one_exists(no_i
         prompt, options = closed_loop.step_prompt(item, state, item.data["teacher"].split()[0], test.step_rng(item, 0),
                                                   test.step_slot(item, 0), True, extra_slot=test.extra_slot(item, 0))
         progress = [m for m in options if after[m] == here - 1]
-        assert len(progress) == min(2, len(best)) and LETTERS[options.index(item.data["teacher"].split()[0])] == prompt.gold
+        assert len(progress) == min(2, len(best)) and OPTION_LETTERS[options.index(item.data["teacher"].split()[0])] == prompt.gold
         seen[len(progress)] += 1
         if len(progress) == 2 and len({m[0] for m in options}) == 2:  # two faces: one progress move on each
             assert sorted(m[0] for m in progress) == sorted({m[0] for m in options})
@@ -295,7 +296,7 @@ def measure() -> None:
     for d in (1, 2, 3, 4):
         items = suite_items("closed-loop", d)
         print(f"  d{d}: chance {chance_of(items, 'abstain-controlled'):.3f}; " + ", ".join(
-            f"{c} {constant_ta(items, 'abstain-controlled', c):.3f}" for c in LETTERS))
+            f"{c} {constant_ta(items, 'abstain-controlled', c):.3f}" for c in OPTION_LETTERS))
     print("closed loop: exact chance TA of the built-in random answerer (A-E uniform; under the gate, a confidence "
           "drawn from 0.0, 0.1, ..., 1.0)")
     for d in (1, 2, 3, 4):

@@ -25,8 +25,8 @@ from helpers import needs
 
 from cubebench.agents.records import png_bytes
 from cubebench.runner.cli import main
-from cubebench.runner.plan import plan_items
-from cubebench.runner.question_suites import configured_test
+from cubebench.runner.protocols.questions.plan import plan_items
+from cubebench.runner.protocols.questions.suite import configured_test
 from cubebench.runner.store import open_run
 from cubebench.runner.suites import load_suite
 from cubebench.tasks.items import Item

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch", reason="the RL baselines need the rl extra:
 
 import cubebench  # noqa: E402
 from cubebench.agents.rl.evaluate import beam_search, eval_instances, policy_rollouts, rollouts  # noqa: E402
-from cubebench.agents.rl.policy import (SHIPPED_CHECKPOINT, MLPPolicy, inverse_actions, load_checkpoint,  # noqa: E402
+from cubebench.agents.rl.mlp_policy import (SHIPPED_CHECKPOINT, MLPPolicy, inverse_actions, load_checkpoint,  # noqa: E402
                                         save_checkpoint)
 from cubebench.training.rl.schedule import DepthCurriculum  # noqa: E402
 from cubebench.training.rl.train import main as train_main  # noqa: E402

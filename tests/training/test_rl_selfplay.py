@@ -22,7 +22,7 @@ pytest.importorskip("pettingzoo", reason="self-play plays the scrambler-versus-s
 
 from cubebench.training.rl import selfplay  # noqa: E402
 from cubebench.agents.rl.evaluate import evaluate  # noqa: E402
-from cubebench.agents.rl.policy import SHIPPED_CHECKPOINT, MLPPolicy, load_checkpoint  # noqa: E402
+from cubebench.agents.rl.mlp_policy import SHIPPED_CHECKPOINT, MLPPolicy, load_checkpoint  # noqa: E402
 from cubebench.training.rl.ppo import PPOConfig  # noqa: E402
 from cubebench.engine import TABLE, kernels  # noqa: E402
 from cubebench.engine.facelets import SOLVED  # noqa: E402

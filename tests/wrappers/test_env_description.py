@@ -16,7 +16,7 @@ import cubebench
 from cubebench import CubeEnv, make_cube_env
 from cubebench.agents.episode import run_episode
 from cubebench.agents.scripted import SolverAgent
-from cubebench.wrappers import observations, rewards
+from cubebench.wrappers import observations, reward_wrappers
 from cubebench.wrappers.description import EnvDescriptionError, describe_env
 from cubebench.wrappers.observations import SymbolicObservation, symbolic_colours
 
@@ -38,7 +38,7 @@ def _ways(tier: str) -> dict[str, gym.Env]:
 
 def _by_hand(tier: str) -> gym.Env:
     core = CubeEnv(metric="half", view_actions=tier in ("face", "vertex"), generator=SCRAMBLES)
-    env = rewards.StickerReward(core)
+    env = reward_wrappers.StickerReward(core)
     wrapper = {"symbolic": observations.SymbolicObservation, "visual": observations.NetObservation,
                "face": observations.FaceViewObservation, "vertex": observations.VertexViewObservation}[tier]
     return wrapper(env)
@@ -71,7 +71,7 @@ def test_what_cannot_be_described_raises() -> None:
     with pytest.raises(EnvDescriptionError, match="no tier"):
         describe_env(CubeEnv())
     with pytest.raises(EnvDescriptionError, match="no tier"):
-        describe_env(rewards.StickerReward(CubeEnv()))
+        describe_env(reward_wrappers.StickerReward(CubeEnv()))
     with pytest.raises(EnvDescriptionError, match="not a CubeBench env"):
         describe_env(gym.make("CartPole-v1"))
     for outer in (gym.wrappers.FlattenObservation(gym.make("CubeBench-Symbolic-v0")),

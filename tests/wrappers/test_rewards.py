@@ -10,7 +10,7 @@ import cubebench
 from helpers import SCRAMBLES
 from cubebench import CubeEnv
 from cubebench.engine import ORIENTATIONS, SOLVED, kernels
-from cubebench.wrappers.rewards import FaceReward, StickerReward, make_reward_wrapper
+from cubebench.wrappers.reward_wrappers import FaceReward, StickerReward, make_reward_wrapper
 
 
 @pytest.mark.parametrize("reward", ["sticker", "face"])

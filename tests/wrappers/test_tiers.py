@@ -40,7 +40,7 @@ from cubebench.render.vertex import render_vertex
 from cubebench.wrappers.observations import (
     FaceViewObservation, NetObservation, SymbolicObservation, VertexViewObservation,
 )
-from cubebench.wrappers.rewards import make_reward_wrapper
+from cubebench.wrappers.reward_wrappers import make_reward_wrapper
 
 
 def _pyrender_or_reason() -> str | None:

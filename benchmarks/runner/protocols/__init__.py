@@ -8,9 +8,9 @@ name           class                       plays
 ``multi``      :class:`MultiProtocol`      teams on the multi-agent envs of the games table
 =============  ==========================  ==========================================================
 
-Each implements :class:`RunProtocol` (check the agent, configure, plan, play, warm up, report, view,
-export columns); the rest of the runner dispatches through :func:`protocol_named` /
-:func:`protocol_for` and never on a protocol's name.
+Each is a folder of this package (its suite, plan rows, play, report and ``RunProtocol``) and one
+:func:`register` line below; the rest of the runner dispatches through :func:`protocol_named`, :func:`protocol_for`
+and :func:`protocol_for_schema`, and never on a protocol's name (docs/architecture.md, "Adding a protocol").
 """
 
 from __future__ import annotations
@@ -19,21 +19,51 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..execute import PlaySettings
-from ..plan import Spec
+from ..planning import PlannedSpec
 from ..suite_fields import SuiteError
-from .base import RunProtocol
-from .episodes import EpisodesProtocol
-from .multi import MultiProtocol
-from .questions import QuestionsProtocol
+from .episodes.protocol import EpisodesProtocol
+from .multi.protocol import MultiProtocol
+from .questions.protocol import QuestionsProtocol
+from .run_protocol import RunProtocol
 
-__all__ = ["RunProtocol", "EpisodesProtocol", "QuestionsProtocol", "MultiProtocol", "PROTOCOLS", "SELECTORS", "protocol_named",
-           "protocol_for", "play_spec"]
+__all__ = ["RunProtocol", "EpisodesProtocol", "QuestionsProtocol", "MultiProtocol", "PROTOCOLS", "register",
+           "unregister", "selectors", "protocol_named", "protocol_for", "protocol_for_schema", "play_spec"]
 
-PROTOCOLS: Mapping[str, RunProtocol] = MappingProxyType(
-    {p.name: p for p in (EpisodesProtocol(), QuestionsProtocol(), MultiProtocol())})
-"""Every protocol by name."""
-SELECTORS = tuple(p.selector for p in PROTOCOLS.values())
-"""The ``cubebench run`` options that pick a part of a suite, one per protocol (``tiers``, ``tests``, ``games``)."""
+_REGISTRY: dict[str, RunProtocol] = {}
+PROTOCOLS: Mapping[str, RunProtocol] = MappingProxyType(_REGISTRY)
+"""Every registered protocol by name, in registration order: the first is the default (it reads a suite file
+without a ``schema``; a run stored without ``meta["protocol"]`` plays episodes: ``store.UNNAMED_PROTOCOL``)."""
+
+
+def register(protocol: RunProtocol) -> RunProtocol:
+    """Make ``protocol`` one that suites, runs and the command know; its name, suite schema and selector must be
+    its own (``ValueError`` otherwise), and so must its options (argparse refuses a second ``--tiers``)."""
+    for other in _REGISTRY.values():
+        for what in ("name", "schema", "selector"):
+            if getattr(other, what) == getattr(protocol, what):
+                raise ValueError(f"run protocol {protocol.name!r}: its {what} {getattr(protocol, what)!r} is "
+                                 f"{other.name!r}'s")
+    _REGISTRY[protocol.name] = protocol
+    return protocol
+
+
+def unregister(name: str) -> None:
+    """Forget the protocol called ``name`` (a plugin's, or a test's); the shipped ones stay."""
+    if name in SHIPPED:
+        raise ValueError(f"run protocol {name!r} ships with cubebench and cannot be unregistered")
+    _REGISTRY.pop(name, None)
+
+
+def selectors() -> tuple[str, ...]:
+    """The ``cubebench run`` options that pick a part of a suite, one per protocol (``tiers``, ``tests``, ``games``)."""
+    return tuple(p.selector for p in _REGISTRY.values())
+
+
+# The shipped protocols.  Adding one: its folder, its import above and a line here.
+register(EpisodesProtocol())
+register(QuestionsProtocol())
+register(MultiProtocol())
+SHIPPED = frozenset(_REGISTRY)
 
 
 def protocol_named(name: str) -> RunProtocol:
@@ -43,11 +73,23 @@ def protocol_named(name: str) -> RunProtocol:
     return PROTOCOLS[name]
 
 
+def protocol_for_schema(schema: Any, source: str) -> RunProtocol:
+    """The protocol whose suites a file with this ``schema`` holds (``None``: the default protocol); a
+    :class:`SuiteError` naming the schemas this version reads for any other (``source`` names the file)."""
+    if schema is None:
+        return next(iter(_REGISTRY.values()))
+    for protocol in _REGISTRY.values():
+        if protocol.schema == schema:
+            return protocol
+    known = ", ".join(f"{p.schema!r} ({p.plays})" for p in _REGISTRY.values())
+    raise SuiteError(f"{source}: unknown schema {str(schema)[:80]!r}; expected {known}")
+
+
 def protocol_for(suite: Any) -> RunProtocol:
     """The protocol a suite's runs play."""
     return protocol_named(suite.protocol)
 
 
-def play_spec(spec: Spec, factory: Any, settings: PlaySettings) -> Any:
+def play_spec(spec: PlannedSpec, factory: Any, settings: PlaySettings) -> Any:
     """Play a planned episode or game, or ask a planned item: what a backend's worker does with each spec."""
     return protocol_named(spec.protocol).play(spec, factory, settings)

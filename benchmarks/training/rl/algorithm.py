@@ -16,7 +16,7 @@ from gymnasium.vector import AutoresetMode
 
 from cubebench.envs.vector_env import CubeVectorEnv
 
-from cubebench.agents.rl.policy import MLPPolicy
+from cubebench.agents.rl.mlp_policy import MLPPolicy
 from .schedule import DepthCurriculum
 
 

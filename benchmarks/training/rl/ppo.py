@@ -18,7 +18,7 @@ from gymnasium.vector import AutoresetMode
 from cubebench.envs.vector_env import CubeVectorEnv
 
 from .algorithm import PolicyGradient, entropy
-from cubebench.agents.rl.policy import MLPPolicy
+from cubebench.agents.rl.mlp_policy import MLPPolicy
 from .schedule import DepthCurriculum, set_horizon
 
 

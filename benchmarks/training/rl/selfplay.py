@@ -58,12 +58,12 @@ from cubebench.tasks.items import MAX_DEPTH
 from cubebench.solver.oracle import oracle
 
 from cubebench.agents.rl.evaluate import evaluate, onehot, policy_rollouts
-from cubebench.agents.rl.policy import SHIPPED_CHECKPOINT, MLPPolicy, action_names, load_checkpoint, save_checkpoint
+from cubebench.agents.rl.mlp_policy import SHIPPED_CHECKPOINT, MLPPolicy, action_names, load_checkpoint, save_checkpoint
 from .ppo import PPO, PPOConfig
 from .schedule import DepthCurriculum
 from .train import EVAL_DEPTHS, ScalarLog
 
-GAME = SCRAMBLER_SOLVER.env_id
+GAME_ID = SCRAMBLER_SOLVER.env_id
 SCRAMBLER, SOLVER = SCRAMBLER_SOLVER.seats
 SCRAMBLERS = ("adversarial", "greedy", "random")
 SOLVE_BUDGET = 20
@@ -208,7 +208,7 @@ class ScramblePhase:
     def env(self, k: int) -> tuple[Any, dict[str, Any]]:
         """The Parallel env that scrambles ``k`` moves, and its seats (built once per ``k``)."""
         if k not in self._envs:
-            game = _multi().make_multi_env(GAME, parallel=True, tier="symbolic", scramble_moves=k,
+            game = _multi().make_multi_env(GAME_ID, parallel=True, tier="symbolic", scramble_moves=k,
                                            metric=self.metric, max_moves=SOLVE_BUDGET,
                                            max_cycles=k + SOLVE_BUDGET + 1, curriculum=self.curriculum)
             seats = {SCRAMBLER: make_scrambler(self.scrambler, game, self.policy, self.seed + k,

@@ -27,7 +27,7 @@ from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.envs.vector_env import CubeVectorEnv
 
 from cubebench.agents.rl.evaluate import evaluate
-from cubebench.agents.rl.policy import MLPPolicy, action_names, save_checkpoint
+from cubebench.agents.rl.mlp_policy import MLPPolicy, action_names, save_checkpoint
 from .ppo import PPO, PPOConfig
 from .reinforce import Reinforce, ReinforceConfig
 from .schedule import DepthCurriculum

@@ -1,7 +1,7 @@
 """Two cameras: one cube held between two agents at opposite corners (simultaneous, Parallel).
 
 ``camera_0`` sees the Vertex View from the UFR corner (the U, F and R faces); ``camera_1`` sees
-it from the opposite DLB corner: the Vertex View of the cube turned by :data:`OPPOSITE`
+it from the opposite DLB corner: the Vertex View of the cube turned by :data:`OPPOSITE_VIEW`
 (``y x2``), which shows D where U was, L where F was and B where R was.  Together they see all
 six faces, neither alone does.  Neither can turn the cube; both can turn faces and talk.
 
@@ -46,7 +46,7 @@ NAME = GAME.env_id
 SEATS = GAME.seats
 VIEW_TIER = str(GAME.tier)
 """The tier both cameras see through (the games table's: vertex)."""
-OPPOSITE = "y x2"
+OPPOSITE_VIEW = "y x2"
 """The rotation through which ``camera_1`` sees the cube: it brings D, L, B to where U, F, R are seen."""
 
 
@@ -75,7 +75,7 @@ class TwoCamerasEnv(ParallelEnv[str, dict[str, Any], Any]):
     ) -> None:
         self.render_mode = checked_render_mode(render_mode)
         self.views = {SEATS[0]: SeatView(VIEW_TIER, form, image_size),
-                      SEATS[1]: SeatView(VIEW_TIER, form, image_size, OPPOSITE)}
+                      SEATS[1]: SeatView(VIEW_TIER, form, image_size, OPPOSITE_VIEW)}
         self.max_moves = positive_int(max_moves, "max_moves")
         self.max_cycles = positive_int(max_cycles, "max_cycles")
         self.cube = SharedCube(depth, metric, False, self.max_moves, None, generator)
@@ -106,7 +106,7 @@ class TwoCamerasEnv(ParallelEnv[str, dict[str, Any], Any]):
         return self._names
 
     def seat_view(self, agent: str) -> SeatView:
-        """The view ``agent`` sees the cube through (``camera_1``'s carries the rotation :data:`OPPOSITE`)."""
+        """The view ``agent`` sees the cube through (``camera_1``'s carries the rotation :data:`OPPOSITE_VIEW`)."""
         return self.views[agent]
 
     # --- PettingZoo API --------------------------------------------------------
@@ -207,4 +207,4 @@ def env(**kwargs: Any) -> AECEnv:
     """The AEC form (PettingZoo's ``parallel_to_aec``): each cycle asks ``camera_0``, then ``camera_1``."""
     return parallel_to_aec(TwoCamerasEnv(**kwargs))
 
-__all__ = ["NAME", "SEATS", "OPPOSITE", "TwoCamerasEnv", "raw_env", "env", "parallel_env"]
+__all__ = ["NAME", "SEATS", "OPPOSITE_VIEW", "TwoCamerasEnv", "raw_env", "env", "parallel_env"]

@@ -19,8 +19,8 @@ from .solver import (
     optimal_distance,
     solve_optimal,
 )
-from .store import ENV_VAR as CACHE_ENV_VAR
-from .store import cache_dir
+from .table_cache import ENV_VAR as CACHE_ENV_VAR
+from .table_cache import cache_dir
 
 __all__ = [
     "SOLVER_VERSION", "OptimalSolution", "SolverTimeout", "ensure_tables", "lower_bound",

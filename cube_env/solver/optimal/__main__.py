@@ -12,16 +12,16 @@ from ...engine.metric import METRICS
 from ...engine.moves import TABLE
 from ...engine.notation import parse_array
 from ...engine.state import SOLVED
-from . import store
+from . import table_cache
 from .solver import ensure_tables, solve_optimal
 
 
 def _info() -> int:
-    print(f"cache directory: {store.cache_dir()}  (override with ${store.ENV_VAR})")
+    print(f"cache directory: {table_cache.cache_dir()}  (override with ${table_cache.ENV_VAR})")
     total = 0
-    for path in sorted(store.cache_dir().glob("*.npy")):
+    for path in sorted(table_cache.cache_dir().glob("*.npy")):
         name = path.name.rsplit("-v", 1)[0]
-        meta = store.read_meta(name) or {}
+        meta = table_cache.read_meta(name) or {}
         size = path.stat().st_size
         total += size
         extra = f", built in {meta['build_seconds']} s" if "build_seconds" in meta else ""

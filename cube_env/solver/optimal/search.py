@@ -33,9 +33,10 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from . import coords as C
-from .tables import ROW, get2
+from .pruning import ROW, get2
 
-MAX_DEPTH = 32
+MAX_SEARCH_DEPTH = 32
+"""Length of the search's move-path arrays: the deepest bound an IDA* iteration may reach."""
 
 
 @intrinsic
@@ -237,7 +238,7 @@ def _expand(lvl, bound, tw, fl, ss, hh, cp, st, tab, classidx, tw_conj, tw_move,
 def _dfs(g0, bound, mstate0, tw0, fl0, ss0, h0, cp0, path, tab, classidx, tw_conj, tw_move,
          flip_move, ss_move, cp_move, cp_dist, axis_move, moves, allowed, nxt, stop, deadline):
     """Depth-first search below a node at depth ``g0``; returns (found, nodes)."""
-    D = MAX_DEPTH + 1
+    D = MAX_SEARCH_DEPTH + 1
     tw = np.empty((D, 3), np.int64)
     fl = np.empty((D, 3), np.int64)
     ss = np.empty((D, 3), np.int64)

@@ -1,7 +1,7 @@
 """Public entry points of the exact optimal solver.
 
 ``solve_optimal`` runs IDA* (see :mod:`.search`) with the admissible bounds of
-:mod:`.tables`, in the half-turn metric (18 moves: every face turn, quarter or
+:mod:`.pruning`, in the half-turn metric (18 moves: every face turn, quarter or
 half, counts 1) or the quarter-turn metric (12 moves: a half turn counts 2).
 Input is a sticker state or a 54-letter ``URFDLB`` string, held in any of the
 24 orientations; the returned moves act on the faces of the cube *as held*
@@ -23,10 +23,10 @@ from ...engine.moves import MOVE_NAMES, ORIENTATIONS, TABLE
 from ...engine.notation import parse
 from ...engine.state import from_facelets, relabel_to_centres, validate_state
 from . import coords as C
-from . import tables as T
-from .search import MAX_DEPTH, exact_h, move_automaton, run_tasks
+from . import pruning as T
+from .search import MAX_SEARCH_DEPTH, exact_h, move_automaton, run_tasks
 
-SOLVER_VERSION = f"cubebench-optimal-1 (tables v{T.store.FORMAT_VERSION})"
+SOLVER_VERSION = f"cubebench-optimal-1 (tables v{T.table_cache.FORMAT_VERSION})"
 """Identifies the solver and table format that certified a distance."""
 
 
@@ -102,7 +102,7 @@ _TASKS: dict[tuple[str, int], np.ndarray] = {}
 
 
 def _tasks(metric: str, length: int) -> np.ndarray:
-    """Legal move prefixes of ``length`` (0, 1 or 2) as a (n, MAX_DEPTH) int64 array, -1 padded."""
+    """Legal move prefixes of ``length`` (0, 1 or 2) as a (n, MAX_SEARCH_DEPTH) int64 array, -1 padded."""
     key = (metric, length)
     if key not in _TASKS:
         allowed, nxt, start = move_automaton(metric)
@@ -114,7 +114,7 @@ def _tasks(metric: str, length: int) -> np.ndarray:
                 (p + [int(m)], int(nxt[s, m])) for p, s in zip(prefixes, states) for m in moves if allowed[s, m]
             ]) if prefixes else ((), ())
             prefixes, states = list(next_prefixes), list(next_states)
-        out = np.full((len(prefixes), MAX_DEPTH), -1, dtype=np.int64)
+        out = np.full((len(prefixes), MAX_SEARCH_DEPTH), -1, dtype=np.int64)
         for i, p in enumerate(prefixes):
             out[i, : len(p)] = p
         _TASKS[key] = out
@@ -237,7 +237,7 @@ def _solve(held: np.ndarray, ref: np.ndarray, metric: str, time_limit: float | N
         if found_path is not None:
             return _verified(held, found_path, metric, total_nodes, time.perf_counter() - t0)
         bound += step
-        if bound > MAX_DEPTH - 2:
+        if bound > MAX_SEARCH_DEPTH - 2:
             raise AssertionError("search exceeded the maximum depth: tables are inconsistent")
         if deadline and time.perf_counter() > deadline:
             raise SolverTimeout(

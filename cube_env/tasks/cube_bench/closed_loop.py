@@ -45,10 +45,10 @@ from ..items import (
 )
 from ..metrics import Proportion, abstention_metrics
 from ...solver.oracle import oracle
-from ..parsing import IDK, ConfidenceForm, LetterForm, TaggedForm
+from ..parsing import IDK, OPTION_LETTERS, ConfidenceForm, LetterForm, TaggedForm
 from ..rules import RULES, RELEASE, STRICT
 from .common import (
-    COLOURS, LETTERS, NOTATION, certified_start, draw, four_options, metric_words, move_classes, net_image,
+    COLOURS, CUBE_BENCH_NOTATION, certified_start, draw, four_options, metric_words, move_classes, net_image,
     option_lines, state_text, turn,
 )
 
@@ -57,7 +57,7 @@ CONTROLLED = ("abstain-controlled", "abstain-gated")
 """The variants that build options as B.6.2 does (a second optimal move where one exists)."""
 ABSTAIN_S = 0.25
 SYSTEM = ("You are an expert Rubik's cube solver, solving a cube one move at a time. At each step you pick one "
-          "of the candidate moves; it is applied and you see the new state. " + NOTATION + " " + COLOURS)
+          "of the candidate moves; it is applied and you see the new state. " + CUBE_BENCH_NOTATION + " " + COLOURS)
 USER = ("The image shows the cube as a net (each face's name above it); the same net as text (the text is "
         "authoritative):\n{state}\n\nThe cube is {d} moves from solved ({metric}).\nCandidate moves:\n{options}"
         "{idk}\n\n{close}")
@@ -129,8 +129,8 @@ def step_prompt(item: Item, state: np.ndarray, progress_move: str, rng: np.rando
             ", and ", ", P your confidence that it does (a number from 0 to 1), and ", 1) + GATED.format(gate=gate)
     text = USER.format(state=state_text(state), d=here, metric=metric_words(item.metric),
                        options=option_lines(options), idk=IDK_OPTION if abstain else "", close=close)
-    letters = LetterForm(LETTERS, ("tag", "colon", "bare"), idk=abstain)
-    gold = LETTERS[options.index(progress_move)]
+    letters = LetterForm(OPTION_LETTERS, ("tag", "colon", "bare"), idk=abstain)
+    gold = OPTION_LETTERS[options.index(progress_move)]
     if gate is not None:
         return Prompt(SYSTEM, text, net_image(state), ConfidenceForm(letters, reasoned), gold=(gold, 1.0)), options
     form: ReplyForm = TaggedForm(letters) if reasoned else letters
@@ -151,7 +151,7 @@ def decide(ex: Exchange, gate: float | None) -> str | None:
 def take(ex: Exchange, options: list[str], state: np.ndarray, metric: str, letter: str | None = None) -> np.ndarray:
     """Apply the answered option's move (``letter``, by default the answer) to ``state``; record the move and the
     exact distance after it."""
-    ex.move = options[LETTERS.index(ex.answer if letter is None else letter)]
+    ex.move = options[OPTION_LETTERS.index(ex.answer if letter is None else letter)]
     after = turn(state, ex.move)
     ex.distance = oracle(metric).distance(after)
     return after

@@ -10,20 +10,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...engine.facelets import COLOUR_LETTERS, SOLVED, colours, face_slice
+from ...engine.facelets import COLOUR_LETTERS, SOLVED, colours
 from ...engine.kernels import apply_move, apply_moves
 from ...engine.moves import MOVE_INDEX, TABLE
 from ...render.net import render_net
 from ...render.text import net_text_grid
+from ..parsing import OPTION_LETTERS
 from ...solver.oracle import metric_moves, oracle
+from ...tiers import FRONT
 
 IMAGE_SIZE = 384
 """Side of the net image in pixels (stickers about 9 px: legible to a vision model)."""
-LETTERS = "ABCD"
-FRONT = face_slice("F")
-"""The Front face's nine facelets (URFDLB order)."""
 
-NOTATION = (
+CUBE_BENCH_NOTATION = (
     "Moves use Singmaster notation: U (up), D (down), L (left), R (right), F (front), B (back) name a face; "
     "a letter alone turns that face 90 degrees clockwise as seen looking at that face, a prime (') turns it "
     "counter-clockwise, and 2 turns it 180 degrees (one move in the half-turn metric).")
@@ -96,7 +95,7 @@ def draw(rng: np.random.Generator, pool: list[str], k: int) -> list[str] | None:
     return [pool[i] for i in rng.permutation(len(pool))[:k]]
 
 
-OPPOSITE = {"U": "D", "D": "U", "R": "L", "L": "R", "F": "B", "B": "F"}
+OPPOSITE_FACE = {"U": "D", "D": "U", "R": "L", "L": "R", "F": "B", "B": "F"}
 """Each face's opposite face."""
 
 
@@ -120,7 +119,7 @@ def paired_options(rng: np.random.Generator, correct: str, after: dict[str, int]
     if not partners:
         return None
     partner = partners[int(rng.integers(len(partners)))]
-    pair = draw(rng, [m for m in stays if m[0] == OPPOSITE[face]], 2)
+    pair = draw(rng, [m for m in stays if m[0] == OPPOSITE_FACE[face]], 2)
     if pair is None:
         return None
     distractors = [partner, *pair]
@@ -140,7 +139,7 @@ def four_options(rng: np.random.Generator, correct: str, after: dict[str, int], 
 
 
 def option_lines(options: list[str]) -> str:
-    return "\n".join(f"{LETTERS[i]}: {m}" for i, m in enumerate(options))
+    return "\n".join(f"{OPTION_LETTERS[i]}: {m}" for i, m in enumerate(options))
 
 
 def move_classes(state: np.ndarray, metric: str) -> tuple[int, dict[str, int]]:

@@ -16,15 +16,15 @@ import numpy as np
 from ...engine.state import from_facelets, to_facelets
 from ..items import Item, OneQuestionTest, Prompt, balanced_slot
 from ..rules import RULES
-from ..parsing import LetterForm
+from ..parsing import OPTION_LETTERS, LetterForm
 from .common import (
-    COLOURS, LETTERS, NOTATION, certified_start, four_options, metric_words, move_classes, net_image, option_lines,
+    COLOURS, CUBE_BENCH_NOTATION, certified_start, four_options, metric_words, move_classes, net_image, option_lines,
     state_text,
 )
 
 MODALITIES = ("image+text", "image", "text")
 SYSTEM = ("You are an expert Rubik's cube solver. You choose, among four candidate moves, the one that brings "
-          "the cube one move closer to solved. Exactly one candidate does. " + NOTATION + " " + COLOURS)
+          "the cube one move closer to solved. Exactly one candidate does. " + CUBE_BENCH_NOTATION + " " + COLOURS)
 SEES = {
     "image+text": "The image shows the cube as a net (each face's name above it); the same net as text:\n{state}\n",
     "image": "The image shows the cube as a net (each face's name above it).\n",
@@ -60,7 +60,7 @@ class MoveChoice(OneQuestionTest):
             return None
         return Item(self.name, depth, index, metric, seed, to_facelets(state),
                     {"scramble": scramble, "distance": here, "shown": {"options": options},
-                     "gold": LETTERS[slot], "after": {m: after[m] for m in options}})
+                     "gold": OPTION_LETTERS[slot], "after": {m: after[m] for m in options}})
 
     def prompt(self, item: Item, modality: str) -> Prompt:
         state = from_facelets(item.state)
@@ -68,6 +68,6 @@ class MoveChoice(OneQuestionTest):
         text = SEES[modality].format(state=state_text(state)) + ASK.format(
             d=d, d1=d - 1, metric=metric_words(item.metric), options=option_lines(item.data["shown"]["options"]))
         image = None if modality == "text" else net_image(state)
-        return Prompt(SYSTEM, text, image, LetterForm(LETTERS, ("tag", "bare")), gold=item.data["gold"],
+        return Prompt(SYSTEM, text, image, LetterForm(OPTION_LETTERS, ("tag", "bare")), gold=item.data["gold"],
                       name=f"choose ({modality})")
 

@@ -28,15 +28,15 @@ from ...engine.state import from_facelets, to_facelets
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
 from ..metrics import Proportion, cohen_kappa, macro_f1
 from ..rules import RULES
-from ..parsing import LabelsForm
+from ..parsing import OPTION_LETTERS, LabelsForm
 from .common import (
-    COLOURS, LETTERS, NOTATION, OPPOSITE, certified_start, metric_words, move_classes, net_image, option_lines, state_text,
+    COLOURS, CUBE_BENCH_NOTATION, OPPOSITE_FACE, certified_start, metric_words, move_classes, net_image, option_lines, state_text,
 )
 
 LABELS = ("DECREASE", "NO_CHANGE", "INCREASE")
 SYSTEM = ("You are an expert Rubik's cube solver. For each candidate move you predict, without applying it, "
           "whether it changes the cube's distance to solved: DECREASE (one move closer), NO_CHANGE, or INCREASE. "
-          + NOTATION + " " + COLOURS)
+          + CUBE_BENCH_NOTATION + " " + COLOURS)
 USER = ("{sees}\n\nThe cube is {d} moves from solved ({metric}).\nCandidate moves:\n{options}\n\nReply with exactly "
         "four lines, one per candidate in order, each the candidate's letter as a tag around its label, e.g.\n"
         "<A> DECREASE </A>\n<B> NO_CHANGE </B>\n<C> INCREASE </C>\n<D> INCREASE </D>\nand nothing else.")
@@ -69,7 +69,7 @@ def distinct_face_options(rng: np.random.Generator, here: int, after: dict[str, 
     for faces in combinations(sorted(by_face), 4):
         for classes in product(*(sorted(by_face[f]) for f in faces)):
             counts = Counter(classes)
-            axes = sum(OPPOSITE[f] in faces for f in faces) // 2
+            axes = sum(OPPOSITE_FACE[f] in faces for f in faces) // 2
             score = (sum(min(counts[c], want[c]) for c in LABELS), min(counts[doubled], 2), axes)
             if score > best_score:
                 best, best_score = [], score
@@ -108,7 +108,7 @@ class MoveEffect(QuestionTest):
                            metric=metric_words(item.metric), options=option_lines(item.data["shown"]["options"]))
         image = net_image(state) if variant == "image+text" else None
         gold = tuple(item.data["labels"])
-        ex = ask_and_judge(ask, Prompt(SYSTEM, text, image, LabelsForm(LETTERS, LABELS), gold, name="effects"))
+        ex = ask_and_judge(ask, Prompt(SYSTEM, text, image, LabelsForm(OPTION_LETTERS, LABELS), gold, name="effects"))
         pred = list(ex.answer) if ex.answer is not None else [None] * 4
         score = {"gold": list(gold), "pred": pred, "right": sum(p == g for p, g in zip(pred, gold))}
         return ItemResult([ex], score, passed=score["right"] == 4, error=ex.reply.error, end_state=item.state)

@@ -31,7 +31,8 @@ from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, 
 from ..metrics import Proportion
 from ..parsing import GridForm
 from ..rules import RULES
-from .common import COLOURS, FRONT, certified_start, front_face, net_image
+from ...tiers import FRONT
+from .common import COLOURS, certified_start, front_face, net_image
 
 SYSTEM = ("You read the colours of a Rubik's cube from an image of its net (the six faces unfolded flat, "
           "each face's name written above it). " + COLOURS)

@@ -34,11 +34,11 @@ from ...engine.kernels import apply_moves
 from ...engine.moves import MOVE_INDEX, MOVE_NAMES, TABLE
 from ...render.net import render_net
 from ...render.sheet import contact_sheet
+from ..parsing import OPTION_LETTERS
 
 OPERATIONS: tuple[str, ...] = tuple(MOVE_NAMES)
 """The 54 basic operations (face, rotation, slice and wide turns, each ``''``, ``'`` and ``2``)."""
-LETTERS = "ABCD"
-N_OPTIONS = len(LETTERS)
+N_OPTIONS = len(OPTION_LETTERS)
 SCRAMBLE_LENGTH = 25
 """Face turns in the random start state (the paper starts from a random cube, not a solved one)."""
 PANEL = 256
@@ -51,7 +51,7 @@ ENCODED_ORDER = "UDLRFB"
 
 SYSTEM = ("You are a Rubik's Cube master; you will answer my questions. You only need to output the letter "
           "corresponding to your choice.")
-NOTATION = (
+INF_BENCH_NOTATION = (
     "Operations use Singmaster notation on a cube held with Up (U), Down (D), Left (L), Right (R), Front (F) "
     "and Back (B) faces. U R F D L B turn that face 90 degrees clockwise as seen looking at the face; "
     "lower-case u r f d l b turn that face together with the middle layer beside it (two layers); "

@@ -22,10 +22,10 @@ import numpy as np
 from ...engine.state import from_facelets, to_facelets
 from ..items import Item, OneQuestionTest, Prompt, QuestionTest, ReplyForm, balanced_slot
 from ..ladder import LEVEL_CAP
-from ..parsing import LetterForm, TaggedForm
+from ..parsing import OPTION_LETTERS, LetterForm, TaggedForm
 from ..rules import PAPER, STRICT
 from .common import (
-    ANSWER, ENCODING, IMAGE_WORDS, LETTERS, N_OPTIONS, NOTATION, ONLY_LETTER, PAPER_ANSWER, PERSONA, PRESENTATIONS,
+    ANSWER, ENCODING, IMAGE_WORDS, N_OPTIONS, INF_BENCH_NOTATION, ONLY_LETTER, PAPER_ANSWER, PERSONA, PRESENTATIONS,
     SYSTEM, encoded, option_lists, random_start, run, sheet,
 )
 
@@ -53,7 +53,7 @@ class Deformation(OneQuestionTest):
             return None
         slot = balanced_slot(seed, self.stream, depth, index, N_OPTIONS)
         return Item(self.name, depth, index, metric, seed, to_facelets(start),
-                    {"lists": lists, "gold": LETTERS[slot], "shown": {"lists": [" ".join(o) for o in lists]}})
+                    {"lists": lists, "gold": OPTION_LETTERS[slot], "shown": {"lists": [" ".join(o) for o in lists]}})
 
 
     def asking(self) -> tuple[str, str, str, ReplyForm]:
@@ -67,15 +67,15 @@ class Deformation(OneQuestionTest):
     @staticmethod
     def parts(item: Item) -> tuple[np.ndarray, list[list[str]], int]:
         """The start state, the four lists and the gold's slot."""
-        return from_facelets(item.state), item.data["lists"], LETTERS.index(item.data["gold"])
+        return from_facelets(item.state), item.data["lists"], OPTION_LETTERS.index(item.data["gold"])
 
 
 def _form() -> LetterForm:
-    return LetterForm(LETTERS, ("tag", "bare"))
+    return LetterForm(OPTION_LETTERS, ("tag", "bare"))
 
 
 def _options_text(lines: list[str]) -> str:
-    return "\n".join(f"{LETTERS[k]}: {line}" for k, line in enumerate(lines))
+    return "\n".join(f"{OPTION_LETTERS[k]}: {line}" for k, line in enumerate(lines))
 
 
 class Forward(Deformation):
@@ -90,17 +90,17 @@ class Forward(Deformation):
         n = item.depth
         system, only, closing, form = self.asking()
         if presentation == "image":
-            image = sheet([start] + ends, ["Original"] + [f"Option {c}" for c in LETTERS], columns=5)
-            text = (f"{NOTATION} {IMAGE_WORDS}\nThis is the original shape: the first picture, 'Original'.\n"
+            image = sheet([start] + ends, ["Original"] + [f"Option {c}" for c in OPTION_LETTERS], columns=5)
+            text = (f"{INF_BENCH_NOTATION} {IMAGE_WORDS}\nThis is the original shape: the first picture, 'Original'.\n"
                     f"If you perform {n} operations on this shape, what will the resulting configuration look "
                     f"like? The operations are: {ops}. Please select the correct answer from the options below. "
                     f"{only}The options are the pictures A to D.\n{closing}")
         else:
             image = None
-            text = (f"{NOTATION} {ENCODING}\nThis is the original shape:\n{encoded(start)}\n\n"
+            text = (f"{INF_BENCH_NOTATION} {ENCODING}\nThis is the original shape:\n{encoded(start)}\n\n"
                     f"If you perform {n} operations on this shape, what will the resulting configuration look "
                     f"like? The operations are: {ops}. Please select the correct answer from the options below. "
-                    f"{only}The options are:\n" + "\n\n".join(f"{LETTERS[k]}:\n{encoded(e)}" for k, e in enumerate(ends))
+                    f"{only}The options are:\n" + "\n\n".join(f"{OPTION_LETTERS[k]}:\n{encoded(e)}" for k, e in enumerate(ends))
                     + f"\n{closing}")
         return Prompt(system, text, image, form, gold=item.data["gold"], name=f"forward ({presentation})")
 
@@ -121,11 +121,11 @@ class Inverse(Deformation):
                f"{only}The options are:\n{options}\n{closing}")
         if presentation == "image":
             image = sheet([start, target], ["Original", "Result"], columns=2)
-            text = (f"{NOTATION} {IMAGE_WORDS}\nThis is the original shape: the picture 'Original'.\n"
+            text = (f"{INF_BENCH_NOTATION} {IMAGE_WORDS}\nThis is the original shape: the picture 'Original'.\n"
                     + ask.format(target="the picture 'Result'"))
         else:
             image = None
-            text = (f"{NOTATION} {ENCODING}\nThis is the original shape:\n{encoded(start)}\n\n"
+            text = (f"{INF_BENCH_NOTATION} {ENCODING}\nThis is the original shape:\n{encoded(start)}\n\n"
                     + ask.format(target=f"\n{encoded(target)}\n"))
         return Prompt(system, text, image, form, gold=item.data["gold"], name=f"inverse ({presentation})")
 

@@ -17,13 +17,12 @@ import numpy as np
 from ...engine.facelets import SOLVED_FACELETS
 from ...render.fold import tile
 from ..items import Item, OneQuestionTest, Prompt, balanced_slot
-from ..parsing import LetterForm
+from ..parsing import OPTION_LETTERS, LetterForm
 from .asking import stare_ask
 from .nets import invalid_pool, nets_like, shape_id
 from .net_fold import NetItems
 from .shown import FRAME_PX, ShownNet
 
-LETTERS = "ABCD"
 SYSTEM = ("You decide which net folds into a cube. A net is six squares joined along the edges they share in the "
           "drawing; it folds into a cube when folding along those edges makes every square a different face of the "
           "cube. Exactly one of the four nets shown does.")
@@ -43,7 +42,7 @@ class NetChoice(NetItems, OneQuestionTest):
 
     def split_key(self, item: Item) -> str:
         """The cube net's shape: no net is asked on both sides of a split (every item shows the solved state)."""
-        return f"hexomino-{item.data['shapes'][LETTERS.index(item.data['gold'])]}"
+        return f"hexomino-{item.data['shapes'][OPTION_LETTERS.index(item.data['gold'])]}"
 
     def identities(self, item: Item) -> tuple[Any, ...]:
         """The four nets, by their keys: no net is shown by two items (nor by another STARE test: its own group)."""
@@ -60,19 +59,19 @@ class NetChoice(NetItems, OneQuestionTest):
         if any(n is None for n in nets):
             return None
         shown = [n.to_data() for n in nets if n is not None]
-        data = {"options": shown, "gold": LETTERS[slot], "shapes": [shape_id(s) for s in shapes],
+        data = {"options": shown, "gold": OPTION_LETTERS[slot], "shapes": [shape_id(s) for s in shapes],
                 "shown": {"options": [ShownNet.from_data(n).text() for n in shown]}}
         return Item(self.name, depth, index, metric, seed, SOLVED_FACELETS, data)
 
     def prompt(self, item: Item, variant: str) -> Prompt:
         nets = [ShownNet.from_data(n) for n in item.data["options"]]
         if variant == "text":
-            text = SEES["text"].format(nets="\n\n".join(f"{c}:\n{n.text()}" for c, n in zip(LETTERS, nets)))
+            text = SEES["text"].format(nets="\n\n".join(f"{c}:\n{n.text()}" for c, n in zip(OPTION_LETTERS, nets)))
             image = None
         else:
             text = SEES["image"]
-            image = tile([n.image(FRAME_PX) for n in nets], list(LETTERS), cols=2)
-        ask, form = stare_ask(self.rules, QUESTION, STRICT_ASK, LetterForm(LETTERS, ("tag", "bare")))
+            image = tile([n.image(FRAME_PX) for n in nets], list(OPTION_LETTERS), cols=2)
+        ask, form = stare_ask(self.rules, QUESTION, STRICT_ASK, LetterForm(OPTION_LETTERS, ("tag", "bare")))
         return Prompt(SYSTEM, text + ask, image, form, gold=item.data["gold"], name=f"choose ({variant})")
 
 

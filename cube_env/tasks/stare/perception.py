@@ -27,12 +27,11 @@ from ...engine.facelets import SOLVED_FACELETS
 from ..items import Ask, Item, ItemResult, Prompt, QuestionTest, ask_and_judge, balanced_slot
 from ..metrics import Proportion, balanced_accuracy
 from ..items import ReplyForm
-from ..parsing import LetterForm, YesNoForm
+from ..parsing import OPTION_LETTERS, LetterForm, YesNoForm
 from .asking import stare_ask
 from .net_fold import NetItems, draw_pair_net, net_record
 from .shown import PALETTE, SHOWN_FRAMES, ShownNet
 
-LETTERS = "ABCD"
 PROBES = ("colour", "connectivity", "folded")
 SYSTEM = "You answer a question about a picture of a net: six squares, numbered 1 to 6, that can be folded along their edges."
 QUESTIONS = {
@@ -54,7 +53,7 @@ def colour_probe(net: ShownNet, rng: np.random.Generator, slot: int) -> dict[str
     others = [c for c in PALETTE if c != true]
     options = [others[int(k)] for k in rng.permutation(len(others))[:3]]
     options.insert(slot, true)
-    return {"face": face, "options": options, "gold": LETTERS[slot]}
+    return {"face": face, "options": options, "gold": OPTION_LETTERS[slot]}
 
 
 def connectivity_probe(net: ShownNet, rng: np.random.Generator, yes: bool) -> dict[str, Any]:
@@ -108,9 +107,9 @@ class NetPerception(NetItems, QuestionTest):
         p = item.data["probes"][probe]
         form: ReplyForm
         if probe == "colour":
-            options = "\n".join(f"{c}: {name}" for c, name in zip(LETTERS, p["options"]))
+            options = "\n".join(f"{c}: {name}" for c, name in zip(OPTION_LETTERS, p["options"]))
             question, image, form = QUESTIONS["colour"].format(face=p["face"], options=options), net.image(), \
-                LetterForm(LETTERS, ("tag", "bare"))
+                LetterForm(OPTION_LETTERS, ("tag", "bare"))
         elif probe == "connectivity":
             a, b = p["faces"]
             question, image, form = QUESTIONS["connectivity"].format(a=a, b=b), net.image(), YesNoForm()

@@ -23,16 +23,15 @@ from functools import lru_cache
 from typing import Any, Iterable
 
 import numpy as np
-
 from cubebench import make_cube_env
 from cubebench.agents.scripted import blind_calls
 from cubebench.budgets import move_budget, solved_by
 from cubebench.engine.state import from_facelets
 
-from .execute import stored_rules
+from ...execute import stored_rules
+from ...store import RunStore
 from .instances import shipped_starts
-from .plan import EpisodeSpec
-from .store import EpisodeRow, RunStore
+from .plan import EpisodeRow, EpisodeSpec
 
 __all__ = ["FLOOR_SEEDS", "BlindFloor", "blind_floor", "run_rules"]
 

@@ -1,7 +1,7 @@
 """Multi-agent suites as data: which games, through which views, at which depths, how many instances.
 
 A multi-agent suite is a JSON file of schema ``cubebench-multi/1`` (``docs/runner.md``, "Multi-agent
-suites") beside the episode and question suites; :func:`~.suites.load_suite` reads any kind,
+suites") beside the episode and question suites; :func:`cubebench.runner.suites.load_suite` reads any kind,
 dispatching on the file's ``schema``. Each entry of ``games`` names one of the multi-agent envs
 (:data:`cubebench.envs.games.GAMES`, the games table) and its grid:
 
@@ -28,7 +28,7 @@ from cubebench.envs.games import BUDGET_FIELDS, GAMES
 from cubebench.extras import install_hint
 from cubebench.tasks.items import MAX_DEPTH
 
-from .suite_fields import SuiteError, check_int, check_ints, suite_metric, check_name
+from ...suite_fields import SuiteError, check_int, check_ints, check_name, suite_metric
 
 SCHEMA = "cubebench-multi/1"
 MAX_INSTANCES = 1000
@@ -73,6 +73,11 @@ class MultiSuite:
         """Number of games played (a scrambler-solver cell twice: the agent on each seat)."""
         return sum(len(g.views) * len(g.depths) * g.instances * len(GAMES[name].plays)
                    for name, g in self.games.items())
+
+    @property
+    def planned_at_start(self) -> int:
+        """How many rows planning it makes at once (its size)."""
+        return self.size
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema": SCHEMA, "name": self.name, "description": self.description, "metric": self.metric,

@@ -1,4 +1,4 @@
-"""Playing one planned multi-agent game (:class:`~.plan.GameSpec`) and recording it as an episode record.
+"""Playing one planned multi-agent game (:class:`.plan.GameSpec`) and recording it as an episode record.
 
 The game's env (the AEC form of its PettingZoo env) is built from the spec, every seat gets a fresh
 player from the run's agent (:meth:`~.specs.AgentFactory.new_seats`), and the seats take their turns
@@ -23,17 +23,15 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
-
 from cubebench.agents.records import EpisodeRecord, StepRecord, observation_digest
 from cubebench.agents.seats import ModelSeat, seat_observation
 from cubebench.engine.facelets import FACES
 from cubebench.engine.state import from_colour_indices, to_facelets
-
 from cubebench.envs.games import GAMES
 
-from .multi_suites import env_kwargs
+from ...specs import AgentFactory
 from .plan import GameSpec
-from .specs import AgentFactory
+from .suite import env_kwargs
 
 MAX_TURNS = 100_000
 """A safety net on seat turns per game; every env ends far sooner (``max_cycles``)."""

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
-from typing import Any
+from typing import Any, cast
 
 from cubebench.envs.games import GAMES
 from cubebench.solver.oracle import oracle
 
-from ..multi_play import play_game
-from ..multi_report import multi_tables
-from ..multi_suites import MultiSuite, restrict_multi
-from ..plan import GameSpec, plan_games
-from ..specs import SEAT_NAMES, TEAMS, AgentFactory, AgentSpec, AgentSpecError
-from ..suite_fields import SuiteError
-from ..tables import Table
-from .base import RunProtocol, csv_named, is_model
-from .episodes import warm_two_phase
+from ...cli_values import csv_values
+from ...specs import SEAT_NAMES, TEAMS, AgentFactory, AgentSpec, AgentSpecError
+from ...suite_fields import SuiteError
+from ...tables import Table
+from ..episodes.protocol import warm_two_phase
+from ..run_protocol import RunProtocol, csv_named, is_model
+from .plan import GameRow, GameSpec, plan_games
+from .play import play_game
+from .report import multi_tables
+from .suite import SCHEMA, MultiSuite, multi_suite_from_dict, restrict_multi
 
 __all__ = ["MultiProtocol"]
 
@@ -25,14 +27,25 @@ class MultiProtocol(RunProtocol):
     """Multi-agent games: every seat played by the run's agent, except seats ``--seat`` gives to a team."""
 
     name, unit, plays, selector = MultiSuite.protocol, "game", "plays multi-agent games", "games"
+    schema = SCHEMA
+    refused, seated = "plays no multi-agent game", True
+    kind_title, kept_options = "multi-agent suites", ("games", "seat")
     csv_columns = csv_named("key", "game", "depth", "instance", "view", "seat", "passed", "turns", "face_turns")
     """A game's ``turns`` counts seat turns and ``face_turns`` the face turns played; ``seat`` is the seat the
     agent held alone, or ``team``."""
 
+    def read_suite(self, data: Any, source: str) -> MultiSuite:
+        return multi_suite_from_dict(data, source=source)
+
+    def add_options(self, group: argparse._ArgumentGroup) -> None:
+        group.add_argument("--games", type=csv_values(str), default=None, metavar="G1,G2",
+                           help="play only these games (e.g. observer-actor,two-cameras)")
+        group.add_argument("--seat", action="append", default=None, metavar="SEAT=TEAM",
+                           help="give a seat to a calibration team's player (perfect, silent, random) while --agent "
+                                "plays the others, e.g. --seat observer_0=perfect (repeatable)")
+
     def check_agent(self, spec: AgentSpec) -> None:
-        if spec.kind != "model" and spec.spec not in TEAMS:
-            raise AgentSpecError(f"{spec.spec!r} plays no multi-agent game; a multi-agent suite takes a "
-                                 f"team ({', '.join(TEAMS)}) or a model spec, which plays every seat")
+        super().check_agent(spec)
         if spec.system_prompt is not None or spec.examples is not None or spec.style != "react":
             raise AgentSpecError("--system-prompt, --examples and --style shape the episode agents; "
                                  "model seats get their role's ReAct-style prompt")
@@ -78,7 +91,7 @@ class MultiProtocol(RunProtocol):
         warm_two_phase()  # the perfect seats' solver
 
     def tables(self, store: Any, suite: dict[str, Any], rows: list[Any]) -> list[Table]:
-        return multi_tables(store, rows)
+        return multi_tables(store, cast(list[GameRow], rows))
 
     def setup(self, report: Any) -> list[tuple[str, str]]:
         suite = report.suite

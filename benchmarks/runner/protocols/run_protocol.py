@@ -3,17 +3,18 @@
 A run plays one protocol: episodes (an agent acts on a cube), questions (an answerer answers items) or
 games (seats of a multi-agent env).  The store, the backends, the report, the viewer, the exports and the
 CLI hold no knowledge of any of them: they ask the run's protocol (:func:`~.protocol_named`).  Adding a
-protocol: its suite class (with ``protocol``) and the schema :func:`~cubebench.runner.suites.load_suite`
-reads it by, its plan row (a :class:`~cubebench.runner.plan.PlannedSpec` subclass, added to ``Spec`` and to
-the store's ``_SPEC_TYPES``), a :class:`RunProtocol` subclass registered in
-:data:`~cubebench.runner.protocols.PROTOCOLS`, and a ``cubebench run`` option named as its :attr:`selector`
-(docs/architecture.md).
+protocol is a folder ``protocols/<name>/`` holding its suite class and schema (read by
+:func:`~cubebench.runner.suites.load_suite` through :meth:`RunProtocol.read_suite`), its plan row (a
+:class:`~cubebench.runner.planning.PlannedSpec` subclass: defining it registers it with the store), its play, its report
+tables and its ``cubebench run`` options (:meth:`RunProtocol.add_options`), and a :class:`RunProtocol` subclass; then
+its :func:`~cubebench.runner.protocols.register` line (docs/architecture.md).
 """
 
 from __future__ import annotations
 
+import argparse
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 from cubebench.agents.llm import PROVIDERS
 from cubebench.agents.records import EpisodeRecord
@@ -21,14 +22,15 @@ from cubebench.agents.records import EpisodeRecord
 from ..aggregate import cell_of
 from ..answering import no_question_settings
 from ..execute import PlaySettings
-from ..plan import Spec
-from ..specs import AgentFactory, AgentSpec, AgentSpecError
-from ..store import EpisodeRow, RunStore
+from ..planning import Spec
+from ..rows import StoredRow
+from ..specs import AgentFactory, AgentSpec, AgentSpecError, builtins_playing
+from ..store import RunStore
 from ..tables import Table
 
-__all__ = ["RunProtocol", "csv_named", "is_model", "refuse_seats_and_teams"]
+__all__ = ["RunProtocol", "csv_named", "is_model"]
 
-NAMED_COLUMNS = ("key", "tier", "depth", "instance", "reward", "setting", "solved", "n_steps", "n_moves")
+NAMED_COLUMNS = ("key", "part", "depth", "instance", "variant", "setting", "solved", "n_steps", "n_moves")
 """The store's summary columns whose meaning depends on the protocol (the CSV names each for what it holds)."""
 SHARED_COLUMNS = ("status", "input_tokens", "output_tokens", "cost_usd", "wall_s", "distance_start", "distance_end")
 """The summary columns every protocol's CSV ends with, under their own names."""
@@ -39,15 +41,6 @@ def csv_named(*headers: str | None) -> tuple[tuple[str, str], ...]:
     one out), then the shared columns."""
     named = [(column, header) for column, header in zip(NAMED_COLUMNS, headers, strict=True) if header]
     return (*named, *((column, column) for column in SHARED_COLUMNS))
-
-
-def refuse_seats_and_teams(spec: AgentSpec) -> None:
-    """What a single-agent protocol (episodes, questions) refuses: seats given away, and calibration teams."""
-    if spec.seats:
-        raise AgentSpecError("--seat gives seats of multi-agent games to a calibration team; this suite has none")
-    if spec.kind == "team":
-        raise AgentSpecError(f"{spec.spec!r} is a calibration team of the multi-agent suites; it plays "
-                             "no single-agent episodes and answers no questions")
 
 
 def is_model(spec: str) -> bool:
@@ -64,8 +57,19 @@ class RunProtocol(ABC):
     """What it plays, in the singular: ``episode``, ``item``, ``game``."""
     plays: ClassVar[str]
     """What its suites do, for messages ("plays episodes")."""
+    schema: ClassVar[str]
+    """The ``schema`` of its suite files (``cubebench-suite/1``...)."""
     selector: ClassVar[str]
     """The ``cubebench run`` option that picks a part of its suites beside ``--depths`` (``tiers``...)."""
+    refused: ClassVar[str]
+    """What an agent that cannot play it does not do, for the refusal (``answers no questions``)."""
+    seated: ClassVar[bool] = False
+    """Whether its runs have seats that ``--seat`` gives away."""
+    kind_title: ClassVar[str]
+    """Its suites in the plural, for the command's help and messages (``episode suites``...)."""
+    kept_options: ClassVar[tuple[str, ...]] = ()
+    """Its ``cubebench run`` options (:meth:`add_options`) that shape the plan or the agent: a run keeps them, and
+    ``--resume`` refuses them."""
     run_options: ClassVar[frozenset[str]] = frozenset()
     """The episode-shaping ``cubebench run`` options it reads (``style``, ``distance_budget``, ``obs_format``)."""
     csv_columns: ClassVar[tuple[tuple[str, str], ...]]
@@ -84,8 +88,22 @@ class RunProtocol(ABC):
         return AgentFactory(spec)
 
     @abstractmethod
+    def add_options(self, group: argparse._ArgumentGroup) -> None:
+        """Add its own ``cubebench run`` options (its :attr:`selector` among them) to ``group``."""
+
+    @abstractmethod
+    def read_suite(self, data: Any, source: str) -> Any:
+        """The suite a suite file's JSON ``data`` describes, validated (``source`` names the file in errors)."""
+
     def check_agent(self, spec: AgentSpec) -> None:
-        """Refuse, before anything is built, an agent (or agent option) this protocol cannot use."""
+        """Refuse, before anything is built, an agent whose kinds do not play this protocol (the agent table,
+        :data:`~cubebench.runner.specs.AGENT_KINDS`), and seats given away where there are none."""
+        if spec.kind_for(self.name) is None:
+            takes = ", ".join(builtins_playing(self.name))
+            raise AgentSpecError(f"{spec.spec!r} is {spec.described()} and {self.refused}; {self.kind_title} take "
+                                 f"{takes + ' or ' if takes else ''}a model spec")
+        if spec.seats and not self.seated:
+            raise AgentSpecError("--seat gives seats of multi-agent games to a calibration team; this suite has none")
 
     def configure(self, suite: Any, config: Any) -> Any:
         """The run's configuration with the protocol's open settings filled in (and checked)."""
@@ -109,13 +127,14 @@ class RunProtocol(ABC):
     def warm_up(self, metric: str) -> None:
         """Build what worker threads share before they may build it at once."""
 
-    def ladder_suite(self, store: RunStore) -> Any:
-        """The run's suite when its plan grows as it plays (question ladders), else ``None``."""
+    def growth(self, store: RunStore) -> Callable[[], list[Spec]] | None:
+        """When the run's plan grows as it plays (question ladders), what plans its next rows from the store's plan
+        and rows so far (empty: nothing more to play); ``None`` when the plan is whole from the start."""
         return None
 
     # --- reporting ----------------------------------------------------------------------------------------
     @abstractmethod
-    def tables(self, store: RunStore, suite: dict[str, Any], rows: list[EpisodeRow]) -> list[Table]:
+    def tables(self, store: RunStore, suite: dict[str, Any], rows: list[StoredRow]) -> list[Table]:
         """The report's tables of a run."""
 
     def uncounted(self, store: RunStore) -> frozenset[str]:

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable, cast
 
 from cubebench.solver.oracle import oracle
 
-from ..aggregate import cell_of
-from ..answering import decoding_text, rules_text, question_settings
-from ..execute import play_item, stored_rules
-from ..plan import ItemSpec, plan_items
-from ..question_report import question_tables
-from ..question_suites import QuestionSuite, question_suite_from_dict, restrict_questions
-from ..specs import ANSWERERS, AgentFactory, AgentSpec, AgentSpecError
-from ..store import RunStore, StoreDamaged
-from ..suite_fields import SuiteError
-from ..tables import Table
-from .base import RunProtocol, csv_named, is_model, refuse_seats_and_teams
+from ...aggregate import cell_of
+from ...answering import decoding_text, rules_text
+from ...cli_values import count, csv_values
+from ...execute import stored_rules
+from ...specs import AgentFactory, AgentSpec, AgentSpecError
+from ...store import RunStore, StoreDamaged
+from ...suite_fields import SuiteError
+from ...tables import Table
+from ..run_protocol import RunProtocol, csv_named, is_model
+from .ladders import next_rounds
+from .plan import ItemRow, ItemSpec, plan_items
+from .play import play_item
+from .report import question_tables
+from .settings import question_settings
+from .suite import SCHEMA, QuestionSuite, question_suite_from_dict, restrict_questions
 
 __all__ = ["QuestionsProtocol"]
 
@@ -27,17 +32,31 @@ class QuestionsProtocol(RunProtocol):
     """Question items, asked under answer rules; ladder suites plan their next rounds as they climb."""
 
     name, unit, plays, selector = QuestionSuite.protocol, "item", "asks question items", "tests"
+    schema = SCHEMA
+    refused = "answers no questions"
+    kind_title, kept_options = "question suites", ("tests", "variants", "reply_max_tokens")
     run_options = frozenset({"obs_format", "variants"})
     comparable = True
     csv_columns = csv_named("key", "test", "depth", "index", "variant", None, "passed", "questions", "moves")
     """A question's ``depth`` is its depth, or the ladder level it was asked at; ``questions`` counts the questions
     asked, ``moves`` the moves a closed-loop or recovery item made."""
 
+    def read_suite(self, data: Any, source: str) -> QuestionSuite:
+        return question_suite_from_dict(data, source=source)
+
+    def add_options(self, group: argparse._ArgumentGroup) -> None:
+        group.add_argument("--tests", type=csv_values(str), default=None, metavar="T1,T2",
+                           help="ask only these tests (e.g. move-choice,closed-loop)")
+        group.add_argument("--variants", type=csv_values(str), default=None, metavar="V1,V2",
+                           help="ask each test only in these of its variants (e.g. STARE's frames-last,final-form; "
+                                "docs/stare.md)")
+        # how answers are asked for and decoded (cubebench.runner.answering); --rules is the command's (both read it)
+        group.add_argument("--reply-max-tokens", type=count(1), default=None, metavar="N",
+                           help="token limit of each model reply (default 4096 where the rules ask for "
+                                "reasoning, else 1024); recorded in the run")
+
     def check_agent(self, spec: AgentSpec) -> None:
-        refuse_seats_and_teams(spec)
-        if spec.kind != "model" and spec.spec not in ANSWERERS:
-            raise AgentSpecError(f"{spec.spec!r} acts on a cube and answers no questions; a question suite "
-                                 f"takes {', '.join(ANSWERERS)} or a model spec")
+        super().check_agent(spec)
         if spec.system_prompt is not None or spec.examples is not None:
             raise AgentSpecError("--system-prompt and --examples shape the episode agents' prompts; "
                                  "each question test writes its own")
@@ -68,14 +87,19 @@ class QuestionsProtocol(RunProtocol):
     def warm_up(self, metric: str) -> None:
         oracle(metric)
 
-    def ladder_suite(self, store: RunStore) -> QuestionSuite | None:
+    def growth(self, store: RunStore) -> Callable[[], list[Any]] | None:
+        """A ladder suite's next rounds (:func:`.ladders.next_rounds`), planned as the rounds before them end."""
+        suite = self._stored_suite(store)
+        return (lambda: next_rounds(suite, store.plan(), cast(list[ItemRow], store.rows()))) if suite.ladders else None
+
+    def _stored_suite(self, store: RunStore) -> QuestionSuite:
         try:
             suite = question_suite_from_dict(store.get_meta("suite"), source=str(store.path))
         except SuiteError as err:
             if "unknown" in str(err):  # a test, variant, option or field of a newer cubebench
                 raise store.newer(f"a question suite ({str(err)[:200]})") from None
             raise StoreDamaged(f"{store.path} is damaged: its question suite does not read back ({err})") from None
-        return suite if suite.ladders else None
+        return suite
 
     def tables(self, store: RunStore, suite: dict[str, Any], rows: list[Any]) -> list[Table]:
         return question_tables(store, suite)

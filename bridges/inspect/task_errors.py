@@ -23,7 +23,7 @@ from rich.markup import escape
 from cubebench.agents.records import EpisodeRecord
 from cubebench.runner import SuiteError
 
-from .client import describe_failure
+from .model_client import describe_failure
 
 try:  # Inspect's own "print the message, not a traceback" exception (inspect eval's excepthook knows it)
     from inspect_ai._util.error import PrerequisiteError

@@ -1,7 +1,7 @@
 """Question suites as data: which question tests to ask, at which depths, how many items, which variants.
 
 A question suite is a JSON file of schema ``cubebench-questions/1`` (``docs/runner.md``, "Question
-suites"), beside the episode suites of :mod:`.suites`; :func:`~.suites.load_suite` reads either kind,
+suites"), beside the episode suites; :func:`cubebench.runner.suites.load_suite` reads any kind,
 dispatching on the file's ``schema``.  The tests and their variants are looked up in
 :data:`cubebench.tasks.registry.TESTS`, so a suite can only name what exists and the variant names
 come from the test objects.
@@ -25,10 +25,10 @@ from typing import Any, ClassVar
 from cubebench.engine.metric import Metric
 from cubebench.tasks.items import QuestionTest
 from cubebench.tasks.ladder import LadderRules
-from cubebench.tasks.rules import RULES
 from cubebench.tasks.registry import TESTS
+from cubebench.tasks.rules import RULES
 
-from .suite_fields import SuiteError, check_int, check_ints, suite_metric, check_name
+from ...suite_fields import SuiteError, check_int, check_ints, check_name, suite_metric
 
 SCHEMA = "cubebench-questions/1"
 GRID_FIELDS = ("depths", "items", "depth_items", "variant_items", "variants", "options")
@@ -111,6 +111,11 @@ class QuestionSuite:
         """Number of fixed items played (an item asked in two variants counts twice); a ladder's items are
         planned as it climbs, so they are not counted here."""
         return sum(g.items_at(d, v) for g in self.fixed.values() for d in g.depths for v in g.variants)
+
+    @property
+    def planned_at_start(self) -> int:
+        """How many rows planning it makes at once (its size, and each ladder's first round)."""
+        return self.size + sum(grid.runs * len(grid.variants) for grid in self.ladders.values())
 
     @property
     def fixed(self) -> dict[str, QuestionGrid]:

@@ -1,6 +1,6 @@
 """The agents and answerers an Inspect eval plays with: ours, over the eval's model.
 
-The runner's :func:`~cubebench.runner.execute.play_episode` and :func:`~cubebench.runner.execute.play_item`
+The runner's :func:`~cubebench.runner.protocols.episodes.play.play_episode` and :func:`~cubebench.runner.protocols.questions.play.play_item`
 take a factory that makes a fresh agent per episode (or answerer per item).  :class:`InspectAgentFactory`
 is that factory for an Inspect model, so an Inspect sample is played by exactly the code a ``cubebench run``
 episode is played by, and records the same :class:`~cubebench.agents.records.EpisodeRecord`:
@@ -26,7 +26,7 @@ from cubebench.agents.react import ReActAgent
 from cubebench.agents.records import EpisodeRecord
 from cubebench.runner import AgentFactory, AgentSpec
 
-from .client import FailedCall, InspectModelClient, to_inspect_messages
+from .model_client import FailedCall, InspectModelClient, to_inspect_messages
 from .tool_agent import InspectToolAgent
 
 __all__ = ["AGENTS", "InspectAgentFactory", "stored_record"]
@@ -38,8 +38,8 @@ AGENTS = ("tools", "react", "codeact")
 class InspectAgentFactory:
     """Fresh agents (``new``) and answerers (``new_answerer``) over one Inspect ``model``.
 
-    It offers what :func:`~cubebench.runner.execute.play_episode` and
-    :func:`~cubebench.runner.execute.play_item` use of the runner's
+    It offers what :func:`~cubebench.runner.protocols.episodes.play.play_episode` and
+    :func:`~cubebench.runner.protocols.questions.play.play_item` use of the runner's
     :class:`~cubebench.runner.specs.AgentFactory`: ``new``, ``new_answerer``, ``symbolic_obs_format`` and
     ``spec.send_images``.  It keeps the agents it made, for the sample's transcript (:meth:`transcript`), and
     the sample's first model call that failed after Inspect's retries (:attr:`failed`): make one factory per sample.

@@ -43,8 +43,8 @@ from cubebench.engine.metric import check_metric
 from cubebench.generators import NoInstanceSetError
 from cubebench.shipped import asked_size, instances_dir, largest_instance_file
 
-from .suites import Suite, SuiteError
-
+from ...suite_fields import SuiteError
+from .suite import Suite
 
 PUBLIC_SEED = 0
 """The seed of the shipped certified sets: a certified run of this seed plays them (public), any other a private draw."""

@@ -2,33 +2,37 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
-from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.agents.tools import MAX_ARG_CHARS
 from cubebench.budgets import BLIND_SHARE, move_budget
 from cubebench.engine import SOLVED, TABLE, kernels
 from cubebench.engine.notation import parse_array
+from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.solver.twophase import solve_twophase
 
-from ..answering import chosen_rules, no_question_settings
-from ..attribution import attribute
-from ..execute import play_episode
-from ..floors import blind_floor, run_rules
-from ..instances import instance_draw, resolve_source, source_notes
-from ..plan import EpisodeSpec, plan_episodes
-from ..specs import AgentFactory, AgentSpec, AgentSpecError
-from ..store import SUMMARY_COLUMNS
-from ..suites import EPISODE_RULES, Suite, SuiteError, restrict
-from ..tables import Table, attribution_table, depth_table, pass_rate_table
-from .base import RunProtocol, is_model, refuse_seats_and_teams
+from ...answering import chosen_rules, no_question_settings
+from ...cli_values import DISTANCE_DEFAULT, csv_values, distance_budget
+from ...specs import STYLES, AgentFactory
+from ...store import SUMMARY_COLUMNS
+from ...suite_fields import SuiteError
+from ...tables import Table
+from ..run_protocol import RunProtocol, is_model
+from .attribution import attribute
+from .floors import blind_floor, run_rules
+from .instances import instance_draw, resolve_source, source_notes
+from .plan import EpisodeRow, EpisodeSpec, plan_episodes
+from .play import play_episode
+from .report import attribution_table, depth_table, pass_rate_table
+from .suite import EPISODE_RULES, SCHEMA, Suite, restrict, suite_from_dict
 
 __all__ = ["EpisodesProtocol", "draw_text", "episode_tables", "budget_text", "warm_two_phase"]
 
 def draw_text(draw: str, seed: int) -> str:
-    """What the report and ``compare`` say of a run's instances (:func:`~cubebench.runner.instances.instance_draw`)."""
+    """What the report and ``compare`` say of a run's instances (:func:`~cubebench.runner.protocols.episodes.instances.instance_draw`)."""
     if draw == "public":
         return f"the public shipped sets (seed {seed}: a model may have them memorised)"
     if draw == "private":
@@ -47,16 +51,33 @@ class EpisodesProtocol(RunProtocol):
     """Episodes on the single-agent tiers (the CubeBench paper's experiments)."""
 
     name, unit, plays, selector = Suite.protocol, "episode", "plays episodes", "tiers"
+    schema = SCHEMA
+    refused = "plays no episodes"
+    kind_title, kept_options = "episode suites", ("tiers",)
     run_options = frozenset({"style", "distance_budget", "obs_format"})
-    csv_columns = tuple((column, column) for column in SUMMARY_COLUMNS)
+    csv_columns = tuple((column, {"part": "tier", "variant": "reward"}.get(column, column)) for column in SUMMARY_COLUMNS)
     plots = True
     comparable = True
 
-    def check_agent(self, spec: AgentSpec) -> None:
-        refuse_seats_and_teams(spec)
-        if spec.kind == "oracle":
-            raise AgentSpecError("the oracle answers question items from their gold; it plays no episodes "
-                                 "(use solver for an episode suite's ceiling)")
+    def read_suite(self, data: Any, source: str) -> Suite:
+        return suite_from_dict(data, source=source)
+
+    def add_options(self, group: argparse._ArgumentGroup) -> None:
+        group.add_argument("--tiers", type=csv_values(str), default=None, metavar="T1,T2",
+                           help="play only these tiers of the suite (e.g. symbolic,face)")
+        group.add_argument("--style", choices=STYLES, default=None,
+                           help="how an LLM agent acts: react (default), codeact, or policy (one move a call, the "
+                                "current state only: the compact policy; sft plays only this way)")
+        group.add_argument("--obs-format", choices=("image", "text"), default=None,
+                           help="what the visual, face and vertex tiers show: image (default) or their text form "
+                                "(default for the text-only local model); symbolic is always the 54-letter string; "
+                                "question suites: text sends the questions without their images")
+        group.add_argument("--distance-budget", type=distance_budget, default=DISTANCE_DEFAULT,
+                           metavar="SECONDS|auto",
+                           help="exact-solver seconds per step for the true distance shown in the viewer (default 0: "
+                                "off; it makes a scripted run 5-60x slower and needs the solver's tables; auto: 0.1 s "
+                                "when the tables are on disk); a run that turns it on says so on stderr")
+        group.add_argument("--no-images", action="store_true", help="do not store observation images in the run")
 
     def configure(self, suite: Suite, config: Any) -> Any:
         """The run's configuration with its rules chosen (``--rules``, else ``paper``): the budget it plays under."""
@@ -87,7 +108,7 @@ class EpisodesProtocol(RunProtocol):
         warm_two_phase()
 
     def tables(self, store: Any, suite: dict[str, Any], rows: list[Any]) -> list[Table]:
-        return episode_tables(store, suite, rows)
+        return episode_tables(store, suite, cast(list[EpisodeRow], rows))
 
     def setup(self, report: Any) -> list[tuple[str, str]]:
         suite = report.suite

@@ -12,7 +12,7 @@ with :func:`in_worker_thread` and each call hops back onto Inspect's event loop
 Inspect retries failed calls itself; a call that still fails is a :class:`~cubebench.agents.llm.ModelError`
 here (not retried again), which the agents record as the step's error.  It is also kept in the sample's
 :class:`FailedCall`: the sample's later calls are not made (each fails at once), and the solver ends the
-sample as an error in Inspect's terms (:mod:`.errors`), as Inspect's own ``generate`` would.
+sample as an error in Inspect's terms (:mod:`.task_errors`), as Inspect's own ``generate`` would.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ import numpy as np
 
 from ...engine.metric import check_metric
 from . import coords as C
-from . import store
+from . import table_cache
 
 ROW = 2188  # twists per class row, padded to a multiple of 4 so rows are byte-aligned
 ROW_BYTES = ROW // 4
@@ -346,9 +346,9 @@ def small_tables() -> SmallTables:
     if _SMALL is not None:
         return _SMALL
     sizes = (C.N_TWIST, C.N_FLIP, C.N_SLICE_SORTED, C.N_CORNER_PERM)
-    mt = [store.get_or_build(f"move-{k}", np.uint16, (n, C.N_MOVES), lambda k=k: C.move_table(k))
+    mt = [table_cache.get_or_build(f"move-{k}", np.uint16, (n, C.N_MOVES), lambda k=k: C.move_table(k))
           for k, n in enumerate(sizes)]
-    tw_conj = store.get_or_build("twist-conj", np.uint16, (C.N_TWIST, C.N_SYM), C.twist_conj_table)
+    tw_conj = table_cache.get_or_build("twist-conj", np.uint16, (C.N_TWIST, C.N_SYM), C.twist_conj_table)
     cached: dict[str, np.ndarray] = {}
 
     def part(i: int):
@@ -356,9 +356,9 @@ def small_tables() -> SmallTables:
             cached.update(zip(("classidx", "rep", "stab"), _classes()))
         return cached[("classidx", "rep", "stab")[i]]
 
-    classidx = store.get_or_build("flipslice-classidx", np.uint32, (C.N_RAW_FLIPSLICE,), lambda: part(0))
-    rep = store.get_or_build("flipslice-rep", np.uint32, (N_CLASS,), lambda: part(1))
-    stab = store.get_or_build("flipslice-stab", np.uint16, (N_CLASS,), lambda: part(2))
+    classidx = table_cache.get_or_build("flipslice-classidx", np.uint32, (C.N_RAW_FLIPSLICE,), lambda: part(0))
+    rep = table_cache.get_or_build("flipslice-rep", np.uint32, (N_CLASS,), lambda: part(1))
+    stab = table_cache.get_or_build("flipslice-stab", np.uint16, (N_CLASS,), lambda: part(2))
     ss0 = _solved_slice()
     _SMALL = SmallTables(
         tw_move=np.ascontiguousarray(mt[0]), flip_move=np.ascontiguousarray(mt[1]),
@@ -371,8 +371,8 @@ def small_tables() -> SmallTables:
 
 def corner_perm_table(metric: str) -> np.ndarray:
     """Distance of every corner permutation in ``metric`` (uint8, 40320 entries)."""
-    cp_move = store.get_or_build("move-3", np.uint16, (C.N_CORNER_PERM, C.N_MOVES), lambda: C.move_table(3))
-    return store.get_or_build(
+    cp_move = table_cache.get_or_build("move-3", np.uint16, (C.N_CORNER_PERM, C.N_MOVES), lambda: C.move_table(3))
+    return table_cache.get_or_build(
         f"cornerperm-dist-{metric}", np.uint8, (C.N_CORNER_PERM,),
         lambda: _bfs_small(np.ascontiguousarray(cp_move), metric_moves(metric), 0, C.N_CORNER_PERM),
     )
@@ -385,7 +385,7 @@ BUILD_GB = N_CLASS * ROW_BYTES / 1e9
 def announce_build(metric: str) -> None:
     """Say on stderr, before it starts, that a table build is coming: its size, its time, how to avoid it."""
     print(f"cubebench: building the exact optimal solver's {metric}-turn tables once: about {BUILD_GB:.1f} GB in "
-          f"{store.cache_dir()} (${store.ENV_VAR} moves it), 2-15 minutes on 2 cores; later uses load them "
+          f"{table_cache.cache_dir()} (${table_cache.ENV_VAR} moves it), 2-15 minutes on 2 cores; later uses load them "
           f"(`python -m cubebench.solver.optimal build` builds them ahead)", file=sys.stderr, flush=True)
 
 
@@ -394,7 +394,7 @@ def prune_table(metric: str, progress: bool = True) -> np.ndarray:
     metric_moves(metric)
     if metric not in _PRUNE:
         name, shape = f"prune-flipslice-twist-{metric}", (N_CLASS * ROW_BYTES,)
-        if store.load(name, np.uint8, shape) is None:
+        if table_cache.load(name, np.uint8, shape) is None:
             announce_build(metric)
         small = small_tables()
         meta: dict = {"metric": metric}
@@ -405,7 +405,7 @@ def prune_table(metric: str, progress: bool = True) -> np.ndarray:
             meta["build_seconds"] = round(time.perf_counter() - t0, 1)
             return tab
 
-        tab = store.get_or_build(name, np.uint8, shape, build, meta=meta)
+        tab = table_cache.get_or_build(name, np.uint8, shape, build, meta=meta)
         _PRUNE[metric] = (hot_copy(tab), corner_perm_table(metric))
     return _PRUNE[metric][0]
 
@@ -421,4 +421,4 @@ def forget() -> None:
     global _SMALL
     _SMALL = None
     _PRUNE.clear()
-    store.forget()
+    table_cache.forget()

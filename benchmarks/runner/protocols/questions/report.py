@@ -11,18 +11,19 @@ not in the run's answer format (its rules': :mod:`cubebench.tasks.rules`).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import Any, cast
 
 from cubebench.agents.records import EpisodeRecord
 from cubebench.tasks.ladder import CHANCE_TOLERANCE, EXACT_TOP, chance_score
 from cubebench.tasks.metrics import Proportion
 from cubebench.tasks.registry import TESTS
 
+from ...store import RunStore, StoreDamaged
+from ...suite_fields import SuiteError
+from ...tables import Table
 from .ladders import LadderProgress, ladder_progress
-from .question_suites import QuestionSuite, question_suite_from_dict
-from .store import RunStore, StoreDamaged
-from .suite_fields import SuiteError
-from .tables import Table
+from .plan import ItemRow
+from .suite import QuestionSuite, question_suite_from_dict
 
 Cell = tuple[str, int, str]
 """(test, depth, variant)."""
@@ -65,7 +66,7 @@ def _parsed(store: RunStore, suite: dict[str, Any]) -> QuestionSuite:
 def ladder_table(suite: QuestionSuite, store: RunStore) -> Table:
     """The ladders' scores: per test and variant, the mean final level over its runs (the Inf-Bench metric),
     with the exact level a uniform random answerer reaches on average beside it."""
-    progress = ladder_progress(suite, store.plan(), store.rows())
+    progress = ladder_progress(suite, store.plan(), cast(list[ItemRow], store.rows()))
     rows: list[list[str]] = []
     problems: list[str] = []
     for name, grid in suite.ladders.items():

@@ -25,9 +25,9 @@ from typing import Iterable
 
 from cubebench.tiers import tier_spec
 
-from .stats import Rate
-from .store import EpisodeRow, RunStore
-
+from ...stats import Rate
+from ...store import RunStore
+from .plan import EpisodeRow
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,10 @@ from cubebench.tasks.ladder import Ladder
 from cubebench.tasks.metrics import Proportion
 from cubebench.tasks.parsing import BoxedForm, ConfidenceForm, GridForm, LabelsForm, LetterForm, TaggedForm, YesNoForm
 
+from ...stats import as_float
 from .plan import ItemSpec, ladder_round
-from .question_report import summarize
-from .question_suites import QuestionSuite, configured_test
+from .report import summarize
+from .suite import QuestionSuite, configured_test
 
 __all__ = ["Level", "LOWER_IS_BETTER", "DESCRIPTIVE", "candidates", "constant_levels", "constant_ladder", "better"]
 
@@ -51,14 +52,6 @@ class Level:
     high: float | None = None
     interval: tuple[float, float] | None = None
     """The Wilson 95 % interval of the best constant's rate (a rate's level only)."""
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, Proportion):
-        return value.value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
 
 
 def better(metric: str, a: float, b: float) -> bool:
@@ -162,7 +155,7 @@ def constant_levels(specs: list[ItemSpec], rules: str) -> dict[str, Level]:
         reply = _constant(form.format(answer))
         found, _ = summarize(first.test, [test.play(item, first.variant, reply).score for item in items])
         for metric, value in found.items():
-            number = _number(value)
+            number = as_float(value)
             if number is not None:
                 interval = value.interval if isinstance(value, Proportion) else None
                 values.setdefault(metric, []).append((number, _label(answer), interval))
@@ -179,7 +172,7 @@ def constant_levels(specs: list[ItemSpec], rules: str) -> dict[str, Level]:
 
 def constant_ladder(suite: QuestionSuite, name: str, variant: str, rules: str) -> Level | None:
     """The best mean ladder score a constant letter reaches over ``suite``'s ladders of ``name`` in ``variant``: each
-    letter climbs every run's ladder with the rounds the runner would plan for it (:func:`~.plan.ladder_round`)."""
+    letter climbs every run's ladder with the rounds the runner would plan for it (:func:`.plan.ladder_round`)."""
     grid = suite.ladders[name]
     test = configured_test(name, grid.options, rules)
     opening = ladder_round(suite, name, variant, 0, 0, 1)

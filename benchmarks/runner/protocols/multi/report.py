@@ -18,15 +18,15 @@ from statistics import mean
 from typing import Any
 
 from cubebench.agents.records import EpisodeRecord
-
 from cubebench.envs.games import GAMES
 
-from .aggregate import group
-from .store import EpisodeRow, RunStore
-from .tables import Table, compact
+from ...aggregate import group
+from ...store import RunStore
+from ...tables import Table, compact
+from .plan import GameRow
 
 
-def multi_tables(store: RunStore, rows: list[EpisodeRow]) -> list[Table]:
+def multi_tables(store: RunStore, rows: list[GameRow]) -> list[Table]:
     """The report's tables of a multi-agent run (see the module docstring)."""
     records = [record for _, record in store.records()]
     tables = [team_table(rows), message_table(records), seat_table(records)]
@@ -42,11 +42,11 @@ def _scrambles(game: object) -> bool:
     return row is not None and row.scrambler is not None
 
 
-def team_table(rows: list[EpisodeRow]) -> Table:
+def team_table(rows: list[GameRow]) -> Table:
     """Pass rate per game (and the agent's seat, where it plays one) and view (rows) and depth (columns)."""
     depths = sorted({r.depth for r in rows})
-    cells = group(rows, lambda r: (_game(r.tier, r.setting), r.reward, r.depth))
-    overall = group(rows, lambda r: (_game(r.tier, r.setting), r.reward))
+    cells = group(rows, lambda r: (_game(r.game, r.seat), r.view, r.depth))
+    overall = group(rows, lambda r: (_game(r.game, r.seat), r.view))
     body = []
     for game, view in sorted(overall):
         cell = [compact(cells[(game, view, d)].rate) if (game, view, d) in cells else "" for d in depths]

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from ...published import NOT_REPORTED, Column, Paper, PublishedTable
+from ...stats import Rate
+from ...store import RunStore
+from ...tables import Table
 from .floors import BlindFloor, blind_floor, run_rules
-from .protocols.episodes import draw_text
-from .published import NOT_REPORTED, Column, Paper, PublishedTable
-from .stats import Rate
-from .store import EpisodeRow, RunStore
-from .tables import Table
+from .plan import EpisodeRow
+from .protocol import draw_text
 
 __all__ = ["EpisodeView", "read_episode_view", "episode_table", "episode_header"]
 
@@ -48,7 +49,7 @@ def read_episode_view(path: Path, store: RunStore) -> EpisodeView:
     config = store.get_meta("config", {})
     source = store.get_meta("instance_source", "certified")
     draw = store.get_meta("instance_draw") or ("public" if source == "certified" else "scramble")
-    rows = store.rows()
+    rows = cast(list[EpisodeRow], store.rows())
     return EpisodeView(path, store.get_meta("suite"), str((config.get("agent") or {}).get("spec", "?")),
                        run_rules(config), draw, rows, len(store.plan()), blind_floor(store))
 

@@ -19,11 +19,9 @@ import re
 import sys
 from typing import Any, Callable, TextIO
 
+import cubebench
 import gymnasium as gym
 import numpy as np
-
-import cubebench
-from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.agents.actions import ActionParseError, parse_action
 from cubebench.agents.base import Observation, Task, Turn
 from cubebench.agents.episode import run_episode
@@ -33,13 +31,14 @@ from cubebench.budgets import episode_budget, move_budget
 from cubebench.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, FACES
 from cubebench.engine.metric import Metric, parse_metric
 from cubebench.engine.rewards import parse_reward
+from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.render.window import Window, display_available
 from cubebench.tasks.items import EXACT_RANGE
 from cubebench.tiers import TIER_SPECS, tier_spec
 
-from .instances import shipped_starts
+from .protocols.episodes.instances import shipped_starts
 from .run import optimal_tables_ready
-from .suites import SuiteError
+from .suite_fields import SuiteError
 
 _GRID_ROW = re.compile(r"^\s*[WRGYOB](?: +[WRGYOB])*\s*$")
 _FACELETS = re.compile(rf"^\s*[{FACES}]{{54}}\s*$")
