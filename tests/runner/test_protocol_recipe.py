@@ -194,3 +194,7 @@ def test_an_unregistered_protocol_leaves_nothing_behind(coins: Path) -> None:
     with pytest.raises(ValueError, match="ships with cubebench"):
         unregister("episodes")
     register(_protocol_classes()())  # the fixture unregisters it again
+    twin = _protocol_classes()
+    twin.name, twin.schema = "twin", "test-twin/1"  # its selector is --coins, as the registered one's
+    with pytest.raises(ValueError, match="run protocol 'twin': its selector 'coins' is 'coins'"):
+        register(twin())
