@@ -16,7 +16,7 @@ mean is kept the paper's:
 * the chance-corrected metric leads (κ before macro-F1 and micro accuracy; where the paper reports none, the
   report's balanced accuracy as a column of its own before STARE's F1 of Yes);
 * below the runs, the best score a constant answer reaches on the run's own items, per column
-  (:mod:`.constants`), so a figure a reply that never changes also reaches reads as what it is.
+  (:mod:`.protocols.questions.constant_answers`), so a figure a reply that never changes also reaches reads as what it is.
 
 A run's cells that no column stands beside are listed under the table, and the paper's figures that a set of
 runs can give (Cube Bench's Figure 3: Pearson r of move-effect κ against closed-loop TA over the runs'
@@ -299,7 +299,7 @@ def _published(row: Any, shown: list[Shown]) -> list[str]:
 
 class Constants:
     """The constant-answer levels of a comparison's cells, measured once on the first run's items
-    (:mod:`.constants`): all runs of a comparison play the same suite, so the same items."""
+    (:mod:`.protocols.questions.constant_answers`): all runs of a comparison play the same suite, so the same items."""
 
     def __init__(self, view: RunView | None) -> None:
         self.view = view

@@ -58,6 +58,11 @@ def row_type(protocol: str) -> type[PlannedSpec] | None:
     return _ROW_TYPES.get(protocol)
 
 
+def forget_row_type(protocol: str) -> None:
+    """Forget ``protocol``'s row type (its protocol was unregistered): the store reads no more of its runs."""
+    _ROW_TYPES.pop(protocol, None)
+
+
 def row_protocols() -> tuple[str, ...]:
     """The names of every protocol whose rows this version reads."""
     return tuple(_ROW_TYPES)

@@ -12,9 +12,9 @@ from typing import Any
 
 from .aggregate import cell_of
 from .failures import error_cause, nothing_evaluated, nothing_evaluated_text
-from .protocols import EpisodesProtocol, RunProtocol, protocol_named
+from .protocols import RunProtocol, protocol_named
 from .rows import StoredRow
-from .store import RunStore
+from .store import UNNAMED_PROTOCOL, RunStore
 from .tables import Table, render_text
 
 
@@ -33,7 +33,7 @@ class Report:
     damaged: int
     tables: list[Table]
     notes: list[str]
-    protocol: str = EpisodesProtocol.name
+    protocol: str = UNNAMED_PROTOCOL
     instance_draw: str | None = None
     """Episode runs: ``public`` (the shipped sets), ``private`` (a draw of the run's seed) or ``scramble``; ``None`` in
     runs from before draws, which played the shipped sets."""

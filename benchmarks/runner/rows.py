@@ -54,6 +54,12 @@ class StoredRow:
     distance_start: int | None
     distance_end: int | None
 
+    @classmethod
+    def words(cls) -> dict[str, str]:
+        """``{column: its word}`` for the columns this row type reads under a word of its protocol's."""
+        return {word.column: name for klass in reversed(cls.__mro__) for name, word in vars(klass).items()
+                if isinstance(word, Word)}
+
 
 _T = TypeVar("_T")
 

@@ -82,8 +82,9 @@ AGENT_KINDS: tuple[AgentKind, ...] = (
     AgentKind("team", ("perfect", "silent", "random"), (), ("multi",), "a calibration team",
               "the calibration teams perfect, silent, random"),
     AgentKind("model", ("local", SFT), PROVIDERS, None, "a model",
-              "a model: local[:GGUF], sft, openai:MODEL, anthropic:MODEL, openai-compatible:URL:MODEL or hf:PATH "
-              "(a Hugging Face model in-process)"),
+              "a model: local[:GGUF], openai:MODEL, anthropic:MODEL, openai-compatible:URL:MODEL or hf:PATH "
+              "(a Hugging Face model in-process); sft, the fine-tuned compact policy, plays the policy style, so "
+              "episode and question suites only"),
 )
 """Every kind of agent a spec names, the first that makes a spec being its own (``random`` is the scripted agent
 in an episode, the random answerer of a question item, the random team of a game).  A run's protocol takes a spec
@@ -93,6 +94,11 @@ whose kinds play it (:meth:`AgentSpec.kind_for`); ``cubebench run --help`` is wr
 def agent_kinds(spec: str) -> tuple[AgentKind, ...]:
     """The kinds ``spec`` is an agent of (none: no agent this version builds)."""
     return tuple(kind for kind in AGENT_KINDS if kind.makes(spec))
+
+
+def is_model_spec(spec: str) -> bool:
+    """Whether ``spec`` names a model (the agent table's ``model`` kind: a provider's spec, ``local``, ``sft``)."""
+    return any(kind.name == "model" and kind.makes(spec) for kind in AGENT_KINDS)
 
 
 def builtins_playing(protocol: str) -> tuple[str, ...]:

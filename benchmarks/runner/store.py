@@ -377,9 +377,10 @@ class RunStore:
         if not {"meta", "plan", "episodes", "retired", "sessions"} <= tables:
             raise StoreError(f"{self.path} is not a CubeBench run database")
         version = self.get_meta("schema_version")
-        if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+        whole = isinstance(version, int) and not isinstance(version, bool)
+        if whole and version > SCHEMA_VERSION:
             raise self.newer(f"store schema {version} (this version reads 1 to {SCHEMA_VERSION})")
-        if version not in (1, SCHEMA_VERSION):
+        if not whole or version not in (1, SCHEMA_VERSION):
             raise StoreError(f"{self.path}: store schema {version}, this cubebench reads 1 to {SCHEMA_VERSION}")
         self._columns = tuple(SCHEMA_1_NAMES.get(c, c) for c in SUMMARY_COLUMNS) if version == 1 else SUMMARY_COLUMNS
         protocol = self.get_meta("protocol")

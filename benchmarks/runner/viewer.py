@@ -21,8 +21,8 @@ from typing import Any, Iterable
 from cubebench.agents.records import EpisodeRecord
 from cubebench.engine.facelets import COLOUR_LETTERS, COLOUR_RGB, FACES
 
-from .protocols import PROTOCOLS, EpisodesProtocol
-from .store import RunStore
+from .protocols import PROTOCOLS
+from .store import UNNAMED_PROTOCOL, RunStore
 
 DEFAULT_MAX_EPISODES = 200
 """Episodes embedded by default (a visual-tier episode with images is ~100 kB)."""
@@ -146,7 +146,7 @@ def episode_view(key: str, record: EpisodeRecord) -> dict[str, Any]:
             "calls": [{"name": c.name, "args": c.args, "result": c.result} for c in s.tool_calls],
         } for s in record.steps],
     }
-    protocol = PROTOCOLS.get(str(record.config.get("protocol", EpisodesProtocol.name)))
+    protocol = PROTOCOLS.get(str(record.config.get("protocol", UNNAMED_PROTOCOL)))
     if protocol is not None:  # a damaged record's unknown protocol: its steps, as any episode's
         protocol.view(record.config, view)
     return view

@@ -198,3 +198,25 @@ def test_an_unregistered_protocol_leaves_nothing_behind(coins: Path) -> None:
     twin.name, twin.schema = "twin", "test-twin/1"  # its selector is --coins, as the registered one's
     with pytest.raises(ValueError, match="run protocol 'twin': its selector 'coins' is 'coins'"):
         register(twin())
+
+    class Styled(twin):
+        selector = "twins"
+
+        def add_options(self, group: argparse._ArgumentGroup) -> None:
+            group.add_argument("--style")  # the episodes' option
+    with pytest.raises(ValueError, match="run protocol 'twin': its options clash"):
+        register(Styled())
+    assert "twin" not in PROTOCOLS
+
+
+def test_an_unregistered_protocols_runs_are_from_no_version_this_one_knows(coins: Path, tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "c.sqlite"
+    assert _cli("run", "--suite", str(coins), "--agent", "random", "--out", str(run)) == 0
+    unregister("coins")
+    capsys.readouterr()
+    for argv in (["report", str(run)], ["view", str(run), "--out", str(tmp_path / "v.html")],
+                 ["run", "--resume", str(run), "--no-progress", "--quiet"]):
+        assert main(argv) == 2, argv
+        assert "a run of protocol 'coins'" in capsys.readouterr().err
+    register(_protocol_classes()())  # the fixture unregisters it again

@@ -265,3 +265,12 @@ def test_a_run_of_store_schema_1_reports_exports_and_resumes_as_it_is(partial: P
         assert a.get_meta("schema_version") == 1  # read and resumed as it is, never rewritten
         columns = {row[1] for row in a.db.execute("PRAGMA table_info(episodes)")}
         assert {"tier", "reward"} <= columns and not {"part", "variant"} & columns
+
+
+def test_a_store_schema_that_is_not_a_whole_number_is_one_line(reference: Path, tmp_path: Path, capsys) -> None:
+    db = _copy(reference, tmp_path)
+    run_sql(db, ("UPDATE meta SET value = 'true' WHERE key = 'schema_version'",))
+    capsys.readouterr()
+    assert main(["report", str(db)]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and "store schema True, this cubebench reads 1 to 2" in line

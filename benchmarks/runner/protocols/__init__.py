@@ -15,11 +15,12 @@ and :func:`protocol_for_schema`, and never on a protocol's name (docs/architectu
 
 from __future__ import annotations
 
+import argparse
 from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..execute import PlaySettings
-from ..planning import PlannedSpec
+from ..planning import PlannedSpec, forget_row_type
 from ..suite_fields import SuiteError
 from .episodes.protocol import EpisodesProtocol
 from .multi.protocol import MultiProtocol
@@ -36,13 +37,20 @@ without a ``schema``; a run stored without ``meta["protocol"]`` plays episodes: 
 
 
 def register(protocol: RunProtocol) -> RunProtocol:
-    """Make ``protocol`` one that suites, runs and the command know; its name, suite schema and selector must be
-    its own (``ValueError`` otherwise), and so must its options (argparse refuses a second ``--tiers``)."""
+    """Make ``protocol`` one that suites, runs and the command know; its name, suite schema, selector and options
+    must be its own (``ValueError`` otherwise)."""
     for other in _REGISTRY.values():
         for what in ("name", "schema", "selector"):
             if getattr(other, what) == getattr(protocol, what):
                 raise ValueError(f"run protocol {protocol.name!r}: its {what} {getattr(protocol, what)!r} is "
                                  f"{other.name!r}'s")
+    options = argparse.ArgumentParser(add_help=False)
+    for each in (*_REGISTRY.values(), protocol):
+        try:
+            each.add_options(options.add_argument_group(each.name))
+        except argparse.ArgumentError as err:
+            raise ValueError(f"run protocol {protocol.name!r}: its options clash with the registered ones' "
+                             f"({err})") from None
     _REGISTRY[protocol.name] = protocol
     return protocol
 
@@ -52,6 +60,7 @@ def unregister(name: str) -> None:
     if name in SHIPPED:
         raise ValueError(f"run protocol {name!r} ships with cubebench and cannot be unregistered")
     _REGISTRY.pop(name, None)
+    forget_row_type(name)
 
 
 def selectors() -> tuple[str, ...]:
@@ -82,7 +91,8 @@ def protocol_for_schema(schema: Any, source: str) -> RunProtocol:
         if protocol.schema == schema:
             return protocol
     known = ", ".join(f"{p.schema!r} ({p.plays})" for p in _REGISTRY.values())
-    raise SuiteError(f"{source}: unknown schema {str(schema)[:80]!r}; expected {known}")
+    shown = repr(schema[:80]) if isinstance(schema, str) else str(schema)[:80]
+    raise SuiteError(f"{source}: unknown schema {shown}; expected {known}")
 
 
 def protocol_for(suite: Any) -> RunProtocol:

@@ -16,7 +16,6 @@ import argparse
 from abc import ABC, abstractmethod
 from typing import Any, Callable, ClassVar
 
-from cubebench.agents.llm import PROVIDERS
 from cubebench.agents.records import EpisodeRecord
 
 from ..aggregate import cell_of
@@ -24,7 +23,7 @@ from ..answering import no_question_settings
 from ..execute import PlaySettings
 from ..planning import Spec
 from ..rows import StoredRow
-from ..specs import AgentFactory, AgentSpec, AgentSpecError, builtins_playing
+from ..specs import AgentFactory, AgentSpec, AgentSpecError, builtins_playing, is_model_spec
 from ..store import RunStore
 from ..tables import Table
 
@@ -44,8 +43,8 @@ def csv_named(*headers: str | None) -> tuple[tuple[str, str], ...]:
 
 
 def is_model(spec: str) -> bool:
-    """Whether an agent spec names a model provider (``openai:...``) rather than a built-in agent."""
-    return spec.partition(":")[0] in PROVIDERS
+    """Whether an agent spec names a model rather than a built-in agent (the agent table's ``model`` kind)."""
+    return is_model_spec(spec)
 
 
 class RunProtocol(ABC):

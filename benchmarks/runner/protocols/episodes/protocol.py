@@ -53,9 +53,10 @@ class EpisodesProtocol(RunProtocol):
     name, unit, plays, selector = Suite.protocol, "episode", "plays episodes", "tiers"
     schema = SCHEMA
     refused = "plays no episodes"
-    kind_title, kept_options = "episode suites", ("tiers",)
+    kind_title = "episode suites"
+    kept_options = ("tiers", "style", "obs_format", "distance_budget", "no_images")
     run_options = frozenset({"style", "distance_budget", "obs_format"})
-    csv_columns = tuple((column, {"part": "tier", "variant": "reward"}.get(column, column)) for column in SUMMARY_COLUMNS)
+    csv_columns = tuple((column, EpisodeRow.words().get(column, column)) for column in SUMMARY_COLUMNS)
     plots = True
     comparable = True
 

@@ -46,6 +46,9 @@ class MultiProtocol(RunProtocol):
 
     def check_agent(self, spec: AgentSpec) -> None:
         super().check_agent(spec)
+        if spec.style == "policy":
+            raise AgentSpecError(f"{spec.spec!r} plays the policy style (one move a call on the current state): it "
+                                 "plays no multi-agent game, whose model seats talk and act in ReAct style")
         if spec.system_prompt is not None or spec.examples is not None or spec.style != "react":
             raise AgentSpecError("--system-prompt, --examples and --style shape the episode agents; "
                                  "model seats get their role's ReAct-style prompt")
