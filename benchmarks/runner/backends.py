@@ -42,12 +42,12 @@ from cubebench.agents.records import EpisodeRecord
 from cubebench.extras import install_hint
 
 from .execute import PlaySettings
-from .planning import Spec, protocol_of
+from .planning import PlannedSpec
 from .protocols import play_spec, protocol_named
 from .specs import AgentFactory, AgentSpec
 
 BACKENDS = ("local", "process", "ray")
-Result = tuple[Spec, EpisodeRecord]
+Result = tuple[PlannedSpec, EpisodeRecord]
 RAY_RETRIES = 2
 """How many more times Ray plays an episode whose worker process or node died (not on the episode's own error)."""
 
@@ -56,7 +56,7 @@ class WorkersLost(RuntimeError):
     """An episode's Ray worker died on every try: the session ends, the finished episodes stay stored."""
 
 
-def run_backend(name: str, episodes: list[Spec], factory: AgentFactory, agent_spec: AgentSpec,
+def run_backend(name: str, episodes: list[PlannedSpec], factory: AgentFactory, agent_spec: AgentSpec,
                 settings: PlaySettings, concurrency: int, ray_address: str | None = None) -> Iterator[Result]:
     """Play ``episodes`` on backend ``name``, yielding each as it finishes (in any order)."""
     if name == "local":
@@ -70,20 +70,20 @@ def run_backend(name: str, episodes: list[Spec], factory: AgentFactory, agent_sp
     raise ValueError(f"unknown backend {name!r}; expected one of {BACKENDS}")
 
 
-def _inline(episodes: list[Spec], factory: AgentFactory, settings: PlaySettings) -> Iterator[Result]:
+def _inline(episodes: list[PlannedSpec], factory: AgentFactory, settings: PlaySettings) -> Iterator[Result]:
     for ep in episodes:
         yield ep, play_spec(ep, factory, settings)
 
 
-def _threads(episodes: list[Spec], factory: AgentFactory, settings: PlaySettings,
+def _threads(episodes: list[PlannedSpec], factory: AgentFactory, settings: PlaySettings,
              n: int) -> Iterator[Result]:
     """Daemon worker threads (for API agents, which wait on the network).
 
     Daemon threads, not a ThreadPoolExecutor: at exit the interpreter would
     join the executor's threads and wait for every running episode.
     """
-    todo: queue.Queue[Spec] = queue.Queue()
-    done: queue.Queue[tuple[Spec, EpisodeRecord | None, BaseException | None]] = queue.Queue()
+    todo: queue.Queue[PlannedSpec] = queue.Queue()
+    done: queue.Queue[tuple[PlannedSpec, EpisodeRecord | None, BaseException | None]] = queue.Queue()
     stop = threading.Event()
     for ep in episodes:
         todo.put(ep)
@@ -167,20 +167,20 @@ def _watch_driver(driver_pid: int) -> None:
         time.sleep(PARENT_WATCH_S)
 
 
-def play_in_worker(ep: Spec, agent_spec: AgentSpec, settings: PlaySettings) -> dict[str, Any]:
+def play_in_worker(ep: PlannedSpec, agent_spec: AgentSpec, settings: PlaySettings) -> dict[str, Any]:
     """Worker entry point: play one episode (or item), return the record as a plain dict."""
-    factory = _worker_factory(agent_spec, protocol_of(ep))
+    factory = _worker_factory(agent_spec, ep.protocol)
     return play_spec(ep, factory, settings).to_dict()
 
 
-def _processes(episodes: list[Spec], agent_spec: AgentSpec, settings: PlaySettings,
+def _processes(episodes: list[PlannedSpec], agent_spec: AgentSpec, settings: PlaySettings,
                n: int) -> Iterator[Result]:
     """A spawn-started process pool (renderers and numba do not survive ``fork`` well)."""
     ctx = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(max_workers=max(1, n), mp_context=ctx, initializer=init_worker,
                                initargs=(os.getpid(),))
     window = max(1, n) * 2
-    pending: dict[Future, Spec] = {}
+    pending: dict[Future, PlannedSpec] = {}
     queue_ = list(reversed(episodes))
     try:
         while queue_ or pending:
@@ -245,7 +245,7 @@ def _ray_connect(ray: Any, address: str | None) -> None:
     _RAY_CONNECTED["address"] = address
 
 
-def _ray(episodes: list[Spec], agent_spec: AgentSpec, settings: PlaySettings, n: int,
+def _ray(episodes: list[PlannedSpec], agent_spec: AgentSpec, settings: PlaySettings, n: int,
          address: str | None) -> Iterator[Result]:
     """Ray tasks (one CPU each) on the cluster at ``address`` (a local one when ``None``).
 
@@ -259,7 +259,7 @@ def _ray(episodes: list[Spec], agent_spec: AgentSpec, settings: PlaySettings, n:
     lost = _lost_worker_errors(ray)
     window = n if n > 0 else max(1, int(ray.cluster_resources().get("CPU", 1)))
     queue_ = list(reversed(episodes))
-    pending: dict[Any, Spec] = {}
+    pending: dict[Any, PlannedSpec] = {}
     try:
         while queue_ or pending:
             while queue_ and len(pending) < window:

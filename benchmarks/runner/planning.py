@@ -9,6 +9,7 @@ defining the subclass registers it (:func:`row_type`), which is how the store re
 from __future__ import annotations
 
 import hashlib
+from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -21,7 +22,7 @@ _ROW_TYPES: dict[str, type["PlannedSpec"]] = {}
 
 
 @dataclass(frozen=True)
-class PlannedSpec:
+class PlannedSpec(ABC):
     """What every plan row has: the name of its protocol, its JSON form and ``cell()``: its store summary columns
     part, depth, instance, variant, setting, horizon (each protocol's meaning of them: :mod:`.rows`).
     A subclass that sets ``protocol`` is that protocol's row type."""
@@ -42,8 +43,9 @@ class PlannedSpec:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @abstractmethod
     def cell(self) -> tuple[str, int, int, str, str, str]:
-        raise NotImplementedError
+        """Its summary columns part, depth, instance, variant, setting, horizon (:mod:`.rows`)."""
 
     @classmethod
     def from_row(cls, data: Any, where: str) -> "PlannedSpec":
@@ -66,10 +68,6 @@ def forget_row_type(protocol: str) -> None:
 def row_protocols() -> tuple[str, ...]:
     """The names of every protocol whose rows this version reads."""
     return tuple(_ROW_TYPES)
-
-
-Spec = PlannedSpec
-"""What a run plans and its workers play: a protocol's row."""
 
 
 def agent_seed(suite_seed: int, key: str) -> int:
@@ -116,8 +114,3 @@ def check_plan_size(suite: Plannable, unit: str) -> None:
     if n > MAX_PLANNED:
         raise SuiteError(f"suite {suite.name!r} plans {n:,} {unit}s; a plan holds at most {MAX_PLANNED:,} (made in "
                          "memory before the first is played): ask for fewer, or split the suite into several runs")
-
-
-def protocol_of(spec: PlannedSpec) -> str:
-    """The name of the protocol a planned spec belongs to (``episodes``, ``questions`` or ``multi``)."""
-    return spec.protocol

@@ -29,7 +29,7 @@ from typing import Any
 from .backends import BACKENDS, WorkersLost, run_backend
 from .execute import LEGACY_RULES_KEY, PlaySettings, listening_to_steps
 from .failures import FailureWatch
-from .planning import RunnableSuite, Spec, check_plan_size
+from .planning import PlannedSpec, RunnableSuite, check_plan_size
 from .progress import Progress
 from .protocols import protocol_for, protocol_named
 from .specs import AgentFactory, AgentSpec
@@ -304,7 +304,7 @@ def execute(store: RunStore, config: RunConfig, factory: AgentFactory, *, limit:
                       stopped_by_errors=(watch.cause or "no cause recorded") if watch.stop else None)
 
 
-def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: list[Spec], bar: Progress,
+def _play_wave(store: RunStore, config: RunConfig, factory: AgentFactory, todo: list[PlannedSpec], bar: Progress,
                watch: FailureWatch) -> int:
     """Play ``todo`` on the run's backend, storing each as it finishes, until the cost cap is reached or the
     records keep failing (``watch``): how many.  The first error's cause is printed as it arrives."""

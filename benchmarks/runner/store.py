@@ -57,7 +57,7 @@ import numpy as np
 from cubebench import __version__
 from cubebench.agents.records import EpisodeRecord, NewerForm, RecordError, safe_strings, safe_text
 
-from .planning import Spec, row_protocols, row_type
+from .planning import PlannedSpec, row_protocols, row_type
 from .rows import SCHEMA_1_NAMES, STORED_COLUMNS, StoredRow
 from .store_errors import StoreDamaged, StoreError, StoreFull, StoreNewer, damaged_message, is_writable, sqlite_failure
 from .store_reading import connect_reader
@@ -90,7 +90,6 @@ CREATE TABLE IF NOT EXISTS sessions (
 );
 """
 
-SUMMARY_COLUMNS = STORED_COLUMNS
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -116,8 +115,8 @@ _FROM_RECORD = ("status", "n_steps", "n_moves", "input_tokens", "output_tokens",
 
 
 def _stored_row(values: Sequence[Any], kind: type[StoredRow]) -> StoredRow:
-    """The ``kind`` row of one played row from its ``SUMMARY_COLUMNS`` values (SQLite keeps ``solved`` as 0 or 1)."""
-    row = dict(zip(SUMMARY_COLUMNS, values))
+    """The ``kind`` row of one played row from its ``STORED_COLUMNS`` values (SQLite keeps ``solved`` as 0 or 1)."""
+    row = dict(zip(STORED_COLUMNS, values))
     row["solved"] = bool(row["solved"])
     return kind(**row)
 
@@ -159,8 +158,8 @@ def decode_record(blob: Any) -> EpisodeRecord:
 
 
 def _row_problem(values: Sequence[Any], blob: Any) -> str | None:
-    """What is wrong with one ``episodes`` row (its ``SUMMARY_COLUMNS`` values and record), or ``None``."""
-    row = dict(zip(SUMMARY_COLUMNS, values))
+    """What is wrong with one ``episodes`` row (its ``STORED_COLUMNS`` values and record), or ``None``."""
+    row = dict(zip(STORED_COLUMNS, values))
     for name, kinds in _COLUMN_TYPES.items():
         if not isinstance(row[name], kinds):
             return f"column {name} holds {type(row[name]).__name__} {safe_text(str(row[name]))[:40]!r}"
@@ -225,9 +224,9 @@ class RunStore:
         self.path = Path(path)
         self.session: int | None = None
         self._lock: _RunLock | None = None
-        self._plan: list[Spec] | None = None
+        self._plan: list[PlannedSpec] | None = None
         self._copy: Path | None = None
-        self._columns: tuple[str, ...] = SUMMARY_COLUMNS
+        self._columns: tuple[str, ...] = STORED_COLUMNS
         """The summary columns' names in this file (schema 1 named two of them otherwise)."""
         """The temporary folder of a private copy a reader reads instead of the file (:mod:`.store_reading`)."""
         if not create:
@@ -260,7 +259,7 @@ class RunStore:
             raise
 
     @classmethod
-    def create(cls, path: str | Path, meta: dict[str, Any], plan: list[Spec]) -> "RunStore":
+    def create(cls, path: str | Path, meta: dict[str, Any], plan: list[PlannedSpec]) -> "RunStore":
         """Create the run at ``path`` atomically, with ``meta`` and ``plan``, and open it.
 
         The database is written under ``.<name>.creating-<pid>`` beside ``path`` and linked to
@@ -382,7 +381,7 @@ class RunStore:
             raise self.newer(f"store schema {version} (this version reads 1 to {SCHEMA_VERSION})")
         if not whole or version not in (1, SCHEMA_VERSION):
             raise StoreError(f"{self.path}: store schema {version}, this cubebench reads 1 to {SCHEMA_VERSION}")
-        self._columns = tuple(SCHEMA_1_NAMES.get(c, c) for c in SUMMARY_COLUMNS) if version == 1 else SUMMARY_COLUMNS
+        self._columns = tuple(SCHEMA_1_NAMES.get(c, c) for c in STORED_COLUMNS) if version == 1 else STORED_COLUMNS
         protocol = self.get_meta("protocol")
         if protocol is not None and row_type(protocol) is None:
             raise self.newer(f"a run of protocol {safe_text(str(protocol))[:40]!r} (this version plays "
@@ -406,8 +405,8 @@ class RunStore:
         """``episodes``, ``questions`` or ``multi``: what the run plays."""
         return str(self.get_meta("protocol", UNNAMED_PROTOCOL))
 
-    def _read_plan(self) -> list[Spec]:
-        plan: list[Spec] = []
+    def _read_plan(self) -> list[PlannedSpec]:
+        plan: list[PlannedSpec] = []
         kind = row_type(self.protocol)
         assert kind is not None  # checked when the store opened
         for key, text in self.db.execute("SELECT key, spec FROM plan ORDER BY position"):
@@ -437,7 +436,7 @@ class RunStore:
         except (TypeError, ValueError, RecursionError):
             raise StoreDamaged(self._damaged_message(f"its {key!r} entry is not JSON")) from None
 
-    def write_plan(self, plan: list[Spec]) -> None:
+    def write_plan(self, plan: list[PlannedSpec]) -> None:
         """Store the planned episodes (once, when the run is created)."""
         if self.db.execute("SELECT COUNT(*) FROM plan").fetchone()[0]:
             raise StoreError(f"{self.path} already holds a plan; resume it instead of starting over")
@@ -446,7 +445,7 @@ class RunStore:
                                 [(ep.key, i, json.dumps(ep.to_dict())) for i, ep in enumerate(plan)])
         self._plan = None
 
-    def extend_plan(self, specs: Sequence[Spec]) -> None:
+    def extend_plan(self, specs: Sequence[PlannedSpec]) -> None:
         """Append newly planned items after the plan (a ladder's next round), in one transaction."""
         if not specs:
             return
@@ -460,7 +459,7 @@ class RunStore:
         if self._plan is not None:  # appended as written: no re-reading the whole plan after every ladder wave
             self._plan.extend(specs)
 
-    def plan(self) -> list[Spec]:
+    def plan(self) -> list[PlannedSpec]:
         if self._plan is None:
             self._plan = self._read_plan()
         return list(self._plan)
@@ -468,7 +467,7 @@ class RunStore:
     def finished_keys(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT key FROM episodes")}
 
-    def pending(self) -> list[Spec]:
+    def pending(self) -> list[PlannedSpec]:
         """Planned episodes with no stored record, in plan order."""
         done = self.finished_keys()
         return [ep for ep in self.plan() if ep.key not in done]
@@ -496,7 +495,7 @@ class RunStore:
                 for r in rows]
 
     # --- episodes ---------------------------------------------------------------------------
-    def add_episode(self, spec: Spec, record: EpisodeRecord) -> None:
+    def add_episode(self, spec: PlannedSpec, record: EpisodeRecord) -> None:
         """Store one finished episode in one transaction; a second record for a key is refused.
 
         The record is read back before it is written: one that would not (a field of the wrong type

@@ -21,13 +21,13 @@ from cubebench.agents.records import EpisodeRecord
 from ..aggregate import cell_of
 from ..answering import no_question_settings
 from ..execute import PlaySettings
-from ..planning import Spec
+from ..planning import PlannedSpec
 from ..rows import StoredRow
-from ..specs import AgentFactory, AgentSpec, AgentSpecError, builtins_playing, is_model_spec
+from ..specs import AgentFactory, AgentSpec, AgentSpecError, builtins_playing
 from ..store import RunStore
 from ..tables import Table
 
-__all__ = ["RunProtocol", "csv_named", "is_model"]
+__all__ = ["RunProtocol", "csv_named"]
 
 NAMED_COLUMNS = ("key", "part", "depth", "instance", "variant", "setting", "solved", "n_steps", "n_moves")
 """The store's summary columns whose meaning depends on the protocol (the CSV names each for what it holds)."""
@@ -40,11 +40,6 @@ def csv_named(*headers: str | None) -> tuple[tuple[str, str], ...]:
     one out), then the shared columns."""
     named = [(column, header) for column, header in zip(NAMED_COLUMNS, headers, strict=True) if header]
     return (*named, *((column, column) for column in SHARED_COLUMNS))
-
-
-def is_model(spec: str) -> bool:
-    """Whether an agent spec names a model rather than a built-in agent (the agent table's ``model`` kind)."""
-    return is_model_spec(spec)
 
 
 class RunProtocol(ABC):
@@ -116,17 +111,17 @@ class RunProtocol(ABC):
         protocol reads them) ``variants``."""
 
     @abstractmethod
-    def plan(self, suite: Any, factory: AgentFactory) -> tuple[list[Spec], dict[str, Any]]:
+    def plan(self, suite: Any, factory: AgentFactory) -> tuple[list[PlannedSpec], dict[str, Any]]:
         """The suite's plan and the store meta entries that describe it (the suite is checked against the agent)."""
 
     @abstractmethod
-    def play(self, spec: Spec, factory: AgentFactory, settings: PlaySettings) -> EpisodeRecord:
+    def play(self, spec: PlannedSpec, factory: AgentFactory, settings: PlaySettings) -> EpisodeRecord:
         """Play (or ask) one planned spec: what a backend's worker does with it."""
 
     def warm_up(self, metric: str) -> None:
         """Build what worker threads share before they may build it at once."""
 
-    def growth(self, store: RunStore) -> Callable[[], list[Spec]] | None:
+    def growth(self, store: RunStore) -> Callable[[], list[PlannedSpec]] | None:
         """When the run's plan grows as it plays (question ladders), what plans its next rows from the store's plan
         and rows so far (empty: nothing more to play); ``None`` when the plan is whole from the start."""
         return None

@@ -16,11 +16,11 @@ from cubebench.solver.twophase import solve_twophase
 
 from ...answering import chosen_rules, no_question_settings
 from ...cli_values import DISTANCE_DEFAULT, csv_values, distance_budget
-from ...specs import STYLES, AgentFactory
-from ...store import SUMMARY_COLUMNS
+from ...rows import STORED_COLUMNS
+from ...specs import STYLES, AgentFactory, is_model_spec
 from ...suite_fields import SuiteError
 from ...tables import Table
-from ..run_protocol import RunProtocol, is_model
+from ..run_protocol import RunProtocol
 from .attribution import attribute
 from .floors import blind_floor, run_rules
 from .instances import instance_draw, resolve_source, source_notes
@@ -56,7 +56,7 @@ class EpisodesProtocol(RunProtocol):
     kind_title = "episode suites"
     kept_options = ("tiers", "style", "obs_format", "distance_budget", "no_images")
     run_options = frozenset({"style", "distance_budget", "obs_format"})
-    csv_columns = tuple((column, EpisodeRow.words().get(column, column)) for column in SUMMARY_COLUMNS)
+    csv_columns = tuple((column, EpisodeRow.words().get(column, column)) for column in STORED_COLUMNS)
     plots = True
     comparable = True
 
@@ -126,7 +126,7 @@ class EpisodesProtocol(RunProtocol):
 
     def agent_text(self, report: Any) -> str:
         agent = report.config["agent"]
-        return f"{agent['spec']} ({agent['style']})" if is_model(agent["spec"]) else str(agent["spec"])
+        return f"{agent['spec']} ({agent['style']})" if is_model_spec(agent["spec"]) else str(agent["spec"])
 
 
 def episode_tables(store: Any, suite: dict[str, Any], rows: list[Any]) -> list[Table]:

@@ -10,11 +10,11 @@ from cubebench.envs.games import GAMES
 from cubebench.solver.oracle import oracle
 
 from ...cli_values import csv_values
-from ...specs import SEAT_NAMES, TEAMS, AgentFactory, AgentSpec, AgentSpecError
+from ...specs import SEAT_NAMES, TEAMS, AgentFactory, AgentSpec, AgentSpecError, is_model_spec
 from ...suite_fields import SuiteError
 from ...tables import Table
 from ..episodes.protocol import warm_two_phase
-from ..run_protocol import RunProtocol, csv_named, is_model
+from ..run_protocol import RunProtocol, csv_named
 from .plan import GameRow, GameSpec, plan_games
 from .play import play_game
 from .report import multi_tables
@@ -105,7 +105,7 @@ class MultiProtocol(RunProtocol):
     def agent_text(self, report: Any) -> str:
         agent = report.config["agent"]
         given = ", ".join(f"{seat}: {team}" for seat, team in (agent.get("seats") or {}).items())
-        return agent["spec"] + (" (a ReAct-style model seat per seat)" if is_model(agent["spec"]) else "") + (
+        return agent["spec"] + (" (a ReAct-style model seat per seat)" if is_model_spec(agent["spec"]) else "") + (
             f"; seats given to a team's player: {given}" if given else "")
 
     def view(self, config: dict[str, Any], view: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from cubebench.tasks.ladder import Ladder
 
-from ...planning import Spec
+from ...planning import PlannedSpec
 from .plan import ItemRow, ItemSpec, ladder_round
 from .suite import QuestionSuite
 
@@ -39,7 +39,7 @@ class LadderProgress:
     errors: int = 0
 
 
-def ladder_progress(suite: QuestionSuite, plan: list[Spec], rows: list[ItemRow]) -> dict[LadderKey, LadderProgress]:
+def ladder_progress(suite: QuestionSuite, plan: list[PlannedSpec], rows: list[ItemRow]) -> dict[LadderKey, LadderProgress]:
     """Every ladder of ``suite``, replayed from the planned rounds and the stored summary rows."""
     done = {row.key: row for row in rows}
     rounds: dict[LadderKey, dict[int, list[ItemSpec]]] = defaultdict(lambda: defaultdict(list))
@@ -75,7 +75,7 @@ def _replay(ladder: Ladder, rounds: dict[int, list[ItemSpec]], done: dict[str, I
     return LadderProgress(ladder, "inconsistent" if any(r >= t for r in rounds) else "finished", t)
 
 
-def next_rounds(suite: QuestionSuite, plan: list[Spec], rows: list[ItemRow]) -> list[ItemSpec]:
+def next_rounds(suite: QuestionSuite, plan: list[PlannedSpec], rows: list[ItemRow]) -> list[ItemSpec]:
     """The rounds to plan now: one for every ladder whose planned rounds are all answered."""
     planned = {(s.test, s.variant, s.ladder_run, s.ladder_round) for s in plan
                if isinstance(s, ItemSpec) and s.ladder_run is not None}

@@ -13,11 +13,11 @@ from ...aggregate import cell_of
 from ...answering import decoding_text, rules_text
 from ...cli_values import count, csv_values
 from ...execute import stored_rules
-from ...specs import AgentFactory, AgentSpec, AgentSpecError
+from ...specs import AgentFactory, AgentSpec, AgentSpecError, is_model_spec
 from ...store import RunStore, StoreDamaged
 from ...suite_fields import SuiteError
 from ...tables import Table
-from ..run_protocol import RunProtocol, csv_named, is_model
+from ..run_protocol import RunProtocol, csv_named
 from .ladders import next_rounds
 from .plan import ItemRow, ItemSpec, plan_items
 from .play import play_item
@@ -121,14 +121,14 @@ class QuestionsProtocol(RunProtocol):
         suite, agent = report.suite, report.config["agent"]
         tests = ", ".join(suite["tests"])
         decoding = [("decoding", decoding_text(agent.get("temperature"), agent.get("reply_max_tokens")))] if \
-            is_model(agent["spec"]) else []
+            is_model_spec(agent["spec"]) else []
         return [("suite", f"{suite['name']} ({suite.get('metric', '?')}-turn metric; question tests: {tests})"),
                 ("rules", rules_text(stored_rules(report.config))),
                 ("agent", self.agent_text(report)), *decoding]
 
     def agent_text(self, report: Any) -> str:
         agent = report.config["agent"]
-        if not is_model(agent["spec"]):
+        if not is_model_spec(agent["spec"]):
             return str(agent["spec"])
         return agent["spec"] + ("" if agent.get("send_images", True) else " (text only: no images sent)")
 
