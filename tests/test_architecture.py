@@ -314,7 +314,7 @@ SHARED_MODULE_NAMES: dict[str, tuple[tuple[str, ...], str]] = {
     "questions": (("cubebench.bridges.inspect.questions", "cubebench.bridges.verifiers.questions"),
                   "each bridge's question tasks, in its own framework's terms"),
     **{role: (tuple(f"cubebench.runner.protocols.{p}.{role}" for p in ("episodes", "multi", "questions")),
-              "each run protocol folder's module of that role (docs/architecture.md, 'Adding a protocol')")
+              "each run protocol folder's module of that role (docs/architecture.md, 'The run protocols')")
        for role in ("plan", "play", "protocol", "suite")},
     "report": (("cubebench.runner.report", *(f"cubebench.runner.protocols.{p}.report" for p in
                                               ("episodes", "multi", "questions"))),

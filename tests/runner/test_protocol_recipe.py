@@ -1,9 +1,9 @@
 """The recipe for a run protocol holds: a protocol is its own code plus one registration line.
 
 A synthetic fourth protocol (``coins``: flip coins, keyed per coin, depth and index) is written here the way
-``docs/architecture.md`` says a protocol is written: a suite class with its schema, a plan row type (a
-``PlannedSpec`` subclass, registered by being defined) with its stored row's words, and a ``RunProtocol`` with its
-own ``cubebench run`` options.  Registered with one ``register(...)`` line (and one row of the agent table, so the
+``CONTRIBUTING.md`` ("Adding a run protocol") says a protocol is written: a suite class with its schema, a plan
+row type (a ``PlannedSpec`` subclass, registered by being defined) with its stored row's words, and a
+``RunProtocol`` with its own ``cubebench run`` options.  Registered with one ``register(...)`` line (and one row of the agent table, so the
 built-in ``random`` plays it), it is loaded from a suite file, planned, played, stored, reported, exported, viewed,
 interrupted and resumed by the unchanged store, planner, suite loader and command.
 """
