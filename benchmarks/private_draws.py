@@ -1,4 +1,4 @@
-"""What a private draw costs, and what a walk that memorised the public sets scores on it (docs/results.md).
+"""What a private draw costs, and what a walk that memorised the public sets scores on it (docs/results/episodes.md).
 
 ``python benchmarks/private_draws.py --seed 914723`` draws ``exp1``'s instances (8 depths x 20, quarter turns) as
 ``cubebench run --seed 914723`` does (:func:`cubebench.curriculum.certified_instances` with ``table_free=True``:

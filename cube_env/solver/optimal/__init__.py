@@ -2,7 +2,7 @@
 
 Distances in the half-turn metric (``"half"``: 18 moves, any face turn counts
 one) and the quarter-turn metric (``"quarter"``: 12 moves, a half turn counts
-two).  See ``docs/solver.md`` for the method, the tables and measured figures.
+two).  See ``docs/solver.md`` for the method and the tables, ``docs/results/solver.md`` for measured figures.
 
 >>> from cubebench.solver.optimal import solve_optimal
 >>> solve_optimal("UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB").distance
