@@ -125,10 +125,10 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
 
     The Vertex image is drawn by a 2D painter (numpy and Pillow, no GPU) by default; `renderer="pyrender"`
     draws the cubies in 3D with OpenGL (the `render3d` extra; same camera, same sticker colours at the
-    same pixels). The ids wrap the env in `RetryingPassiveEnvChecker`, Gymnasium's passive env checker
-    except that a first `reset` that raised is checked again (Gymnasium 1.4's own checker then fails
-    the first `step` with a `TypeError`); they are registered with `disable_env_checker=True`, so
-    `gym.make` adds no second checker unless given `disable_env_checker=False`.
+    same pixels). The ids wrap the env in `RetryingPassiveEnvChecker`: Gymnasium's passive checker, but
+    one that checks a first `reset` again after it raised (Gymnasium 1.4's own then fails the next `step`
+    with a `TypeError`). They are registered with `disable_env_checker=True`, so `gym.make` adds the
+    stock checker only when given `disable_env_checker=False`.
 
     ## Action Space
 
@@ -187,7 +187,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     - `{"depth": d}`: as above, at depth `d`.
     - `{"instance": k}`: the k-th shipped certified instance of the env's `depth` and metric (the
       package `cubebench.instances`; `$CUBEBENCH_INSTANCES_DIR` overrides the folder): 100 per depth
-      1-4, 8, 12, 16 and 20 (2 at half-turn depth 20; 12 at quarter-turn depth 1, all there are).
+      1-4, 8, 12, 16 and 20 (all 12 quarter-turn and 18 half-turn ones at depth 1; 2 at half-turn depth 20).
     - `{"scramble": "R U F'"}`: those moves applied to the solved cube.
     - `{"state": "<54 letters>"}` or a sticker-id array: held as its centres say.
 
@@ -205,41 +205,41 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
 
     ## Move budget
 
-    `max_moves` caps an episode's face turns (actions of the metric: `U2` is two quarter-turn actions),
-    `max_rotations` its view rotations; `None` (default) is unbounded.
-    The env enforces them, so every way of acting goes through them. A face turn past the budget is
-    refused: the cube does not change, the step returns reward 0, `truncated=True` and `info["refused"]`
-    (the reason). The face turn that spends the last of the budget without solving truncates too. A
-    rotation past its budget is refused the same way but truncates only once no face turn is left.
-    Refused actions count as neither steps nor moves, but toward `max_steps`. The reset options
-    `max_moves` and `max_rotations` set one episode's budgets in place of the env's own (`own_budget`).
+    `max_moves` caps an episode's face turns (in the metric's actions: a half turn is two quarter
+    turns), `max_rotations` its view rotations; `None` (default) is unbounded. The env enforces them, so every way
+    of acting goes through them. A face turn past the budget is refused: the cube does not change, the
+    step pays 0 and returns `truncated=True` and `info["refused"]` (the reason). The face turn that spends
+    the budget without solving truncates too; a rotation past its budget is refused the same way but
+    truncates only once no face turn is left. Refused actions count as neither steps nor moves, but
+    toward `max_steps`. The reset options `max_moves` and `max_rotations` replace the env's own budgets
+    (`own_budget`) for one episode.
 
-    `cubebench.agents.run_episode` plays an env that has none under its depth's budget unless told
-    `capped=False` (the runner's default `--rules paper`: the paper's 20 steps, no cap; `--rules strict`
-    caps): `cubebench.budgets.move_budget(depth, metric)` is 5 quarter turns at depths 0-2, 22 at depth 3
-    and 40 from depth 4 (5, then 30 from depth 3, in face turns), 40 for a given state or scramble, and 40
-    view rotations on Face and Vertex. The rule is
+    `cubebench.agents.run_episode` gives an env without a budget its depth's unless `capped=False` (the
+    runner's default `--rules paper`: the paper's 20 steps, no cap; `--rules strict` caps).
+    `cubebench.budgets.move_budget(depth, metric)` is 5 quarter turns at depths 0-2, 22 at depth 3 and 40
+    from depth 4 (in face turns 5, then 30), 40 (30) for a given state or scramble, with 40 view rotations
+    on Face and Vertex:
 
     ```
     budget(d) = min(cap, max(d + 3, the largest B with blind_reach(B, d) * largest_odds(d) <= 5 % * 2/3 / 1.6))
     ```
 
-    An agent that sees only whether the cube is solved makes one walk of turns, and solves an instance
-    only if the walk passes through its inverse: at most `blind_reach(B, d)` positions at depth `d`,
-    `(B - d) // 2 + 1` in quarter turns. `largest_odds(d)`, the largest probability the generator gives
-    one position (1/60, 1/480, 1/2400 at quarter-turn depths 2, 3, 4; 1/135, 1/1620, 1/6075 in face
-    turns), bounds what knowing the generator is worth; 2/3 leaves room for a run's seeds and 1/1.6 for a
-    20-instance set holding more of the likeliest positions than its share. Depth 2 keeps the optimal plan
-    plus 3 (a bound of 3.3 %); one guess solves 1 depth-1 instance in 12, so depth 1 gets depth 2's
-    budget. `cubebench.budgets` derives it; `tests/engine/test_budgets.py` checks it on the shipped sets.
+    An agent that sees only whether the cube is solved walks one path of turns and solves an instance only
+    if the path passes its inverse: at most `blind_reach(B, d)` positions at depth `d`, `(B - d) // 2 + 1`
+    in quarter turns. `largest_odds(d)`, the generator's largest probability for one position (1/60,
+    1/480, 1/2400 at quarter-turn depths 2-4; 1/135, 1/1620, 1/6075 in face turns), bounds what knowing
+    the generator is worth; 2/3 leaves room for a run's seeds, 1/1.6 for sets that over-represent likely
+    positions. Depth 2 keeps the optimal plan plus 3 (a bound of 3.3 %); depth 1, where one guess solves 1
+    in 12, gets depth 2's budget. `cubebench.budgets` derives the rule; `tests/engine/test_budgets.py`
+    checks it on the shipped sets.
 
-    The cap, 40 quarter turns (30 face turns), holds any optimal plan (26 quarter turns, 20 face turns at
-    most) with room to explore, and the two-phase plan of every shipped instance however it is held (at
-    most 36 quarter, 23 face turns), while every 2-move sequence, each undone, takes 576. Measured by
-    `python benchmarks/budget_probes.py`: a probe that follows the `heuristic` reward by trial and error
-    needed 46 moves at the fewest at depth 8 (24 move orders, 20 instances); drawing a new order each
-    step it solved 4 of 1,000 depth-8 attempts within 40 moves, and a face-cycling probe 5 of 500 (`...
-    --depths 8 --seeds 25`): luck is the floor a blind agent gets at depth 8.
+    The cap, 40 quarter (30 face) turns, holds any optimal plan (at most 26 quarter, 20 face turns) with
+    room to explore and the two-phase plan of every shipped instance however it is held (at most 36
+    quarter, 23 face turns); trying every 2-move sequence, each undone, takes 576. Measured with `python
+    benchmarks/budget_probes.py`: a probe following the `heuristic` reward by trial and error needed 46
+    moves at the fewest at depth 8; drawing a new move order each step it solved 4 of 1,000 depth-8
+    attempts within 40 moves, a face-cycling probe 5 of 500. That luck is what a blind agent gets at
+    depth 8.
 
     ## Info
 
@@ -284,7 +284,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     | `debug` | keep the ground truth in `info` on Visual, Face and Vertex | `False` |
     | `generator` | `CertifiedGenerator()` or `ScrambleGenerator()` (`cubebench.generators`) | certified |
 
-    ```python
+    ```pycon
     >>> import gymnasium as gym
     >>> import cubebench
     >>> env = gym.make("CubeBench-Face-v0", depth=2, reward="sticker", max_moves=5)
@@ -295,11 +295,12 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     ((224, 224, 3), {'depth': 2, 'steps': 0, 'moves': 0, 'is_success': False, 'moves_left': 5, 'reward_kind': 'sticker'})
     >>> env.unwrapped.action_names[-6:]
     ('x', "x'", 'y', "y'", 'z', "z'")
+
     ```
 
     ## Vectorized environment
 
-    `gym.make_vec(id, num_envs=N)` builds the native `cubebench.envs.CubeVectorEnv` for Symbolic
+    `gym.make_vec(id, num_envs=N)` builds the native `cubebench.envs.vector_env.CubeVectorEnv` for Symbolic
     (`onehot`, `indices`) and Visual (`image`), which steps every cube in one Numba call (docs/rl.md), and
     Gymnasium's `SyncVectorEnv` for Face and Vertex. The native env autoresets in `NEXT_STEP` mode by
     default, draws uncertified seeded scrambles unless given `generator=CertifiedGenerator()`, pays

@@ -42,12 +42,9 @@ class ObserverActorEnv(AECEnv[str, dict[str, Any], Any]):
     translating perception into words another agent can act on. Success is solving within the move
     budget.
 
-    | | |
-    |---|---|
-    | Import | `from cubebench.envs.multi import observer_actor` (the `multi` extra) |
-    | Forms | `env()` (AEC, order-enforced), `raw_env()` (this class), `parallel_env()` |
-    | Agents | `observer_0`, `actor_0`, in turn order |
-    | Name | `CubeBench-ObserverActor-v0`, for `make_multi_env(name, parallel=False)` |
+    Made by `cubebench.envs.multi.observer_actor.env()` (AEC, order-enforced), `raw_env()` (this class)
+    or `parallel_env()`, or `make_multi_env("CubeBench-ObserverActor-v0")` (the `multi` extra). Agents:
+    `observer_0`, `actor_0`, in turn order.
 
     A cycle is the observer's turn, then the actor's, who hears a message in the cycle it was sent. The
     Parallel form plays one cycle per step with both seats choosing at once, so there the actor hears

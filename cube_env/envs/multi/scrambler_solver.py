@@ -101,12 +101,9 @@ class ScramblerSolverEnv(ParallelEnv[str, dict[str, Any], Any]):
     position reached, through its `tier`, with `max_moves` face turns (and `max_rotations` view
     rotations on Face and Vertex).
 
-    | | |
-    |---|---|
-    | Import | `from cubebench.envs.multi import scrambler_solver` (the `multi` extra) |
-    | Forms | `parallel_env()` (this class), `env()` (AEC: the scrambler, then the solver), `raw_env()` |
-    | Agents | `scrambler_0`, `solver_0` |
-    | Name | `CubeBench-ScramblerSolver-v0`, for `make_multi_env(name, parallel=True)` |
+    Made by `cubebench.envs.multi.scrambler_solver.parallel_env()` (this class), `env()` (AEC: the
+    scrambler, then the solver) or `raw_env()`, or by `make_multi_env("CubeBench-ScramblerSolver-v0", parallel=True)`.
+    Agents: `scrambler_0`, `solver_0`.
 
     Every scrambled position goes, with its exact distance, to `env.curriculum`, a `SelfPlayCurriculum`
     (or the one passed as `curriculum=`, to share it): a start-state generator, so

@@ -45,12 +45,9 @@ class TwoCamerasEnv(ParallelEnv[str, dict[str, Any], Any]):
     F was and B where R was. Together they see all six faces, neither alone does. Neither can rotate
     the cube; both can turn faces and talk.
 
-    | | |
-    |---|---|
-    | Import | `from cubebench.envs.multi import two_cameras` (the `multi` extra) |
-    | Forms | `parallel_env()` (this class), `env()` (AEC: asks `camera_0`, then `camera_1`, and applies both choices together), `raw_env()` |
-    | Agents | `camera_0`, `camera_1` |
-    | Name | `CubeBench-TwoCameras-v0`, for `make_multi_env(name, parallel=True)` |
+    Made by `cubebench.envs.multi.two_cameras.parallel_env()` (this class), `env()` (AEC: asks
+    `camera_0`, then `camera_1`, and applies both choices together) or `raw_env()`, or by
+    `make_multi_env("CubeBench-TwoCameras-v0", parallel=True)`. Agents: `camera_0`, `camera_1`.
 
     **Conflict rule.** If both seats turn in the same step and the turns differ, the turns cancel:
     neither is applied, no move is spent, and both seats' `info["conflict"]` is `True`. The same turn
