@@ -55,11 +55,10 @@ them, as Gymnasium's own "Vectorized environment" does)."""
 
 HEADER = '''# Environments
 
-This page is made from the environments' docstrings by `python docs/make_environments.py`: edit the
-docstrings, not the page (tests/test_environments_page.py fails when the two differ). The single-agent ids
-are the four tiers of one `CubeEnv`; the three multi-agent envs are PettingZoo envs around the same core
-(the `multi` extra; [multi-agent.md](multi-agent.md) shows them at play). Each section follows Gymnasium's
-layout: description, actions, observations, rewards, start, end, arguments.
+The four single-agent ids are tiers of one `CubeEnv`; the three multi-agent envs are PettingZoo envs around
+the same core (the `multi` extra; [multi-agent.md](multi-agent.md) shows them at play). Each section is an
+env's docstring, in Gymnasium's layout: `python docs/make_environments.py` writes this page from them, and
+tests/test_environments_page.py fails when the two differ.
 
 ```python
 import gymnasium as gym

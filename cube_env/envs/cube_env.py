@@ -169,7 +169,9 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
       28-31 at depths 12-20); `oracle`, phi = minus the exact optimal distance (its admissible lower bound
       when the optimal solver needs more than `reward_kwargs={"time_budget": 0.5}` seconds;
       `info["phi_source"]` says which). An agent that may try a move and undo it reads an optimal plan
-      off `oracle`: it is for RL research, and the runner's suites refuse it.
+      off `oracle` (unbudgeted, such a probe solved all 20 instances it tried at each of depths 3, 4, 8
+      and 12: `python benchmarks/budget_probes.py --reward oracle --depths 3 4 8 12 --orders 1
+      --seeds 0`): it is for RL research, and the runner's suites refuse it.
 
     View rotations pay 0 under every reward: each potential reads the cube relative to its centres.
     `info["phi"]` shows the potential on Symbolic only (see Info).
@@ -224,12 +226,13 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     budget(d) = min(cap, max(d + 3, the largest B with blind_reach(B, d) * largest_odds(d) <= 5 % * 2/3 / 1.6))
     ```
 
-    An agent that sees only whether the cube is solved walks one path of turns and solves an instance only
-    if the path passes its inverse: at most `blind_reach(B, d)` positions at depth `d`, `(B - d) // 2 + 1`
-    in quarter turns. `largest_odds(d)`, the generator's largest probability for one position (1/60,
-    1/480, 1/2400 at quarter-turn depths 2-4; 1/135, 1/1620, 1/6075 in face turns), bounds what knowing
-    the generator is worth; 2/3 leaves room for a run's seeds, 1/1.6 for sets that over-represent likely
-    positions. Depth 2 keeps the optimal plan plus 3 (a bound of 3.3 %); depth 1, where one guess solves 1
+    An agent that sees only whether the cube is solved walks one path of turns, which passes at most
+    `blind_reach(B, d)` positions at depth `d` (`(B - d) // 2 + 1` in quarter turns); it solves an
+    instance only if one is its inverse. `largest_odds(d)`, the generator's largest probability for one
+    position (1/60, 1/480, 1/2400 at quarter-turn depths 2-4; 1/135, 1/1620, 1/6075 in face turns),
+    bounds what knowing the generator is worth; 2/3 leaves room for a run's seeds, 1/1.6 for sets that
+    over-represent likely positions. Depth 3's 22 still fits the solver tools' plans (at most 21 quarter turns however the cube
+    is held). Depth 2 keeps the optimal plan plus 3 (a bound of 3.3 %); depth 1, where one guess solves 1
     in 12, gets depth 2's budget. `cubebench.budgets` derives the rule; `tests/engine/test_budgets.py`
     checks it on the shipped sets.
 
@@ -239,26 +242,25 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     benchmarks/budget_probes.py`: a probe following the `heuristic` reward by trial and error needed 46
     moves at the fewest at depth 8; drawing a new move order each step it solved 4 of 1,000 depth-8
     attempts within 40 moves, a face-cycling probe 5 of 500. That luck is what a blind agent gets at
-    depth 8.
+    depth 8. `tests/agents/test_validity.py` plays enumeration (depths 3, 4) and reward probing (depth 8)
+    through the CodeAct tools on every tier: under the budget they solve nothing.
 
     ## Info
 
-    | key | value |
-    |---|---|
-    | `facelets` | the held cube's 54-letter string |
-    | `scramble` | the start's scramble (`""` for a given state) |
-    | `depth` | the certified depth (-1 for a given state or scramble) |
-    | `distance` | the exact optimal distance where certified, else `None` |
-    | `steps`, `moves` | actions taken (refused ones excluded), face turns among them |
-    | `is_success` | whether the cube is solved |
-    | `moves_left`, `rotations_left` | what is left of a budget, where one is set |
-    | `refused` | why an action was refused |
-    | `reward_kind`, `phi`, `phi_source` | the dense reward's name, potential and (oracle) its source |
+    - `facelets`: the held cube's 54-letter string; `scramble`: the start's scramble (`""` for a state)
+    - `depth`: the certified depth (-1 for a given state or scramble); `distance`: the exact optimal
+      distance where certified, else `None`
+    - `steps`: actions taken (refused ones excluded); `moves`: face turns among them
+    - `is_success`: whether the cube is solved
+    - `moves_left`, `rotations_left`: what is left of a budget, where one is set; `refused`: why an
+      action was refused
+    - `reward_kind`, `phi`, `phi_source`: a dense reward's name, potential and (oracle) its source
 
     Visual, Face and Vertex keep only `depth`, `steps`, `moves`, `is_success`, `reward_kind`,
     `moves_left`, `rotations_left` and `refused` (`cubebench.tiers.PUBLIC_INFO_KEYS`) unless
-    `debug=True`: everything else reveals the state. Runners read the truth from `env.unwrapped.state`
-    (54 sticker ids) and `env.unwrapped.facelets`.
+    `debug=True`: everything else reveals the state. Runners read the truth from `env.unwrapped.facelets`
+    and `env.unwrapped.state`, the 54 sticker ids: a new array after each step that the env never changes
+    (assigning `state` sets the cube).
 
     ## Rendering
 
@@ -278,7 +280,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     | `render_mode` | `ansi`, `rgb_array` (`human` with a display) | `None` |
     | `obs_format` | Symbolic `onehot`, `indices`, `text`; the others `image`, `text` | the first |
     | `letters` | Symbolic text: `faces` or `colours` | `faces` |
-    | `image_size` | image side in pixels, at least 48 | 224 |
+    | `image_size` | image side in pixels: at least 48 (net), 32 (Vertex), 16 (Face) | 224 |
     | `renderer` | Vertex: `painter` or `pyrender` | `painter` |
     | `move_frame` | `held` or `global` | `held` |
     | `debug` | keep the ground truth in `info` on Visual, Face and Vertex | `False` |

@@ -71,8 +71,8 @@ class TwoCamerasEnv(ParallelEnv[str, dict[str, Any], Any]):
 
     ## Starting State
 
-    As in the observer-actor env: a seeded draw from the shipped certified instances of `depth`, or the
-    `instance`, `depth`, `scramble` or `state` option.
+    As in the observer-actor env: a seeded draw from the shipped certified instances of `depth`, or an
+    option.
 
     ## Episode End
 
