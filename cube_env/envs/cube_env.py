@@ -207,14 +207,14 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
 
     ## Move budget
 
-    `max_moves` caps an episode's face turns (in the metric's actions: a half turn is two quarter
-    turns), `max_rotations` its view rotations; `None` (default) is unbounded. The env enforces them, so every way
-    of acting goes through them. A face turn past the budget is refused: the cube does not change, the
-    step pays 0 and returns `truncated=True` and `info["refused"]` (the reason). The face turn that spends
-    the budget without solving truncates too; a rotation past its budget is refused the same way but
-    truncates only once no face turn is left. Refused actions count as neither steps nor moves, but
-    toward `max_steps`. The reset options `max_moves` and `max_rotations` replace the env's own budgets
-    (`own_budget`) for one episode.
+    `max_moves` caps an episode's face turns, counted in the metric's actions (a half turn costs two
+    quarter turns), `max_rotations` its view rotations; `None` (default) is unbounded. The env enforces
+    them, so every way of acting goes through them. A face turn past the budget is refused: the cube
+    does not change, the step pays 0 and returns `truncated=True` and `info["refused"]` (the reason).
+    The face turn that spends the budget without solving truncates too; a rotation past its budget is
+    refused the same way but truncates only once no face turn is left. Refused actions count as neither
+    steps nor moves, but toward `max_steps`. The reset options `max_moves` and `max_rotations` replace
+    the env's own budgets (`own_budget`) for one episode.
 
     `cubebench.agents.run_episode` gives an env without a budget its depth's unless `capped=False` (the
     runner's default `--rules paper`: the paper's 20 steps, no cap; `--rules strict` caps).
@@ -231,10 +231,10 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     instance only if one is its inverse. `largest_odds(d)`, the generator's largest probability for one
     position (1/60, 1/480, 1/2400 at quarter-turn depths 2-4; 1/135, 1/1620, 1/6075 in face turns),
     bounds what knowing the generator is worth; 2/3 leaves room for a run's seeds, 1/1.6 for sets that
-    over-represent likely positions. Depth 3's 22 still fits the solver tools' plans (at most 21 quarter turns however the cube
-    is held). Depth 2 keeps the optimal plan plus 3 (a bound of 3.3 %); depth 1, where one guess solves 1
-    in 12, gets depth 2's budget. `cubebench.budgets` derives the rule; `tests/engine/test_budgets.py`
-    checks it on the shipped sets.
+    over-represent likely positions. Depth 3's 22 still fits the solver tools' plans (at most 21 quarter
+    turns however the cube is held). Depth 2 keeps the optimal plan plus 3 (a bound of 3.3 %); depth 1,
+    where one guess solves 1 in 12, gets depth 2's budget. `cubebench.budgets` derives the rule;
+    `tests/engine/test_budgets.py` checks it on the shipped sets.
 
     The cap, 40 quarter (30 face) turns, holds any optimal plan (at most 26 quarter, 20 face turns) with
     room to explore and the two-phase plan of every shipped instance however it is held (at most 36

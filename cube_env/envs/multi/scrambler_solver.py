@@ -1,4 +1,4 @@
-"""Scrambler versus solver (``CubeBench-ScramblerSolver-v0``): a zero-sum game on one cube, and its self-play curriculum.
+"""Scrambler versus solver (``CubeBench-ScramblerSolver-v0``): a zero-sum game on one cube, and its curriculum.
 
 The rules are :class:`ScramblerSolverEnv`'s docstring, from which docs/environments.md is made
 (``python docs/make_environments.py``); :class:`SelfPlayCurriculum` keeps the positions the games reach.
