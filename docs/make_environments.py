@@ -2,7 +2,7 @@
 
 Run from the repository root: ``python docs/make_environments.py`` writes the page;
 ``python docs/make_environments.py --check`` writes nothing and exits 1 if the page differs from what
-the docstrings make now (tests/test_environments_page.py runs the same comparison).
+the docstrings make now (tests/envs/test_environments_page.py runs the same comparison).
 
 The page is a header (what it covers and a runnable example), then one section per env of
 :data:`ENVS`: a title, where the class lives, and its docstring, whose ``## `` headings (Gymnasium's
@@ -58,7 +58,7 @@ HEADER = '''# Environments
 The four single-agent ids are tiers of one `CubeEnv`; the three multi-agent envs are PettingZoo envs around
 the same core (the `multi` extra; [multi-agent.md](multi-agent.md) shows them at play). Each section is an
 env's docstring, in Gymnasium's layout: `python docs/make_environments.py` writes this page from them, and
-tests/test_environments_page.py fails when the two differ.
+tests/envs/test_environments_page.py fails when the two differ.
 
 ```python
 import gymnasium as gym
