@@ -106,42 +106,207 @@ def _compiled_step_kernel() -> Callable[[np.ndarray, int], bool]:
 
 
 class CubeEnv(gym.Env[np.ndarray, np.int64]):
-    """A Rubik's cube to solve, one action per face turn or view rotation.
+    """A Rubik's cube to solve, one action per face turn or view rotation: the core of the four tiers.
 
-    Actions are, in order, the metric's face turns (``metric="quarter"``:
-    ``U U' D D' L L' R R' F F' B B'``; ``metric="half"``: the same faces with
-    ``'`` and ``2``, 18 in all; see ``action_names``) followed, when
-    ``view_actions`` is on, by the rotations ``x x' y y' z z'``.  Face turns act
-    on the held cube (after ``y``, ``R`` turns the face now on the right)
-    unless ``move_frame="global"``, which keeps them on the original faces.
-    Rotations never count as moves and never change whether the cube is solved.
+    ## Description
 
-    ``moves=`` (``"quarter"`` or ``"face"``) is the deprecated spelling of
-    ``metric=``: it still works, with a ``FutureWarning``.
+    CubeBench's cube as a POMDP: the cube starts a certified number of moves from solved and the agent
+    turns faces until every face is one colour, seeing the state whole (an MDP) or in part. `import cubebench`
+    registers four ids (`gym.make("cubebench:CubeBench-Vertex-v0")` imports the package first). Each id is
+    this env, a reward wrapper and the tier's observation wrapper (`cubebench.wrappers`), built by
+    `cubebench.make_cube_env(tier, ...)`:
 
-    Reward is sparse: 1.0 on the step that solves the cube.  The episode
-    terminates when solved and truncates after ``max_steps`` actions (``None``
-    for no limit).
+    | id | tier | observation wrapper | the agent sees | view actions |
+    |---|---|---|---|---|
+    | `CubeBench-Symbolic-v0` | 1, full state | `SymbolicObservation` | the 54 stickers (one-hot) | no |
+    | `CubeBench-Visual-v0` | 2, unfolded net | `NetObservation` | the cross net, an RGB image | no |
+    | `CubeBench-Face-v0` | 3a, partial | `FaceViewObservation` | the held cube's F face | yes |
+    | `CubeBench-Vertex-v0` | 3b, partial | `VertexViewObservation` | U, F and R from the UFR corner | yes |
 
-    ``max_moves`` and ``max_rotations`` are the episode's move budget (face
-    turns, counted in the metric's actions: quarter turns or face turns) and
-    view-rotation budget (``None``: unbounded).  A face turn past the budget
-    is refused: the cube does not change, the step truncates and
-    ``info["refused"]`` says why.  The face turn that spends the budget
-    without solving truncates too: with no turn left the cube cannot be
-    solved.  A refused rotation truncates only once no face turn is left
-    (face turns may still solve the cube).  Refused actions count as neither
-    steps nor moves, but they count toward ``max_steps``, so refusals cannot
-    keep an episode going forever.  ``info["moves_left"]`` and
-    ``info["rotations_left"]`` are reported where a budget is set.  The reset
-    options ``max_moves`` and ``max_rotations`` set one episode's budgets in
-    place of the env's own (what ``run_episode`` does for an env without one,
-    leaving the env as it was given).
+    The Vertex image is drawn by a 2D painter (numpy and Pillow, no GPU) by default; `renderer="pyrender"`
+    draws the cubies in 3D with OpenGL (the `render3d` extra; same camera, same sticker colours at the
+    same pixels). The ids wrap the env in `RetryingPassiveEnvChecker`: Gymnasium's passive checker, but
+    one that checks a first `reset` again after it raised (Gymnasium 1.4's own then fails the next `step`
+    with a `TypeError`). They are registered with `disable_env_checker=True`, so `gym.make` adds the
+    stock checker only when given `disable_env_checker=False`.
 
-    The observation is the held cube's colours: ``obs_format="indices"``
-    (default) gives 54 colour indices, ``"onehot"`` the (54, 6) uint8 rows
-    that Tier 1's default form shows (made here so that form needs no
-    per-step conversion).  Each step returns a fresh array.
+    ## Action Space
+
+    `Discrete(12)` with `metric="quarter"` (default): `U U' D D' L L' R R' F F' B B'` in that order;
+    `Discrete(18)` with `metric="half"`: each face's `X X' X2`. Face and Vertex add the six view
+    rotations `x x' y y' z z'` (`Discrete(18)` or `Discrete(24)`). `env.unwrapped.action_names` lists
+    them. Face turns act on the held cube (after `y`, `R` turns the face now on the right) unless
+    `move_frame="global"`, which keeps each turn on its original face. Rotations never count as moves
+    and never change whether the cube is solved. An action outside the space raises `ValueError`.
+
+    ## Observation Space
+
+    Stickers are in Kociemba's `URFDLB` order, row-major as on the standard net (docs/conventions.md); a
+    colour is the index 0-5 of the face whose centre has it in the solved cube. Every step returns a new
+    object.
+
+    | tier | `obs_format` (default first) | space |
+    |---|---|---|
+    | Symbolic | `onehot` | `Box(0, 1, (54, 6), uint8)`, row `i` one-hot in sticker `i`'s colour |
+    | | `indices` | `Box(0, 5, (54,), uint8)` |
+    | | `text` | `Text(54)`: `letters="faces"` names each sticker by the face whose centre has its colour (a `URFDLB` string a solver accepts however the cube is held), `"colours"` writes `WRGYOB` |
+    | Visual, Face, Vertex | `image` | `Box(0, 255, (S, S, 3), uint8)`, `S = image_size` |
+    | | `text` | letter grids: the labelled net, a titled 3x3 grid, or three |
+
+    `CubeEnv` itself observes `indices` (default) or `onehot`.
+
+    ## Rewards
+
+    `reward` names one of `cubebench.engine.rewards.REWARDS`:
+
+    - `none` (default; alias `sparse`): 1.0 on the step that solves, else 0.
+    - The dense rewards pay a potential difference `phi(s') - phi(s)`, so an episode's rewards sum to
+      `phi(end) - phi(start)`, and add no bonus on solving (every potential peaks there): `sticker`,
+      phi = stickers matching their face's centre (6..54); `face`, phi = completed faces (0..6);
+      `heuristic`, phi = minus the length, in the env's metric, of Kociemba's two-phase solution of the
+      cube turned to reference orientation (the paper's "distance estimation via classic solving
+      algorithms": only an estimate, averaging 4.7 quarter turns at certified depth 3, 11 at depth 8 and
+      28-31 at depths 12-20); `oracle`, phi = minus the exact optimal distance (its admissible lower bound
+      when the optimal solver needs more than `reward_kwargs={"time_budget": 0.5}` seconds;
+      `info["phi_source"]` says which). An agent that may try a move and undo it reads an optimal plan
+      off `oracle` (unbudgeted, such a probe solved all 20 instances it tried at each of depths 3, 4, 8
+      and 12: `python benchmarks/budget_probes.py --reward oracle --depths 3 4 8 12 --orders 1
+      --seeds 0`): it is for RL research, and the runner's suites refuse it.
+
+    View rotations pay 0 under every reward: each potential reads the cube relative to its centres.
+    `info["phi"]` shows the potential on Symbolic only (see Info).
+
+    ## Starting State
+
+    `reset(seed=s)` draws a state whose optimal distance is certified to equal the env's `depth` in its
+    metric: a seeded non-redundant `depth`-move scramble, kept only if its exact distance is `depth`.
+    Depths up to 2 quarter (3 half) turns are optimal by construction, up to 10 (9) are certified by the
+    table-free oracle (`cubebench.solver.oracle`), deeper ones by the exact optimal solver, whose 0.9 GB
+    of tables are built on first use (2-15 minutes, announced on stderr). Depths beyond 22 quarter (18
+    half) turns raise at once: random scrambles do not reach them. `generator=ScrambleGenerator()`
+    gives uncertified scrambles (`info["distance"]` is `None`). `options` take one start:
+
+    - `{"depth": d}`: as above, at depth `d`.
+    - `{"instance": k}`: the k-th shipped certified instance of the env's `depth` and metric (the
+      package `cubebench.instances`; `$CUBEBENCH_INSTANCES_DIR` overrides the folder): 100 per depth
+      1-4, 8, 12, 16 and 20 (all 12 quarter-turn and 18 half-turn ones at depth 1; 2 at half-turn depth 20).
+    - `{"scramble": "R U F'"}`: those moves applied to the solved cube.
+    - `{"state": "<54 letters>"}` or a sticker-id array: held as its centres say.
+
+    and may add `max_moves` and `max_rotations` (see Move budget). Unknown keys, two starts, options that
+    are not a dict, `depth` or `instance` not an int >= 0 (`"3"`, `2.5`, `True`, `None`) and a scramble
+    that is not a string raise `ValueError` with a message; a bad state raises `InvalidStateError` and a
+    bad move `NotationError`, both `ValueError`s.
+
+    ## Episode End
+
+    1. Termination: the cube is solved (every face one colour, however it is held). A depth-0 start is
+       solved at reset (`info["is_success"]`); it ends at the first step that leaves it solved.
+    2. Truncation: after `max_steps` actions (default 20, the paper's interaction steps; `None`: no
+       limit), counted by the env itself (the spec adds no `TimeLimit`); and by the move budget.
+
+    ## Move budget
+
+    `max_moves` caps an episode's face turns, counted in the metric's actions (a half turn costs two
+    quarter turns), `max_rotations` its view rotations; `None` (default) is unbounded. The env enforces
+    them, so every way of acting goes through them. A face turn past the budget is refused: the cube
+    does not change, the step pays 0 and returns `truncated=True` and `info["refused"]` (the reason).
+    The face turn that spends the budget without solving truncates too; a rotation past its budget is
+    refused the same way but truncates only once no face turn is left. Refused actions count as neither
+    steps nor moves, but toward `max_steps`. The reset options `max_moves` and `max_rotations` replace
+    the env's own budgets (`own_budget`) for one episode.
+
+    `cubebench.agents.run_episode` gives an env without a budget its depth's unless `capped=False` (the
+    runner's default `--rules paper`: the paper's 20 steps, no cap; `--rules strict` caps).
+    `cubebench.budgets.move_budget(depth, metric)` is 5 quarter turns at depths 0-2, 22 at depth 3 and 40
+    from depth 4 (in face turns 5, then 30), 40 (30) for a given state or scramble, with 40 view rotations
+    on Face and Vertex:
+
+    ```
+    budget(d) = min(cap, max(d + 3, the largest B with blind_reach(B, d) * largest_odds(d) <= 5 % * 2/3 / 1.6))
+    ```
+
+    An agent that sees only whether the cube is solved walks one path of turns, which passes at most
+    `blind_reach(B, d)` positions at depth `d` (`(B - d) // 2 + 1` in quarter turns); it solves an
+    instance only if one is its inverse. `largest_odds(d)`, the generator's largest probability for one
+    position (1/60, 1/480, 1/2400 at quarter-turn depths 2-4; 1/135, 1/1620, 1/6075 in face turns),
+    bounds what knowing the generator is worth; 2/3 leaves room for a run's seeds, 1/1.6 for sets that
+    over-represent likely positions. Depth 3's 22 still fits the solver tools' plans (at most 21 quarter
+    turns however the cube is held). Depth 2 keeps the optimal plan plus 3 (a bound of 3.3 %); depth 1,
+    where one guess solves 1 in 12, gets depth 2's budget. `cubebench.budgets` derives the rule;
+    `tests/engine/test_budgets.py` checks it on the shipped sets.
+
+    The cap, 40 quarter (30 face) turns, holds any optimal plan (at most 26 quarter, 20 face turns) with
+    room to explore and the two-phase plan of every shipped instance however it is held (at most 36
+    quarter, 23 face turns); trying every 2-move sequence, each undone, takes 576. Measured with `python
+    benchmarks/budget_probes.py`: a probe following the `heuristic` reward by trial and error needed 46
+    moves at the fewest at depth 8; drawing a new move order each step it solved 4 of 1,000 depth-8
+    attempts within 40 moves, a face-cycling probe 5 of 500. That luck is what a blind agent gets at
+    depth 8. `tests/agents/test_validity.py` plays enumeration (depths 3, 4) and reward probing (depth 8)
+    through the CodeAct tools on every tier: under the budget they solve nothing.
+
+    ## Info
+
+    - `facelets`: the held cube's 54-letter string; `scramble`: the start's scramble (`""` for a state)
+    - `depth`: the certified depth (-1 for a given state or scramble); `distance`: the exact optimal
+      distance where certified, else `None`
+    - `steps`: actions taken (refused ones excluded); `moves`: face turns among them
+    - `is_success`: whether the cube is solved
+    - `moves_left`, `rotations_left`: what is left of a budget, where one is set; `refused`: why an
+      action was refused
+    - `reward_kind`, `phi`, `phi_source`: a dense reward's name, potential and (oracle) its source
+
+    Visual, Face and Vertex keep only `depth`, `steps`, `moves`, `is_success`, `reward_kind`,
+    `moves_left`, `rotations_left` and `refused` (`cubebench.tiers.PUBLIC_INFO_KEYS`) unless
+    `debug=True`: everything else reveals the state. Runners read the truth from `env.unwrapped.facelets`
+    and `env.unwrapped.state`, the 54 sticker ids: a new array after each step that the env never changes
+    (assigning `state` sets the cube).
+
+    ## Rendering
+
+    `render_mode="ansi"` returns the coloured text net, `"rgb_array"` the net as a 224-pixel image, and
+    `"human"` shows it in a matplotlib window (offered only where a display exists). On every tier the
+    render shows the whole cube, not the agent's view: it is for people watching.
+
+    ## Arguments
+
+    | argument | values | default |
+    |---|---|---|
+    | `depth` | certified optimal distance of `reset()` starts | 1 |
+    | `metric` | `quarter` (12 turns) or `half` (18); `moves=` and the values `face`, `htm`, `qtm` still work, with a `FutureWarning` | `quarter` |
+    | `reward` | `none`, `sparse`, `sticker`, `face`, `heuristic`, `oracle`; `reward_kwargs` for `oracle`'s `time_budget` | `none` |
+    | `max_steps` | actions before truncation, or `None` | 20 |
+    | `max_moves`, `max_rotations` | the move budget, or `None`; an int >= 1 and an int >= 0 | `None` |
+    | `render_mode` | `ansi`, `rgb_array` (`human` with a display) | `None` |
+    | `obs_format` | Symbolic `onehot`, `indices`, `text`; the others `image`, `text` | the first |
+    | `letters` | Symbolic text: `faces` or `colours` | `faces` |
+    | `image_size` | image side in pixels: at least 48 (net), 32 (Vertex), 16 (Face) | 224 |
+    | `renderer` | Vertex: `painter` or `pyrender` | `painter` |
+    | `move_frame` | `held` or `global` | `held` |
+    | `debug` | keep the ground truth in `info` on Visual, Face and Vertex | `False` |
+    | `generator` | `CertifiedGenerator()` or `ScrambleGenerator()` (`cubebench.generators`) | certified |
+
+    ```pycon
+    >>> import gymnasium as gym
+    >>> import cubebench
+    >>> env = gym.make("CubeBench-Face-v0", depth=2, reward="sticker", max_moves=5)
+    >>> env
+    <OrderEnforcing<RetryingPassiveEnvChecker<FaceViewObservation<StickerReward<CubeEnv<CubeBench-Face-v0>>>>>>
+    >>> obs, info = env.reset(seed=0)
+    >>> obs.shape, info
+    ((224, 224, 3), {'depth': 2, 'steps': 0, 'moves': 0, 'is_success': False, 'moves_left': 5, 'reward_kind': 'sticker'})
+    >>> env.unwrapped.action_names[-6:]
+    ('x', "x'", 'y', "y'", 'z', "z'")
+
+    ```
+
+    ## Vectorized environment
+
+    `gym.make_vec(id, num_envs=N)` builds the native `cubebench.envs.vector_env.CubeVectorEnv` for Symbolic
+    (`onehot`, `indices`) and Visual (`image`), which steps every cube in one Numba call (docs/rl.md), and
+    Gymnasium's `SyncVectorEnv` for Face and Vertex. The native env autoresets in `NEXT_STEP` mode by
+    default, draws uncertified seeded scrambles unless given `generator=CertifiedGenerator()`, pays
+    `none`, `sticker` or `face`, and has no move budget; anything else needs `vectorization_mode="sync"`.
     """
 
     action_space: spaces.Discrete

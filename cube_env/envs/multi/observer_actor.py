@@ -1,25 +1,7 @@
-"""Observer and actor: split perception, one pair of hands, a bounded text channel (turn-based AEC).
+"""Observer and actor (``CubeBench-ObserverActor-v0``): split perception, one pair of hands, a bounded text channel.
 
-Two seats share one cube.  ``observer_0`` sees it through any tier (Symbolic, Visual net, Face
-or Vertex View; on Face and Vertex it may turn the cube to look at other faces) but cannot turn
-a face.  ``actor_0`` turns faces but sees nothing: its observation is the last message it
-heard and budget counters, never anything computed from the cube.  They talk through the
-channel of :mod:`.channel` (``max_message_chars``, ``max_messages`` per seat).  Success is
-solving the cube within the move budget: the env isolates translating perception into the
-words another agent can act on.
-
-A cycle is the observer's turn, then the actor's; the actor hears a message in the cycle it
-was sent.  Both seats act with ``{"action": k, "message": text}``: ``k`` = 0 wait, 1 say the
-message, then the observer's view rotations (``x x' y y' z z'``, partial tiers only) or the
-actor's face turns (the metric's, named by centre colour: ``U`` turns the white-centred face,
-whichever way the observer holds the cube).  The team shares the reward: 1.0 to both seats in
-the cycle that solves the cube, which terminates the episode; the episode is truncated when
-the move budget is spent without solving (as in the single-agent envs) or after
-``max_cycles`` cycles.  Every seat's ``info`` holds bookkeeping only (cycle, moves, depth,
-success, refusals), never the state.
-
-The Parallel form (:func:`parallel_env`) plays one cycle per step: both seats choose at once,
-so the actor hears the observer's message of a step at the next step.
+The rules are :class:`ObserverActorEnv`'s docstring, from which docs/environments.md is made
+(``python docs/make_environments.py``); the channel and the action form are :mod:`.channel`'s.
 """
 
 from __future__ import annotations
@@ -51,7 +33,71 @@ OBSERVER, ACTOR = SEATS = GAME.seats
 
 
 class ObserverActorEnv(AECEnv[str, dict[str, Any], Any]):
-    """The observer-actor env (AEC); see the module docstring. ``raw_env`` is this class."""
+    """Observer and actor: one seat sees the cube, the other turns it, and they talk (turn-based, AEC).
+
+    ## Description
+
+    Two seats share one cube. `observer_0` sees it through any tier but cannot turn a face; `actor_0`
+    turns faces but sees nothing of the cube. Messages are their only channel, so the env isolates
+    translating perception into words another agent can act on. Success is solving within the move
+    budget.
+
+    Made by `cubebench.envs.multi.observer_actor.env()` (AEC, order-enforced), `raw_env()` (this class)
+    or `parallel_env()`, or `make_multi_env("CubeBench-ObserverActor-v0")` (the `multi` extra). Agents:
+    `observer_0`, `actor_0`, in turn order.
+
+    A cycle is the observer's turn, then the actor's, who hears a message in the cycle it was sent. The
+    Parallel form plays one cycle per step with both seats choosing at once, so there the actor hears
+    it one step later.
+
+    ## Action Space
+
+    Each seat acts with `Dict(action=Discrete(2 + n), message=Text(0, max_message_chars))`. `action` 0
+    waits, 1 says `message`, and from 2 on are the seat's own actions (`action_names(seat)`): the
+    observer's view rotations `x x' y y' z z'` (Face and Vertex only), the actor's face turns of the
+    metric, named by centre colour (`U` turns the white-centred face however the observer holds the
+    cube). A message keeps printable ASCII, space and newline: a longer one is cut, other characters
+    become `?` (`info["message_note"]` says so), one past `max_messages` is refused (`info["refused"]`),
+    an empty one is not sent. A bare int stands for `{"action": k}`, a bare str says it.
+
+    ## Observation Space
+
+    A `Dict`. Both seats: `message` (the other seat's latest, `""` before the first), `received` (how
+    many heard), `moves_left`, `messages_left` and `cycles_left`. The observer also: `view`, the cube
+    through `tier` and `form` as the single-agent tiers show it (text in colour letters `WRGYOB`), and
+    `rotations_left` on Face and Vertex. Nothing the actor observes is computed from the cube.
+    `state()` gives runners and centralised training the held cube's 54 colour indices.
+
+    ## Rewards
+
+    Shared: 1.0 to both seats in the cycle that solves the cube, else 0.
+
+    ## Starting State
+
+    `reset(seed=s)` draws, with the seed, one of the shipped certified instances of `depth` and `metric`
+    (a depth with no shipped set is certified on the spot, as `CubeEnv` does). The options `instance`,
+    `depth`, `scramble` and `state` work as in `CubeEnv`; other keys are ignored with a warning.
+
+    ## Episode End
+
+    1. Termination: the cube is solved.
+    2. Truncation: the move budget is spent without solving, or `max_cycles` cycles have passed.
+
+    Each seat's `info` holds `cycle`, `moves`, `depth`, `is_success` and, where they apply, `refused`
+    and `message_note`: never the state.
+
+    ## Arguments
+
+    | argument | default |
+    |---|---|
+    | `tier`, `form` | `symbolic`, the tier's first form |
+    | `depth`, `metric` | 8, `quarter` |
+    | `max_moves`, `max_rotations`, `max_cycles` | 40, 40, 100 |
+    | `max_messages`, `max_message_chars` | 8, 256 |
+    | `image_size` | 224 |
+    | `render_mode` | `None`; `rgb_array` (a panel per seat, and the true cube) or `ansi` |
+    | `generator` | `CurriculumGenerator()`: the shipped sets |
+    """
 
     GAME: ClassVar[Game] = GAME
     """The games-table row of this env."""

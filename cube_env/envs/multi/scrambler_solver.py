@@ -1,32 +1,7 @@
-"""Scrambler versus solver: a zero-sum game on one cube, and the self-play curriculum it feeds.
+"""Scrambler versus solver (``CubeBench-ScramblerSolver-v0``): a zero-sum game on one cube, and its curriculum.
 
-Two phases on a solved cube.  **Scramble**: ``scrambler_0`` makes exactly ``scramble_moves``
-(k) face turns, seeing the whole cube (Symbolic); ``solver_0`` sees nothing meanwhile (a
-blank view), so it cannot watch the scramble and undo it.  **Solve**: ``solver_0`` plays from
-the position reached, through its tier (any of the four; view rotations on Face and Vertex),
-with a move budget of ``max_moves``.
-
-Both seats act every step (so one step is one cycle, in both API forms); the seat whose phase
-it is not must pass, and its ``action_mask`` (in the observation) allows only ``0`` (pass).
-An action the mask forbids is ignored and ``info["refused"]`` says so.  Actions: the
-scrambler ``0`` pass, then the metric's face turns; the solver ``0`` pass, then the face turns,
-then (partial tiers) the view rotations.  Turns are named by centre colour, as in every
-multi-agent env.
-
-**Rewards** are zero-sum at every step and paid when the game is decided.  With ``d`` the
-exact optimal distance of the scrambled position (:func:`cubebench.solver.oracle.oracle`:
-breadth-first tables, exact up to 9 quarter turns or 8 half turns, the exact optimal solver
-beyond), the scrambler gets ``d / k`` plus 1 if the solver fails or minus 1 if it solves, and
-the solver the negation.  The game is decided (``terminated``) when the solver solves, when
-its move budget is spent, or when the scramble ends solved (``d = 0``: the solver wins
-at once); reaching ``max_cycles`` in the solve phase counts as the solver's failure (and
-truncates), during the scramble it is no game (0 to both, truncated).  The solver's ``info``
-never holds the state or the distance; at the end both seats get ``outcome`` and the scrambler
-also ``distance``.
-
-Every scrambled position, with its exact distance, goes to the env's :class:`SelfPlayCurriculum`
-(``env.curriculum``): a start-state generator for any env (``generator=env.curriculum``) that
-serves, for a depth ``d``, the positions self-play found at exactly distance ``d``.
+The rules are :class:`ScramblerSolverEnv`'s docstring, from which docs/environments.md is made
+(``python docs/make_environments.py``); :class:`SelfPlayCurriculum` keeps the positions the games reach.
 """
 
 from __future__ import annotations
@@ -116,7 +91,69 @@ class SelfPlayCurriculum:
 
 
 class ScramblerSolverEnv(ParallelEnv[str, dict[str, Any], Any]):
-    """The scrambler-versus-solver game (native Parallel); see the module docstring."""
+    """Scrambler versus solver: a zero-sum game on one cube, and the self-play curriculum it feeds (Parallel).
+
+    ## Description
+
+    Two phases on a solved cube. **Scramble**: `scrambler_0` makes exactly `scramble_moves` (k) face
+    turns, seeing the whole cube (Symbolic); `solver_0` sees a blank view meanwhile (zeros, or `?`
+    characters), so it cannot watch the scramble and undo it. **Solve**: `solver_0` plays from the
+    position reached, through its `tier`, with `max_moves` face turns (and `max_rotations` view
+    rotations on Face and Vertex).
+
+    Made by `cubebench.envs.multi.scrambler_solver.parallel_env()` (this class), `env()` (AEC: the
+    scrambler, then the solver) or `raw_env()`, or by `make_multi_env("CubeBench-ScramblerSolver-v0", parallel=True)`.
+    Agents: `scrambler_0`, `solver_0`.
+
+    Every scrambled position goes, with its exact distance, to `env.curriculum`, a `SelfPlayCurriculum`
+    (or the one passed as `curriculum=`, to share it): a start-state generator, so
+    `generator=env.curriculum` makes any env start from the positions self-play found at exactly its
+    `depth` (`NoInstanceSetError` for a distance not found yet).
+
+    ## Action Space
+
+    `Discrete`: the scrambler 0 passes, then the metric's face turns; the solver 0 passes, then the face
+    turns, then (Face and Vertex) the view rotations. Turns are named by centre colour. Both seats act
+    every step (one step is one cycle); the seat whose phase it is not must pass, and an action its
+    `action_mask` forbids (the scrambler may not pass) is ignored with `info["refused"]`.
+
+    ## Observation Space
+
+    A `Dict`: `view` (the scrambler's Symbolic one-hot; the solver's `tier` and `form`, blank while the
+    scrambler plays), `phase` (0 scramble, 1 solve), `moves_left`, `action_mask` (int8, 1 where allowed)
+    and, for a solver on Face or Vertex, `rotations_left`.
+
+    ## Rewards
+
+    Zero-sum, paid when the game is decided. With `d` the exact optimal distance of the scrambled
+    position (`cubebench.solver.oracle`), the scrambler gets `d / k` plus 1 if the solver fails or minus
+    1 if it solves, and the solver the negation; 0 to both at every other step.
+
+    ## Starting State
+
+    Always the solved cube: reset `options` are ignored with a warning (the scrambler makes the start).
+
+    ## Episode End
+
+    1. Termination (decided): the solver solves, its move budget is spent, or the scramble ends solved
+       (`d = 0`: the solver wins at once).
+    2. Truncation: `max_cycles` cycles; in the solve phase it counts as the solver's failure (rewards
+       paid), during the scramble it is no game (0 to both).
+
+    Each seat's `info` holds `cycle`, `phase`, `moves` (the solver's), `is_success` and `refused` where it
+    applies; at the end both get `outcome` (`solved`, `failed` or `unfinished`) and the scrambler also
+    `distance`. The solver's `info` never holds the state.
+
+    ## Arguments
+
+    | argument | default |
+    |---|---|
+    | `tier`, `form` | the solver's view: `symbolic`, the tier's first form |
+    | `scramble_moves`, `metric` | 8, `quarter` |
+    | `max_moves`, `max_rotations`, `max_cycles` | 40, 40, 100 |
+    | `image_size`, `render_mode` | as in the observer-actor env |
+    | `curriculum` | a new `SelfPlayCurriculum` |
+    """
 
     GAME: ClassVar[Game] = GAME
     """The games-table row of this env."""

@@ -1,22 +1,7 @@
-"""Two cameras: one cube held between two agents at opposite corners (simultaneous, Parallel).
+"""Two cameras (``CubeBench-TwoCameras-v0``): one cube held between two agents at opposite corners.
 
-``camera_0`` sees the Vertex View from the UFR corner (the U, F and R faces); ``camera_1`` sees
-it from the opposite DLB corner: the Vertex View of the cube turned by :data:`OPPOSITE_VIEW`
-(``y x2``), which shows D where U was, L where F was and B where R was.  Together they see all
-six faces, neither alone does.  Neither can turn the cube; both can turn faces and talk.
-
-Every step both seats choose at once, ``{"action": k, "message": text}``: ``k`` = 0 wait, 1 say
-the message, then the metric's face turns, named by centre colour (``U`` turns the white-centred
-face) so both seats name a turn alike.  Messages sent in a step are heard in the next
-observation.  **Conflict rule**: if both seats turn in the same step and the turns differ, the
-turns cancel: neither is applied, no move is spent, and both seats' ``info["conflict"]`` is
-True; if both turn the same face the same way it is applied once; one seat's turn is applied
-as it is.  So a team must agree on who turns (or on what), which it can only do by talking.
-
-The team shares the reward, 1.0 to both in the step that solves the cube (which terminates);
-the episode is truncated when the shared move budget is spent or after ``max_cycles`` steps.
-``info`` holds bookkeeping only.  The AEC form (:func:`env`) asks ``camera_0`` then
-``camera_1`` and applies both choices together at the end of the cycle.
+The rules are :class:`TwoCamerasEnv`'s docstring, from which docs/environments.md is made
+(``python docs/make_environments.py``).
 """
 
 from __future__ import annotations
@@ -51,7 +36,62 @@ OPPOSITE_VIEW = "y x2"
 
 
 class TwoCamerasEnv(ParallelEnv[str, dict[str, Any], Any]):
-    """The two-camera env (native Parallel); see the module docstring."""
+    """Two cameras: two seats at opposite corners each see three faces; both turn and talk (simultaneous, Parallel).
+
+    ## Description
+
+    `camera_0` sees the Vertex View from the UFR corner (U, F, R); `camera_1` sees it from the opposite
+    corner: the Vertex View of the cube turned by `y x2` (`OPPOSITE_VIEW`), with D where U was, L where
+    F was and B where R was. Together they see all six faces, neither alone does. Neither can rotate
+    the cube; both can turn faces and talk.
+
+    Made by `cubebench.envs.multi.two_cameras.parallel_env()` (this class), `env()` (AEC: asks
+    `camera_0`, then `camera_1`, and applies both choices together) or `raw_env()`, or by
+    `make_multi_env("CubeBench-TwoCameras-v0", parallel=True)`. Agents: `camera_0`, `camera_1`.
+
+    **Conflict rule.** If both seats turn in the same step and the turns differ, the turns cancel:
+    neither is applied, no move is spent, and both seats' `info["conflict"]` is `True`. The same turn
+    from both is applied once; one seat's turn is applied as it is. No seat has priority, so a team
+    must agree who turns, which it can only do by talking.
+
+    ## Action Space
+
+    As in the observer-actor env: `Dict(action=Discrete(2 + n), message=Text(0, max_message_chars))`,
+    0 waits, 1 says `message`, and from 2 on the metric's face turns, named by centre colour, so both
+    seats name a turn alike. Messages sent in a step are heard in the next observation.
+
+    ## Observation Space
+
+    A `Dict`: `view` (the seat's Vertex View, `form="image"` or `"text"`), `message`, `received`,
+    `moves_left`, `messages_left` and `cycles_left`.
+
+    ## Rewards
+
+    Shared: 1.0 to both seats in the step that solves the cube, else 0.
+
+    ## Starting State
+
+    As in the observer-actor env: a seeded draw from the shipped certified instances of `depth`, or an
+    option.
+
+    ## Episode End
+
+    1. Termination: the cube is solved.
+    2. Truncation: the team's move budget is spent without solving, or `max_cycles` steps have passed.
+
+    Each seat's `info` holds `cycle`, `moves`, `depth`, `is_success`, `conflict` and, where they apply,
+    `refused` and `message_note`.
+
+    ## Arguments
+
+    | argument | default |
+    |---|---|
+    | `form` | `image` |
+    | `depth`, `metric` | 8, `quarter` |
+    | `max_moves`, `max_cycles` | 40, 100 |
+    | `max_messages`, `max_message_chars` | 8, 256 |
+    | `image_size`, `render_mode`, `generator` | as in the observer-actor env |
+    """
 
     GAME: ClassVar[Game] = GAME
     """The games-table row of this env."""
