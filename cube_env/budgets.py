@@ -78,8 +78,8 @@ plus exploration, and for the two-phase solver's plan of every shipped
 instance in any orientation (at most 36 quarter turns, 23 face turns); far
 too little to enumerate (every sequence of 2 quarter turns, each undone, is
 576 turns) or, but for luck (about 1 % of blind attempts at depth 8), to
-follow the heuristic reward by trial and error.  The measurements are in
-docs/environments.md."""
+follow the heuristic reward by trial and error.  The rule is in
+docs/environments.md, "Move budget"; the measurements in docs/results/episodes.md."""
 DEFAULT_MAX_ROTATIONS = 40
 """The view-rotation budget an evaluated episode on a partial tier gets when its env has none (two looks per step)."""
 EXACT_DEPTH = 3
