@@ -25,7 +25,8 @@ from cubebench.solver.optimal import pruning as T
 
 NEEDS_TABLES = pytest.mark.slow
 """Tests that load the big pruning tables (1.7 GB, minutes to build on a fresh machine): kept out of the
-fast default run, run by CI with ``-m slow``."""
+fast default run and out of CI; run them with ``-m slow`` when the solver or an instance file changes (the
+default suite's manifest check says when an instance file did)."""
 
 INSTANCES = __import__("pathlib").Path(__file__).resolve().parents[2] / "benchmarks" / "instances"
 SUPERFLIP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"
@@ -385,6 +386,29 @@ def test_smaller_instance_sets_are_prefixes_of_larger_ones():
             assert large.read_text().splitlines()[:20] == small.read_text().splitlines(), small.name
 
 
+MANIFEST = INSTANCES / "SHA256SUMS"
+"""The sha256 of every shipped instance file as last re-verified by the exact solver (``sha256sum`` format)."""
+
+
+def _manifest() -> dict[str, str]:
+    return {name: digest for digest, name in (line.split() for line in MANIFEST.read_text().splitlines())}
+
+
+def _sha256(path) -> str:
+    return __import__("hashlib").sha256(path.read_bytes()).hexdigest()
+
+
+def test_every_shipped_instance_file_is_the_one_last_reverified():
+    """Re-verifying the certified labels needs the solver's 1.7 GB of tables, so it is a slow test, not CI's:
+    this manifest check is what stops an edited or added instance file from landing unverified."""
+    shipped = {p.name: _sha256(p) for p in INSTANCES.glob("*.jsonl")}
+    changed = sorted(name for name, digest in shipped.items() if _manifest().get(name) != digest)
+    assert not changed, (f"{changed} changed since their labels were last re-verified: run "
+                         "`python -m pytest -m slow tests/engine/test_optimal_solver.py` and, when it passes, "
+                         "`(cd benchmarks/instances && sha256sum *.jsonl > SHA256SUMS)`")
+    assert set(_manifest()) == set(shipped), "SHA256SUMS names a file that is not shipped"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", _largest_sets(), ids=lambda p: p.name)
 def test_largest_instance_files_reverify(path):
@@ -392,6 +416,7 @@ def test_largest_instance_files_reverify(path):
 
     result = verify_instance_file(path)
     assert result.ok, result.failures
+    assert _manifest()[path.name] == _sha256(path), "re-verified, but not the content SHA256SUMS vouches for"
 
 
 @NEEDS_TABLES
