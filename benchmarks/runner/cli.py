@@ -26,7 +26,7 @@ from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.tiers import TIER_SPECS
 
 from .answering import rules_text
-from .backends import WorkersLost
+from .backends import BackendUnavailable, WorkersLost
 from .cli_values import amount, count, csv_values
 from .compare import add_compare
 from .execute import PlaySettings
@@ -71,7 +71,7 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
         except StoreError as err:  # a full disk is no usage error: exit 1
             print(f"cubebench: error: {err}", file=sys.stderr)
             return 1 if isinstance(err, StoreFull) else EXIT_USAGE
-        except (_UserError, SuiteError, AgentSpecError, PlotsUnavailable) as err:
+        except (_UserError, SuiteError, AgentSpecError, PlotsUnavailable, BackendUnavailable) as err:
             print(f"cubebench: error: {err}", file=sys.stderr)
             return EXIT_USAGE
         except WorkersLost as err:  # a cluster failure, not a usage error: one line, exit 1
