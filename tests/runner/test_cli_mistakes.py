@@ -365,3 +365,9 @@ def test_a_created_run_is_announced_after_it_exists(monkeypatch: pytest.MonkeyPa
     assert main(["run", "--suite", "smoke", "--agent", "random", "--tiers", "symbolic", "--depths", "1",
                  "--out", str(out), "--quiet"]) == 0
     assert seen == [True]
+
+
+def test_export_as_parquet_points_to_export_tasks_in_one_line(run_path: Path, capsys) -> None:
+    line = one_line_error(capsys, "export", str(run_path), "--format", "parquet")
+    assert line.startswith("cubebench export: error: argument --format: export writes a run's records as jsonl or csv")
+    assert "cubebench export-tasks --format parquet" in line
