@@ -160,11 +160,11 @@ class CubeVectorEnv(VectorEnv):
     @staticmethod
     def _check_unread(tier: str, image_size: Any, letters: str) -> None:
         """Refuse, as ``make_cube_env`` does, a tier option set away from its default that this env does not
-        read: ``image_size`` outside Visual, ``letters`` at all (it names the letters of a text form, which is
-        not batched natively)."""
-        if tier != "visual" and not (type(image_size) is int and image_size == 224):
+        read: ``image_size`` on a tier without a picture (Symbolic), ``letters`` at all (it names the letters of a
+        text form, which is not batched natively)."""
+        if not TIER_SPECS[tier].pictured and not (type(image_size) is int and image_size == 224):
             raise ValueError(f"CubeVectorEnv does not read image_size={image_size!r} on tier {tier!r}: image_size is "
-                             "an option of the image forms (Visual here)")
+                             "an option of the pictured tiers")
         if letters != "faces":
             raise ValueError(f"CubeVectorEnv does not read letters={letters!r}: letters name a text form's stickers, "
                              "and the native vector env batches no text form (use vectorization_mode='sync')")
