@@ -43,10 +43,22 @@ EXTRA_OF = {
 """The extra of pyproject.toml that installs each optional dependency a test may need."""
 
 
+OWN_VENV_EXTRAS = {"verifiers": "~/venvs/cubebench-verifiers"}
+"""Extras that never go into the dev venv (verifiers 0.4 pins ``openai<3``, Inspect's providers need ``openai>=3.4``),
+each with the venv of its own (outside the checkout) its tests run in, as CI does (``.ci/run``)."""
+
+
 def extra_reason(*modules: str) -> str:
-    """Why a test is skipped without ``modules``: what is missing and which extra installs it."""
+    """Why a test is skipped without ``modules``: what is missing and which extra installs it, into the dev venv,
+    or, for an extra of :data:`OWN_VENV_EXTRAS`, into a venv of its own."""
     extras = sorted({EXTRA_OF[m.split(".")[0]] for m in modules})
     which = " and ".join(f"the {e} extra" for e in extras)
+    apart = [e for e in extras if e in OWN_VENV_EXTRAS]
+    if apart:
+        venv = OWN_VENV_EXTRAS[apart[0]]
+        return (f"needs {', '.join(modules)} ({which}), which does not share the dev venv: in a venv of its own, "
+                f"python3.11 -m venv {venv} && {venv}/bin/pip install -e \".[{','.join([*extras, 'test'])}]\", then "
+                f"run these tests with {venv}/bin/python -m pytest")
     return f"needs {', '.join(modules)} ({which}): {install_hint(*extras)}"
 
 

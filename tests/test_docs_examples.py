@@ -126,3 +126,20 @@ def test_every_install_hint_installs_from_the_checkout() -> None:
     assert found == [], found
     assert install_hint("llm", "report") == 'pip install -e ".[llm,report]" in the CubeBench checkout'
     assert extra_reason("torch") == 'needs torch (the rl extra): pip install -e ".[rl]" in the CubeBench checkout'
+
+
+def test_an_extra_kept_out_of_dev_is_never_hinted_into_the_dev_venv() -> None:
+    """The verifiers tests' skip line says to make a venv of its own (its pins clash with the dev extra's, which
+    leaves it out), never to ``pip install -e ".[verifiers]"`` into the venv that runs the default suite."""
+    import tomllib
+
+    from cubebench.extras import install_hint
+    from helpers import OWN_VENV_EXTRAS
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    dev = " ".join(extras["dev"])
+    for extra, venv in OWN_VENV_EXTRAS.items():
+        assert extra in extras and f"{extra}," not in dev and f",{extra}" not in dev and f"[{extra}]" not in dev
+        reason = extra_reason(extra)
+        assert install_hint(extra) not in reason and "does not share the dev venv" in reason
+        assert f"python3.11 -m venv {venv} && {venv}/bin/pip install -e \".[{extra},test]\"" in reason

@@ -17,12 +17,19 @@ Tiers 2 and 3 also hide the ground truth: ``info`` keeps only
 :data:`PUBLIC_INFO_KEYS` (no facelet string, scramble, distance or reward
 potential, all of which reveal the state) unless ``debug=True``.  Runners and
 tests read the truth from ``env.unwrapped`` (``state``, ``facelets``).
+
+``render()`` of a partial tier (Face, Vertex) in ``rgb_array`` mode shows what the agent sees: the tier's own
+image of the held cube at ``image_size``, whatever the observation form; ``render_view="net"`` shows the whole
+net instead (the core env's render, for people watching, as ``ansi`` and the ``human`` window always do: the
+core draws that window itself on every step).  Symbolic and Visual render the core's net, which is all they
+show.  Each wrapper class says which of ``make_cube_env``'s tier options it reads
+(:meth:`TierObservation.reads`), so an option a tier does not read is refused there, not ignored.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, SupportsFloat
+from typing import Any, Callable, ClassVar, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -79,6 +86,11 @@ class SymbolicObservation(gym.ObservationWrapper):
     """
 
     tier = "symbolic"
+
+    @classmethod
+    def reads(cls, spec: TierSpec) -> tuple[str, ...]:
+        """The tier options of ``make_cube_env`` this wrapper reads (besides ``obs_format``): the letters."""
+        return ("letters",)
 
     @classmethod
     def build(cls, env: gym.Env, spec: TierSpec, options: "WrapperOptions") -> gym.ObservationWrapper:
@@ -176,6 +188,11 @@ class WrapperOptions:
     debug: bool = False
     renderer: str = "painter"
     letters: str = "faces"
+    render_view: str = "agent"
+
+
+RENDER_VIEWS = ("agent", "net")
+"""What ``render()`` of a partial tier shows: the agent's view (default) or the whole net."""
 
 
 class TierObservation(gym.ObservationWrapper):
@@ -188,13 +205,24 @@ class TierObservation(gym.ObservationWrapper):
     tier = ""
     """The tier's name (``visual``, ``face``, ``vertex``), as the ids and the runner spell it."""
 
+    OPTIONS: ClassVar[tuple[str, ...]] = ()
+    """Options of its own a subclass reads (``make_cube_env`` names), besides :meth:`reads`' shared ones."""
+
+    @classmethod
+    def reads(cls, spec: TierSpec) -> tuple[str, ...]:
+        """The tier options of ``make_cube_env`` this wrapper reads for ``spec`` (besides ``obs_format``):
+        ``image_size`` and ``debug``, ``render_view`` on a partial tier, and a subclass's :attr:`OPTIONS`."""
+        return ("image_size", "debug", *(("render_view",) if spec.partial else ()), *cls.OPTIONS)
+
     @classmethod
     def build(cls, env: gym.Env, spec: TierSpec, options: WrapperOptions) -> gym.ObservationWrapper:
-        """The wrapper ``make_cube_env`` builds for ``spec`` (whose ``wrapper`` names this class): form, size and
-        ``debug`` are its options; a subclass of one tier takes its own options too."""
+        """The wrapper ``make_cube_env`` builds for ``spec`` (whose ``wrapper`` names this class): form, size,
+        ``debug`` and ``render_view`` are its options; a subclass of one tier takes its own options too."""
         if cls.tier:
-            return cls(env, form=options.form, size=options.size, debug=options.debug)  # type: ignore[call-arg]
-        return cls(env, spec, form=options.form, size=options.size, debug=options.debug)
+            return cls(env, form=options.form, size=options.size, debug=options.debug,  # type: ignore[call-arg]
+                       render_view=options.render_view)
+        return cls(env, spec, form=options.form, size=options.size, debug=options.debug,
+                   render_view=options.render_view)
 
     def __init__(
         self,
@@ -204,6 +232,7 @@ class TierObservation(gym.ObservationWrapper):
         size: int,
         debug: bool,
         image: Callable[[np.ndarray, int], np.ndarray] | None = None,
+        render_view: str = "agent",
     ) -> None:
         super().__init__(env)
         _check_core_observation(env)
@@ -220,10 +249,23 @@ class TierObservation(gym.ObservationWrapper):
         self.debug = bool(debug)
         self._image, self._text = image or spec.image, spec.text
         self.observation_space = spec.space(self.form, self.size)
+        if render_view not in RENDER_VIEWS:
+            raise ValueError(f"render_view must be one of {RENDER_VIEWS}, got {render_view!r}")
+        self.render_view = render_view
+        """``agent``: a partial tier's ``render()`` draws the agent's view; ``net``: the core's whole net."""
 
     def observation(self, observation: np.ndarray) -> np.ndarray | str:
         col = np.asarray(observation, dtype=np.uint8)
         return self._image(col, self.size) if self.form == "image" else self._text(col)
+
+    def render(self) -> Any:
+        """``rgb_array`` on a partial tier with ``render_view="agent"``: the tier's own image of the held cube at
+        :attr:`size` (the image form's observation, whatever the form); otherwise the core env's render (the
+        whole net: ``ansi``, ``human``, whose window the core draws on every step, and ``render_view="net"``)."""
+        if self.needs_view_actions and self.render_view == "agent" and self.env.render_mode == "rgb_array":
+            held = getattr(self.env.unwrapped, "state")  # the core CubeEnv's held sticker ids
+            return self._image((held // 9).astype(np.uint8), self.size)
+        return self.env.render()
 
     @property
     def hides_state(self) -> bool:
@@ -253,8 +295,9 @@ class NetObservation(TierObservation):
 
     tier = "visual"
 
-    def __init__(self, env: gym.Env, form: str = "image", size: int = 224, debug: bool = False) -> None:
-        super().__init__(env, TIER_SPECS[self.tier], form, size, debug)
+    def __init__(self, env: gym.Env, form: str = "image", size: int = 224, debug: bool = False,
+                 render_view: str = "agent") -> None:
+        super().__init__(env, TIER_SPECS[self.tier], form, size, debug, render_view=render_view)
 
 
 class FaceViewObservation(TierObservation):
@@ -269,8 +312,9 @@ class FaceViewObservation(TierObservation):
 
     tier = "face"
 
-    def __init__(self, env: gym.Env, form: str = "image", size: int = 224, debug: bool = False) -> None:
-        super().__init__(env, TIER_SPECS[self.tier], form, size, debug)
+    def __init__(self, env: gym.Env, form: str = "image", size: int = 224, debug: bool = False,
+                 render_view: str = "agent") -> None:
+        super().__init__(env, TIER_SPECS[self.tier], form, size, debug, render_view=render_view)
 
 
 class VertexViewObservation(TierObservation):
@@ -288,11 +332,13 @@ class VertexViewObservation(TierObservation):
     tier = "vertex"
 
     RENDERERS = ("painter", "pyrender")
+    OPTIONS = ("renderer",)
 
     @classmethod
     def build(cls, env: gym.Env, spec: TierSpec, options: WrapperOptions) -> gym.ObservationWrapper:
         """The Vertex tier's wrapper with the renderer asked for."""
-        return cls(env, form=options.form, size=options.size, renderer=options.renderer, debug=options.debug)
+        return cls(env, form=options.form, size=options.size, renderer=options.renderer, debug=options.debug,
+                   render_view=options.render_view)
 
     def __init__(
         self,
@@ -301,11 +347,13 @@ class VertexViewObservation(TierObservation):
         size: int = 224,
         renderer: str = "painter",
         debug: bool = False,
+        render_view: str = "agent",
     ) -> None:
         if renderer not in self.RENDERERS:
             raise ValueError(f"renderer must be one of {self.RENDERERS}, got {renderer!r}")
         self.renderer = renderer
-        super().__init__(env, TIER_SPECS[self.tier], form, size, debug, image=_vertex_renderer(renderer))
+        super().__init__(env, TIER_SPECS[self.tier], form, size, debug, image=_vertex_renderer(renderer),
+                         render_view=render_view)
 
 
 def _vertex_renderer(name: str) -> Callable[[np.ndarray, int], np.ndarray]:
@@ -325,5 +373,5 @@ TIER_OBSERVATIONS = (SymbolicObservation, TierObservation)
 
 __all__ = [
     "SymbolicObservation", "NetObservation", "FaceViewObservation", "VertexViewObservation",
-    "TierObservation", "TIER_OBSERVATIONS", "WrapperOptions", "PUBLIC_INFO_KEYS", "colour_text",
+    "TierObservation", "TIER_OBSERVATIONS", "WrapperOptions", "PUBLIC_INFO_KEYS", "RENDER_VIEWS", "colour_text",
 ]

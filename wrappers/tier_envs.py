@@ -18,7 +18,7 @@ from cubebench.engine.metric import Metric, metric_argument
 from cubebench.engine.rewards import parse_reward
 from cubebench.envs.cube_env import INTERACTION_STEPS, CubeEnv
 from cubebench.registration import VECTOR_ENTRY_POINT, register_envs  # noqa: F401  (re-exported)
-from cubebench.tiers import PARTIAL_TIERS, TIERS, VECTOR_TIERS, tier_spec  # noqa: F401  (re-exported)
+from cubebench.tiers import PARTIAL_TIERS, TIER_SPECS, TIERS, VECTOR_TIERS, TierSpec, tier_spec  # noqa: F401
 
 from . import observations, reward_wrappers
 
@@ -36,6 +36,7 @@ def make_cube_env(
     move_frame: str = "held",
     letters: str = "faces",
     debug: bool = False,
+    render_view: str = "agent",
     generator: Any = None,
     reward_kwargs: dict[str, Any] | None = None,
     moves: str | None = None,
@@ -54,9 +55,19 @@ def make_cube_env(
     deprecated spelling (``"face"`` for ``"half"``), still read with a
     ``FutureWarning``.  ``max_moves`` and ``max_rotations``: the episode's
     face-turn and view-rotation budgets (:class:`~cubebench.envs.CubeEnv`;
-    ``None``: unbounded).
+    ``None``: unbounded).  ``render_view`` (Face, Vertex): what ``render()``
+    draws in ``rgb_array`` mode, ``"agent"`` (the tier's image at ``image_size``)
+    or ``"net"`` (the whole net).
+
+    A tier option that the tier does not read (:data:`TIER_OPTIONS`: ``renderer``
+    outside Vertex, ``letters`` outside Symbolic, ``image_size`` on Symbolic...)
+    is a ``ValueError`` when given any value but its default, rather than
+    ignored: a misspelt experiment fails at ``gym.make``.
     """
     spec = tier_spec(tier)
+    wrapper = getattr(observations, spec.wrapper)
+    _refuse_unread(spec, wrapper, {"image_size": image_size, "renderer": renderer, "letters": letters,
+                                   "debug": debug, "render_view": render_view})
     reward = parse_reward(reward)
     metric = metric_argument(metric, moves)
     form = obs_format or spec.forms[0]
@@ -75,9 +86,42 @@ def make_cube_env(
         max_rotations=max_rotations,
     )
     env = reward_wrappers.make_reward_wrapper(env, reward, **(reward_kwargs or {}))
-    wrapper = getattr(observations, spec.wrapper)
-    options = observations.WrapperOptions(form=form, size=image_size, debug=debug, renderer=renderer, letters=letters)
+    options = observations.WrapperOptions(form=form, size=image_size, debug=debug, renderer=renderer, letters=letters,
+                                          render_view=render_view)
     return wrapper.build(env, spec, options)
+
+
+TIER_OPTIONS: dict[str, Any] = {"image_size": 224, "renderer": "painter", "letters": "faces", "debug": False,
+                                "render_view": "agent"}
+"""The options of :func:`make_cube_env` that only some tiers read (each tier's wrapper class says which:
+``reads``), with their defaults."""
+
+
+def _refuse_unread(spec: TierSpec, wrapper: Any, given: dict[str, Any]) -> None:
+    """A ``ValueError`` naming the first option in ``given`` set away from its default that ``spec``'s wrapper
+    does not read, and the tiers that do read it."""
+    reads = wrapper.reads(spec)
+    for name, value in given.items():
+        if name in reads or _is_default(value, TIER_OPTIONS[name]):
+            continue
+        readers = [t.title for t in TIER_SPECS.values() if name in getattr(observations, t.wrapper).reads(t)]
+        raise ValueError(f"{spec.env_id} does not read {name}={value!r}: {name} is an option of "
+                         f"{_and(readers) or 'no tier'}; the {spec.title} tier's options are "
+                         f"obs_format, {', '.join(reads)}")
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    """Whether ``value`` is ``default`` (``True`` is not ``1``; what cannot be compared, an array, is not)."""
+    if isinstance(default, bool) or isinstance(value, bool):
+        return value is default
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):
+        return False
+
+
+def _and(names: list[str]) -> str:
+    return " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 class RetryingPassiveEnvChecker(gym.wrappers.PassiveEnvChecker):

@@ -1,6 +1,7 @@
 """Resource limits of the CodeAct sandbox."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 __all__ = ["SandboxLimits"]
@@ -48,10 +49,32 @@ class SandboxLimits:
     """Processes and threads of the sandbox uid (``RLIMIT_NPROC``); 1 means the
     interpreter alone: no ``fork``, no subprocess, no threads."""
     start_seconds: float = 20.0
-    """Time allowed to start a fresh interpreter."""
+    """Time allowed to start a fresh interpreter on an idle machine; a busy one gets more
+    (:meth:`start_deadline_seconds`)."""
+    start_max_seconds: float = 300.0
+    """The most time a start may take, however busy the machine."""
+
+    def start_deadline_seconds(self, load: float | None = None, cpus: int | None = None) -> float:
+        """Wall time allowed for the start beginning now: ``start_seconds`` scaled by the runnable
+        processes per CPU (the 1-minute load average over the CPUs this process may use) when that
+        is above 1, and at most ``start_max_seconds``.
+
+        Why: a start is CPU work (a fresh CPython, the sandbox layers, the helpers), and a machine
+        with N runnable processes per core gives it about 1/N of a core, so a fixed wall deadline
+        fails sound episodes under load (20 s failed them at load 17 on 2 cores; the deadline is
+        now 170 s there).  The deadline still ends a start that hangs."""
+        if load is None:
+            try:
+                load = os.getloadavg()[0]
+            except OSError:  # no load average on this platform: no scaling
+                load = 0.0
+        if cpus is None:
+            cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        busy = max(1.0, load / max(1, cpus))
+        return min(self.start_seconds * busy, max(self.start_max_seconds, self.start_seconds))
 
     def __post_init__(self) -> None:
-        for name in ("cpu_seconds", "wall_seconds", "start_seconds", "interpreter_cpu_seconds"):
+        for name in ("cpu_seconds", "wall_seconds", "start_seconds", "start_max_seconds", "interpreter_cpu_seconds"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"SandboxLimits.{name} must be positive")
         if self.kill_grace_seconds < 0:

@@ -453,7 +453,7 @@ class Sandbox:
             raise
 
     def _handshake(self, session: _Session, cmd_r: int, msg_w: int, mirror: int) -> None:
-        deadline = time.monotonic() + self.limits.start_seconds
+        deadline = time.monotonic() + self.limits.start_deadline_seconds()  # longer on a busy machine
         assert session.proc.stdin is not None
         config = {**self._config(cmd_r, msg_w), "mirror_fd": mirror}
         session.proc.stdin.write((json.dumps(config) + "\n").encode())

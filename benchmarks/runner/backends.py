@@ -56,6 +56,19 @@ class WorkersLost(RuntimeError):
     """An episode's Ray worker died on every try: the session ends, the finished episodes stay stored."""
 
 
+class BackendUnavailable(RuntimeError):
+    """A backend's library is not installed: one line naming the extra, raised before a run file is made."""
+
+
+def check_backend(name: str) -> None:
+    """Refuse a backend that cannot run here before anything is created or loaded: an unknown name
+    (``ValueError``) or the ``ray`` backend without Ray (:class:`BackendUnavailable`)."""
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r}; expected one of {BACKENDS}")
+    if name == "ray":
+        import_ray()
+
+
 def run_backend(name: str, episodes: list[PlannedSpec], factory: AgentFactory, agent_spec: AgentSpec,
                 settings: PlaySettings, concurrency: int, ray_address: str | None = None) -> Iterator[Result]:
     """Play ``episodes`` on backend ``name``, yielding each as it finishes (in any order)."""
@@ -215,11 +228,11 @@ def _stop(workers: list[Any], grace_s: float = 2.0) -> None:
 
 # --- Ray -------------------------------------------------------------------------------------
 def import_ray() -> Any:
-    """The ``ray`` module, or a clear error naming the extra to install."""
+    """The ``ray`` module, or :class:`BackendUnavailable` naming the extra to install."""
     try:
         import ray
     except ImportError:
-        raise RuntimeError(f"--backend ray needs Ray: {install_hint('ray')} (or pip install 'ray[default]')") from None
+        raise BackendUnavailable(f"--backend ray needs Ray, which is not installed: {install_hint('ray')}") from None
     return ray
 
 

@@ -26,7 +26,7 @@ from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.tiers import TIER_SPECS
 
 from .answering import rules_text
-from .backends import WorkersLost
+from .backends import BackendUnavailable, WorkersLost
 from .cli_values import amount, count, csv_values
 from .compare import add_compare
 from .execute import PlaySettings
@@ -71,7 +71,7 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
         except StoreError as err:  # a full disk is no usage error: exit 1
             print(f"cubebench: error: {err}", file=sys.stderr)
             return 1 if isinstance(err, StoreFull) else EXIT_USAGE
-        except (_UserError, SuiteError, AgentSpecError, PlotsUnavailable) as err:
+        except (_UserError, SuiteError, AgentSpecError, PlotsUnavailable, BackendUnavailable) as err:
             print(f"cubebench: error: {err}", file=sys.stderr)
             return EXIT_USAGE
         except WorkersLost as err:  # a cluster failure, not a usage error: one line, exit 1
@@ -455,6 +455,19 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+RUN_EXPORT_FORMATS = ("jsonl", "csv")
+"""What ``cubebench export`` writes a run's records as."""
+
+
+def _run_export_format(value: str) -> str:
+    """``export --format``: a format other than ours that ``export-tasks`` writes is pointed there."""
+    if value in EXPORT_FORMATS and value not in RUN_EXPORT_FORMATS:
+        raise argparse.ArgumentTypeError(
+            f"export writes a run's records as {' or '.join(RUN_EXPORT_FORMATS)}; {value} files (a suite's episodes, "
+            f"items or SFT traces as training data) are written by cubebench export-tasks --format {value}")
+    return value
+
+
 def _add_reading(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="tables, failure attribution, plots and an HTML report of a run")
     p.add_argument("run", help="the run's .sqlite file")
@@ -471,7 +484,8 @@ def _add_reading(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("export", help="export a run's episodes as JSON Lines or CSV")
     p.add_argument("run", help="the run's .sqlite file")
-    p.add_argument("--format", choices=("jsonl", "csv"), required=True)
+    p.add_argument("--format", type=_run_export_format, choices=RUN_EXPORT_FORMATS, required=True,
+                   help="jsonl or csv (Parquet files of a suite's tasks: cubebench export-tasks --format parquet)")
     p.add_argument("--out", help="output file (default: stdout; missing folders are created)")
     p.add_argument("--no-images", action="store_true", help="jsonl: drop observation images")
     p.set_defaults(func=_guard(_cmd_export))

@@ -26,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .backends import BACKENDS, WorkersLost, run_backend
+from .backends import BACKENDS, WorkersLost, check_backend, run_backend
 from .execute import LEGACY_RULES_KEY, PlaySettings, listening_to_steps
 from .failures import FailureWatch
 from .planning import PlannedSpec, RunnableSuite, check_plan_size
@@ -162,16 +162,18 @@ def file_name_part(text: str, fallback: str) -> str:
 
 def start_run(suite: RunnableSuite, config: RunConfig, path: Path, *, limit: int | None = None,
               progress: bool | None = None, argv: list[str] | None = None) -> RunOutcome:
-    """Create the run database for ``suite`` and play it (or its first ``limit`` episodes or items)."""
-    if config.backend not in BACKENDS:
-        raise ValueError(f"unknown backend {config.backend!r}; expected one of {BACKENDS}")
+    """Create the run database for ``suite`` and play it (or its first ``limit`` episodes or items).
+
+    Every refusal (a backend that cannot run here, an agent that cannot play the suite, a plan that cannot be
+    made) comes before the file is created, and the ``cubebench: run PATH`` line only once it is: a refused run
+    names no file and leaves none."""
+    check_backend(config.backend)  # before the agent's model is loaded and the suite planned
     if path.exists() or path.is_symlink():
         raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
     protocol = protocol_for(suite)
     config = protocol.configure(suite, config)  # e.g. a question run's answer rules and decoding
     check_plan_size(suite, protocol.unit)
     factory = protocol.factory(config.agent)  # fails early on a bad spec, a missing key or extra
-    print(f"cubebench: run {path} (suite {suite.name}, agent {config.agent.spec})", file=sys.stderr)
     try:
         plan, meta = protocol.plan(suite, factory)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -181,6 +183,7 @@ def start_run(suite: RunnableSuite, config: RunConfig, path: Path, *, limit: int
     except BaseException:
         factory.close()
         raise
+    print(f"cubebench: run {path} (suite {suite.name}, agent {config.agent.spec})", file=sys.stderr)
     with store:
         try:
             store.claim()  # created a moment ago: a resume started in between would hold it
@@ -212,6 +215,7 @@ def resume_run(path: Path, *, retry_errors: bool = False, limit: int | None = No
         if concurrency is not None:
             config.concurrency = concurrency
         _override_backend(config, backend, ray_address)
+        check_backend(config.backend)  # before a damaged or error record is retired
         damaged = store.retire_damaged()
         if damaged:
             keys = ", ".join(key for key, _ in damaged[:5]) + (", ..." if len(damaged) > 5 else "")

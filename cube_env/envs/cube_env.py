@@ -264,9 +264,11 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
 
     ## Rendering
 
-    `render_mode="ansi"` returns the coloured text net, `"rgb_array"` the net as a 224-pixel image, and
-    `"human"` shows it in a matplotlib window (offered only where a display exists). On every tier the
-    render shows the whole cube, not the agent's view: it is for people watching.
+    `render_mode="ansi"` returns the coloured text net, `"rgb_array"` an image, and `"human"` shows the net
+    in a matplotlib window (offered only where a display exists). In `rgb_array` mode Symbolic and Visual
+    draw the whole net at 224 pixels, and Face and Vertex what the agent sees: the tier's own image at
+    `image_size`, whatever `obs_format` is; `render_view="net"` draws the whole net instead. `ansi` and the
+    `human` window show the whole net on every tier, for people watching.
 
     ## Arguments
 
@@ -284,7 +286,11 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     | `renderer` | Vertex: `painter` or `pyrender` | `painter` |
     | `move_frame` | `held` or `global` | `held` |
     | `debug` | keep the ground truth in `info` on Visual, Face and Vertex | `False` |
+    | `render_view` | Face and Vertex: what `rgb_array` renders, `agent` (the tier's image) or `net` (the whole net) | `agent` |
     | `generator` | `CertifiedGenerator()` or `ScrambleGenerator()` (`cubebench.generators`) | certified |
+
+    `letters`, `image_size`, `renderer`, `debug` and `render_view` belong to the tiers named beside them: given
+    to another tier with any value but the default, they are a `ValueError` naming the tiers that read them.
 
     ```pycon
     >>> import gymnasium as gym

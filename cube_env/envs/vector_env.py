@@ -113,6 +113,7 @@ class CubeVectorEnv(VectorEnv):
                              "use vectorization_mode='sync' for budgeted envs")
         reward = parse_reward(reward)
         self._check_args(num_envs, tier, reward, obs_format, move_frame, letters, render_mode)
+        self._check_unread(tier, image_size, letters)
         self.num_envs = int(num_envs)
         self.tier, self.reward, self.copy, self.render_mode = tier, reward, bool(copy), render_mode
         self.metric: Metric = metric_argument(metric, moves)
@@ -155,6 +156,18 @@ class CubeVectorEnv(VectorEnv):
             raise ValueError(f"bad move_frame {move_frame!r} or letters {letters!r}")
         if render_mode not in (None, "ansi", "rgb_array"):
             raise ValueError(f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}")
+
+    @staticmethod
+    def _check_unread(tier: str, image_size: Any, letters: str) -> None:
+        """Refuse, as ``make_cube_env`` does, a tier option set away from its default that this env does not
+        read: ``image_size`` on a tier without a picture (Symbolic), ``letters`` at all (it names the letters of a
+        text form, which is not batched natively)."""
+        if not TIER_SPECS[tier].pictured and not (type(image_size) is int and image_size == 224):
+            raise ValueError(f"CubeVectorEnv does not read image_size={image_size!r} on tier {tier!r}: image_size is "
+                             "an option of the pictured tiers")
+        if letters != "faces":
+            raise ValueError(f"CubeVectorEnv does not read letters={letters!r}: letters name a text form's stickers, "
+                             "and the native vector env batches no text form (use vectorization_mode='sync')")
 
     def _setup_spaces(self) -> None:
         if self._form == "onehot":

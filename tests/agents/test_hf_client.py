@@ -187,3 +187,46 @@ def test_the_shipped_smollm2_gguf_answers_through_transformers() -> None:
     reply = client.complete([{"role": "user", "content": "Name one face of a Rubik's cube."}], max_tokens=12)
     assert reply.text.strip() and 0 < reply.output_tokens <= 12 and reply.input_tokens > 5
     assert client.loaded.model.config.max_position_embeddings >= 2048
+
+
+def _stop_at_reading(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """``read_pretrained`` made to record what stderr said before it was called, then refuse (nothing loads)."""
+    from cubebench.agents.llm import hf
+
+    said: list[str] = []
+
+    def refuse(path: Path) -> None:
+        said.append(capsys.readouterr().err)
+        raise hf.HFModelUnavailable("hf: stopped by the test before loading")
+
+    monkeypatch.setattr(hf, "read_pretrained", refuse)
+    return said
+
+
+def test_a_model_says_what_it_loads_from_where_before_loading(tiny: Path, adapter: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """``--agent sft`` and ``hf:`` were silent for a minute and more while the model loaded."""
+    import shutil
+
+    said = _stop_at_reading(monkeypatch, capsys)
+    model = shutil.copytree(tiny, tmp_path / "model")  # a model no other test loaded in this process
+    lora = shutil.copytree(adapter, tmp_path / "lora")
+    for spec in (f"hf:{model}", f"hf:{lora}"):
+        with pytest.raises(ModelError, match="stopped by the test"):
+            make_client(spec)
+    size = sum(f.stat().st_size for f in model.glob("*.safetensors")) / 1e6
+    assert said[0] == (f"hf model: loading model ({size:,.0f} MB) from {tmp_path}, in-process through transformers "
+                       "(tens of seconds on a CPU)\n")
+    assert said[1] == (f"hf model: loading model ({size:,.0f} MB) from {tiny.parent}, with the LoRA adapter {lora}, "
+                       "in-process through transformers (tens of seconds on a CPU)\n")
+
+
+def test_a_model_is_announced_once_per_process(tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    model = shutil.copytree(tiny, tmp_path / "model")
+    for seed in (1, 2):
+        make_client(f"hf:{model}", seed=seed).close()
+    lines = capsys.readouterr().err.splitlines()
+    assert [line for line in lines if line.startswith("hf model: loading")] == [lines[0]]

@@ -943,3 +943,46 @@ def _tasks_of(uid: int) -> list[int]:
                 if line.startswith("Uid:") and int(line.split()[1]) == uid:
                     pids.append(int(entry.name))
     return pids
+
+
+# =========================================================================== start deadline under load
+
+def test_the_start_deadline_grows_with_the_load_per_cpu_up_to_its_cap() -> None:
+    limits = SandboxLimits(start_seconds=20, start_max_seconds=300)
+    assert limits.start_deadline_seconds(load=0.3, cpus=2) == 20  # idle: never shorter than start_seconds
+    assert limits.start_deadline_seconds(load=17, cpus=2) == 170  # the loaded machine that failed at 20 s
+    assert limits.start_deadline_seconds(load=400, cpus=2) == 300
+    with pytest.raises(ValueError, match="start_max_seconds must be positive"):
+        SandboxLimits(start_max_seconds=0)
+
+
+def _slow_launcher(monkeypatch: pytest.MonkeyPatch, delay_s: float) -> None:
+    """The launcher process begins ``delay_s`` late, as on a machine whose cores are taken by other work."""
+    import cubebench.agents.sandbox.sandbox as sandbox_module
+
+    real_popen = subprocess.Popen
+
+    def late_popen(args: list[str], *a: Any, **kw: Any) -> subprocess.Popen:
+        return real_popen(["/bin/sh", "-c", f'sleep {delay_s}; exec "$@"', "sh", *args], *a, **kw)
+
+    monkeypatch.setattr(sandbox_module.subprocess, "Popen", late_popen)
+
+
+def test_a_slow_start_on_a_busy_machine_is_given_the_time_it_needs(monkeypatch: pytest.MonkeyPatch,
+                                                                   box: ToolBox) -> None:
+    """A start slowed past ``start_seconds`` by load still starts (the deadline scales with the load) ..."""
+    _slow_launcher(monkeypatch, 2.0)
+    monkeypatch.setattr(os, "getloadavg", lambda: (40.0 * len(os.sched_getaffinity(0)), 0.0, 0.0))
+    limits = SandboxLimits(**{**LIMITS.__dict__, "start_seconds": 1.0})
+    with make(box, limits) as sandbox:
+        assert sandbox.run("1+1").value_repr == "2"
+
+
+def test_a_start_past_its_deadline_still_fails_on_an_idle_machine(monkeypatch: pytest.MonkeyPatch,
+                                                                  box: ToolBox) -> None:
+    """... and the deadline still ends a start that takes too long where the machine is idle."""
+    _slow_launcher(monkeypatch, 3.0)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    limits = SandboxLimits(**{**LIMITS.__dict__, "start_seconds": 0.5})
+    with pytest.raises(SandboxError, match="could not start the sandbox"):
+        make(box, limits).run("1+1")

@@ -227,3 +227,12 @@ def test_make_vec_uses_the_vector_entry_point():
     registered = gym.spec("CubeBench-Symbolic-v0")
     if registered.vector_entry_point is not None:  # once registration.py carries it
         assert isinstance(gym.make_vec("CubeBench-Symbolic-v0", num_envs=2), CubeVectorEnv)
+
+
+@pytest.mark.parametrize("env_id, option", [("CubeBench-Symbolic-v0", {"image_size": 64}),
+                                            ("CubeBench-Symbolic-v0", {"letters": "colours"}),
+                                            ("CubeBench-Visual-v0", {"letters": "colours"})])
+def test_an_option_the_native_vector_env_does_not_read_is_refused(env_id: str, option: dict) -> None:
+    [(name, value)] = option.items()
+    with pytest.raises(ValueError, match=f"CubeVectorEnv does not read {name}={value!r}"):
+        gym.make_vec(env_id, num_envs=2, **option)

@@ -303,3 +303,71 @@ def test_every_positional_argument_is_described_in_help(command, positional, des
     text = capsys.readouterr().out
     listed = text.split("positional arguments:")[1].split("options:")[0]
     assert re.search(rf"^\s+{positional}\s+{re.escape(described)}", listed, re.M), listed
+
+
+def _without_ray(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``import ray`` fails here as it does where the ray extra is not installed."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # None in sys.modules: ImportError on import
+
+
+def test_the_ray_backend_without_ray_is_one_line_naming_the_extra_and_creates_nothing(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys) -> None:
+    _without_ray(monkeypatch)
+    out = tmp_path / "runs" / "r.sqlite"
+    line = one_line_error(capsys, "run", "--suite", "smoke", "--agent", "solver", "--backend", "ray",
+                          "--out", str(out))
+    assert line == ('cubebench: error: --backend ray needs Ray, which is not installed: '
+                    'pip install -e ".[ray]" in the CubeBench checkout')
+    assert not out.exists()
+
+
+def test_a_resume_on_the_ray_backend_without_ray_is_one_line_and_changes_nothing(
+        monkeypatch: pytest.MonkeyPatch, run_path: Path, capsys) -> None:
+    before = run_path.read_bytes()
+    _without_ray(monkeypatch)
+    line = one_line_error(capsys, "run", "--resume", str(run_path), "--backend", "ray")
+    assert 'needs Ray, which is not installed: pip install -e ".[ray]"' in line
+    assert run_path.read_bytes() == before
+
+
+@pytest.mark.parametrize("argv", [
+    ["--suite", "smoke", "--agent", "mlp"],  # refused by the plan: mlp plays the symbolic tier only
+    ["--suite", "nosuch", "--agent", "solver"],
+    ["--suite", "smoke", "--agent", "solver", "--tiers", "bogus"],
+    ["--suite", "smoke", "--agent", "bogus"],
+    ["--resume", "nothere.sqlite"],
+])
+def test_a_refused_run_names_no_run_file_and_leaves_none(argv, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                          capsys) -> None:
+    """The ``cubebench: run PATH`` line is printed only once PATH is really created."""
+    monkeypatch.chdir(tmp_path)
+    out = [] if "--resume" in argv else ["--out", "runs/x.sqlite"]
+    line = one_line_error(capsys, "run", *argv, *out)
+    assert line.startswith("cubebench: error: ")
+    assert list(tmp_path.rglob("*.sqlite")) == []
+
+
+def test_a_created_run_is_announced_after_it_exists(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from cubebench.runner import run as run_module
+
+    out = tmp_path / "r.sqlite"
+    seen: list[bool] = []
+    real_print = print
+
+    def watching_print(*args: object, **kwargs: object) -> None:
+        if args and str(args[0]).startswith(f"cubebench: run {out}"):
+            seen.append(out.is_file())
+        real_print(*args, **kwargs)
+
+    monkeypatch.setattr(run_module, "print", watching_print, raising=False)
+    assert main(["run", "--suite", "smoke", "--agent", "random", "--tiers", "symbolic", "--depths", "1",
+                 "--out", str(out), "--quiet"]) == 0
+    assert seen == [True]
+
+
+def test_export_as_parquet_points_to_export_tasks_in_one_line(run_path: Path, capsys) -> None:
+    line = one_line_error(capsys, "export", str(run_path), "--format", "parquet")
+    assert line.startswith("cubebench export: error: argument --format: export writes a run's records as jsonl or csv")
+    assert "cubebench export-tasks --format parquet" in line

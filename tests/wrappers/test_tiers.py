@@ -491,9 +491,10 @@ def test_check_env_every_id(env_id: str, kwargs: dict) -> None:
     env.close()
 
 
-@pytest.mark.parametrize("env_id", IDS[1:])
-def test_render_stays_the_full_net_for_humans(env_id: str) -> None:
-    env = gym.make(env_id, render_mode="rgb_array")
+@pytest.mark.parametrize("env_id, kwargs", [(IDS[1], {}), (IDS[2], {"render_view": "net"}),
+                                            (IDS[3], {"render_view": "net"})])
+def test_render_of_the_net_view_is_the_full_net_for_humans(env_id: str, kwargs: dict[str, Any]) -> None:
+    env = gym.make(env_id, render_mode="rgb_array", **kwargs)
     check_env(env.unwrapped)
     env.reset(seed=2)
     frame = env.render()
@@ -587,3 +588,50 @@ def test_bad_arguments_are_refused() -> None:
         SymbolicObservation(CubeEnv(), letters="greek")
     with pytest.raises(ValueError, match="outermost"):
         FaceViewObservation(SymbolicObservation(CubeEnv()))
+
+
+@pytest.mark.parametrize("env_id", IDS[2:])
+@pytest.mark.parametrize("size", [224, 96])
+def test_render_of_a_partial_tier_is_what_its_agent_sees_at_its_image_size(env_id: str, size: int) -> None:
+    """Face and Vertex ``rgb_array`` renders are the tier's own image of the held cube (what the image form
+    observes), at ``image_size``, after view actions too; the text form renders the same picture."""
+    seen = gym.make(env_id, render_mode="rgb_array", image_size=size)
+    told = gym.make(env_id, render_mode="rgb_array", image_size=size, obs_format="text")
+    obs, _ = seen.reset(seed=3)
+    told.reset(seed=3)
+    for action in (None, seen.unwrapped.action_names.index("y"), 0, seen.unwrapped.action_names.index("x'")):
+        if action is not None:
+            obs = seen.step(action)[0]
+            told.step(action)
+        frame = seen.render()
+        assert frame.shape == (size, size, 3) and np.array_equal(frame, obs)
+        assert np.array_equal(told.render(), frame)
+
+
+def test_render_view_is_checked() -> None:
+    with pytest.raises(ValueError, match=r"render_view must be one of \('agent', 'net'\), got 'all'"):
+        gym.make("CubeBench-Face-v0", render_view="all")
+
+
+@pytest.mark.parametrize("env_id, option", [
+    ("CubeBench-Face-v0", {"renderer": "bogus"}), ("CubeBench-Visual-v0", {"renderer": "pyrender"}),
+    ("CubeBench-Face-v0", {"letters": "colours"}), ("CubeBench-Vertex-v0", {"letters": "faces2"}),
+    ("CubeBench-Symbolic-v0", {"image_size": 64}), ("CubeBench-Symbolic-v0", {"debug": True}),
+    ("CubeBench-Symbolic-v0", {"render_view": "net"}), ("CubeBench-Visual-v0", {"render_view": "agent2"}),
+])
+def test_an_option_the_tier_does_not_read_is_one_line(env_id: str, option: dict[str, Any]) -> None:
+    [(name, value)] = option.items()
+    with pytest.raises(ValueError) as refused:
+        gym.make(env_id, **option)
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith(f"{env_id} does not read {name}={value!r}: {name} is an option of ")
+
+
+@pytest.mark.parametrize("env_id, option", [
+    ("CubeBench-Symbolic-v0", {"letters": "colours", "obs_format": "text"}), ("CubeBench-Visual-v0", {"image_size": 96}),
+    ("CubeBench-Face-v0", {"debug": True, "render_view": "net"}), ("CubeBench-Vertex-v0", {"renderer": "painter"}),
+    ("CubeBench-Face-v0", {"renderer": "painter", "letters": "faces", "render_view": "agent"}),  # the defaults
+    ("CubeBench-Symbolic-v0", {"image_size": 224, "debug": False}),
+])
+def test_the_options_a_tier_reads_and_the_defaults_are_accepted(env_id: str, option: dict[str, Any]) -> None:
+    gym.make(env_id, **option).close()
