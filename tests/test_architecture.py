@@ -300,7 +300,7 @@ def test_test_files_mirror_the_packages() -> None:
     assert folders == set(TEST_FOLDERS)
     top = {p.name for p in (ROOT / "tests").glob("*.py")}
     assert top == {"conftest.py", "helpers.py", "learners.py", "test_architecture.py", "test_docs_examples.py",
-                   "test_packaging.py", "test_readme_commands.py"}  # learners: the shortcut models fairness tests train
+                   "test_packaging.py", "test_readme_commands.py", "test_front_door.py"}  # learners: the shortcut models fairness tests train
     assert all(any((ROOT / "tests" / f).glob("test_*.py")) for f in TEST_FOLDERS)
 
 
