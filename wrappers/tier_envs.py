@@ -97,6 +97,13 @@ TIER_OPTIONS: dict[str, Any] = {"image_size": 224, "renderer": "painter", "lette
 ``reads``), with their defaults."""
 
 
+def tier_reads(tier: str) -> tuple[str, ...]:
+    """The options of :data:`TIER_OPTIONS` that ``tier`` reads (a caller that sets an option for every tier, such
+    as the runner's ``--renderer``, passes it only to the tiers that read it)."""
+    spec = tier_spec(tier)
+    return tuple(getattr(observations, spec.wrapper).reads(spec))
+
+
 def _refuse_unread(spec: TierSpec, wrapper: Any, given: dict[str, Any]) -> None:
     """A ``ValueError`` naming the first option in ``given`` set away from its default that ``spec``'s wrapper
     does not read, and the tiers that do read it."""

@@ -360,3 +360,19 @@ def test_play_states_and_enforces_the_benchmarks_move_budget_of_the_depth(depth:
     assert f"Move budget: at most {budget} quarter turns (the benchmark's budget at depth {depth})." in text
     assert f"at most {budget} quarter turns (a half turn counts two) in the whole episode" in text  # the task
     assert record.n_moves == budget and not record.solved  # the move that spent the budget ended the episode
+
+
+
+
+def test_the_play_settings_renderer_reaches_only_the_tier_that_reads_it() -> None:
+    """PlaySettings.renderer is set for a whole run, and only the Vertex tier reads it: the other tiers refuse an
+    option they do not read (make_cube_env), so the episode's env gets it only where it is read."""
+    from cubebench.runner.execute import PlaySettings
+    from cubebench.runner.protocols.episodes.plan import EpisodeSpec
+    from cubebench.runner.protocols.episodes.play import make_env
+
+    for tier in ("symbolic", "visual", "face"):
+        ep = EpisodeSpec(key=f"{tier}-d1", tier=tier, depth=1, instance=0, reward="none", setting="basic",
+                         horizon="short", metric="quarter", max_steps=20, env_seed=0, agent_seed=0,
+                         source="certified", reset_options={"instance": 0})
+        make_env(ep, PlaySettings(renderer="pyrender")).close()

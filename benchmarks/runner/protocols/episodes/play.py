@@ -11,6 +11,7 @@ from cubebench.agents.episode import run_episode
 from cubebench.agents.records import EpisodeRecord
 from cubebench.tiers import tier_spec
 from cubebench.wrappers.description import describe_env
+from cubebench.wrappers.tier_envs import tier_reads
 
 from ...execute import PlaySettings, step_taken
 from ...specs import AgentFactory
@@ -25,8 +26,9 @@ def make_env(ep: EpisodeSpec, settings: PlaySettings, symbolic_format: str = "te
     capped = settings.capped
     kwargs: dict[str, Any] = {"depth": ep.depth, "reward": ep.reward, "metric": ep.metric,
                               "max_steps": None, "obs_format": obs_format, "max_moves": ep.max_moves if capped else None,
-                              "max_rotations": ep.max_rotations if capped and spec.partial else None,
-                              "renderer": settings.renderer}
+                              "max_rotations": ep.max_rotations if capped and spec.partial else None}
+    if "renderer" in tier_reads(ep.tier):  # --renderer is for every tier of a run, and only Vertex reads it
+        kwargs["renderer"] = settings.renderer
     return gym.make(spec.env_id, **kwargs)
 
 
