@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from cubebench.tiers import TIER_SPECS
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
@@ -202,7 +204,7 @@ def test_the_ids_are_registered_whichever_is_imported_first() -> None:
         assert "cubebench.wrappers.tier_envs" in loaded
 
 
-TIER_NAMES = ("symbolic", "visual", "face", "vertex")
+TIER_NAMES = tuple(TIER_SPECS)
 HOMES = {"tiers": "cubebench.tiers", "providers": "cubebench.agents.llm.factory", "faces": "cubebench.engine.facelets"}
 """Where each restated fact has its one definition: the tier registry, the model-spec heads, the face order."""
 

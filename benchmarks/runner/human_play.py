@@ -192,7 +192,7 @@ def play(tier: str = DEFAULT_TIER, *, depth: int = 3, scramble: str | None = Non
         cleanup.callback(env.close)
         agent = HumanAgent(read, out, colour, show=shown.show if shown else None)
         record = run_episode(agent, env, tool_setting=setting, seed=seed, reset_options=options,
-                             max_steps=max_steps, tier=tier, distance_budget_s=None)
+                             max_steps=max_steps, distances="none")
     verdict = "Solved!" if record.solved else "Not solved."
     print(f"\n{verdict} {record.n_steps} steps, {record.n_moves} moves, {record.n_rotations} rotations.",
           file=out)
