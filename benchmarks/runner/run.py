@@ -112,15 +112,10 @@ DISTANCE_COST = ("a scripted agent's run gets 5-60x slower (measured: greedy on 
 
 
 def optimal_tables_ready(metric: str) -> bool:
-    """True when the exact solver's tables for ``metric`` are already on disk (no build is triggered)."""
-    try:
-        from cubebench.solver.optimal import table_cache as store
-    except Exception:  # noqa: BLE001 - no (working) optimal solver in this checkout
-        return False
-    try:
-        return store.read_meta(f"prune-flipslice-twist-{metric}") is not None
-    except Exception:  # noqa: BLE001
-        return False
+    """True when the exact solver's tables for ``metric`` are loaded or on disk (no build is triggered)."""
+    from cubebench.solver.optimal import tables_ready
+
+    return tables_ready(metric)
 
 
 def resolve_distance_budget(value: str | float | None, metric: str) -> float | None:
