@@ -15,14 +15,14 @@ from __future__ import annotations
 import time
 import traceback
 from dataclasses import replace
-from typing import Any, Callable, Literal, cast
+from typing import Any, Callable, Literal, cast, get_args
 
 import gymnasium as gym
 import numpy as np
 
 from cubebench.budgets import episode_budget
-from cubebench.solver.oracle import oracle
 from cubebench.envs.cube_env import INTERACTION_STEPS, CubeEnv
+from cubebench.solver.oracle import oracle
 from cubebench.tiers import TIER_SPECS
 from cubebench.wrappers.description import EnvDescription, describe_env
 from cubebench.wrappers.observations import SymbolicObservation, colour_text, symbolic_colours
@@ -35,8 +35,8 @@ DEFAULT_MAX_STEPS = INTERACTION_STEPS
 """CubeBench's budget of interaction steps per episode."""
 
 Distances = Literal["cheap", "exact", "none"]
-DISTANCES: tuple[str, ...] = ("cheap", "exact", "none")
 """What :func:`run_episode` spends on each step's true distance (see its docstring)."""
+DISTANCES: tuple[str, ...] = get_args(Distances)
 
 TASK_TEXT = (
     "You are solving a 3x3 Rubik's cube{tier_note}. Faces are named U (up), D (down), L (left), "
@@ -191,7 +191,8 @@ def run_episode(
     - ``"cheap"`` (default): the table-free oracle (:meth:`~cubebench.solver.oracle.DistanceOracle.within_reach`:
       up to 10 quarter or 9 face turns from solved, milliseconds a step after a few seconds to build it once
       per process and metric); farther out the exact optimal solver, within ``distance_budget_s`` a step, only
-      where its tables are already loaded or built on disk.  A call never builds the solver's tables.
+      where its tables are already loaded or built on disk (loading them takes seconds, once a process).  A call
+      never builds the solver's tables.
     - ``"exact"``: the exact optimal solver within ``distance_budget_s`` a step, at any distance.  Its first use
       builds its tables where they are missing: about 0.8 GB on disk, 2 to 15 minutes on 2 cores, once
       (``python -m cubebench.solver.optimal build`` builds them ahead).  What the runner records
