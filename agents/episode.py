@@ -37,6 +37,9 @@ DEFAULT_MAX_STEPS = INTERACTION_STEPS
 Distances = Literal["cheap", "exact", "none"]
 """What :func:`run_episode` spends on each step's true distance (see its docstring)."""
 DISTANCES: tuple[str, ...] = get_args(Distances)
+DEFAULT_DISTANCE_BUDGET_S = 0.1
+"""Seconds of exact optimal solver a step may spend on its distance, by default.  Past the oracle's reach most
+positions take the solver longer than that, so a far step costs about this and records ``None``."""
 
 TASK_TEXT = (
     "You are solving a 3x3 Rubik's cube{tier_note}. Faces are named U (up), D (down), L (left), "
@@ -167,7 +170,7 @@ def run_episode(
     description: EnvDescription | None = None,
     store_images: bool = True,
     distances: Distances = "cheap",
-    distance_budget_s: float | None = 1.0,
+    distance_budget_s: float | None = DEFAULT_DISTANCE_BUDGET_S,
     max_consecutive_errors: int = 3,
     on_step: Callable[[StepRecord], None] | None = None,
     config: dict[str, Any] | None = None,
@@ -311,4 +314,5 @@ def _finish(record: EpisodeRecord, toolbox: Toolbox, started: float, errored: bo
     return record
 
 
-__all__ = ["run_episode", "describe_task", "budgeted_options", "tools_for", "DEFAULT_MAX_STEPS", "DISTANCES"]
+__all__ = ["run_episode", "describe_task", "budgeted_options", "tools_for", "DEFAULT_MAX_STEPS", "DISTANCES",
+           "DEFAULT_DISTANCE_BUDGET_S"]

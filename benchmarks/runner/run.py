@@ -26,6 +26,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from cubebench.agents.episode import DEFAULT_DISTANCE_BUDGET_S  # --distance-budget auto: run_episode's default
+
 from .backends import BACKENDS, WorkersLost, run_backend
 from .execute import LEGACY_RULES_KEY, PlaySettings, listening_to_steps
 from .failures import FailureWatch
@@ -39,9 +41,6 @@ from .suite_fields import SuiteError
 VERSIONED = ("cubebench", "numpy", "gymnasium", "numba", "kociemba", "pillow", "openai", "anthropic",
              "tqdm", "matplotlib", "ray", "torch")
 """Distributions whose versions every run records (those installed)."""
-
-DEFAULT_DISTANCE_BUDGET_S = 0.1
-"""Per-step optimal-solver time for the true distance when ``--distance-budget auto`` finds its tables."""
 
 
 @dataclass
