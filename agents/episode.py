@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import time
 import traceback
-from typing import Any, Callable, cast
+from dataclasses import replace
+from typing import Any, Callable, Literal, cast, get_args
 
 import gymnasium as gym
 import numpy as np
 
 from cubebench.budgets import episode_budget
 from cubebench.envs.cube_env import INTERACTION_STEPS, CubeEnv
+from cubebench.solver.oracle import oracle
 from cubebench.tiers import TIER_SPECS
-from cubebench.wrappers.description import describe_env
+from cubebench.wrappers.description import EnvDescription, describe_env
 from cubebench.wrappers.observations import SymbolicObservation, colour_text, symbolic_colours
 
 from .base import Agent, Observation, Task, Turn
@@ -31,6 +33,13 @@ from .tools import Toolbox, tools_for
 
 DEFAULT_MAX_STEPS = INTERACTION_STEPS
 """CubeBench's budget of interaction steps per episode."""
+
+Distances = Literal["cheap", "exact", "none"]
+"""What :func:`run_episode` spends on each step's true distance (see its docstring)."""
+DISTANCES: tuple[str, ...] = get_args(Distances)
+DEFAULT_DISTANCE_BUDGET_S = 0.1
+"""Seconds of exact optimal solver a step may spend on its distance, by default.  Past the oracle's reach most
+positions take the solver longer than that, so a far step costs about this and records ``None``."""
 
 TASK_TEXT = (
     "You are solving a 3x3 Rubik's cube{tier_note}. Faces are named U (up), D (down), L (left), "
@@ -113,7 +122,24 @@ def _symbolic_letters(env: gym.Env) -> Callable[[np.ndarray], str]:
     return colour_text
 
 
-def _distance(state: np.ndarray, metric: str, budget_s: float | None) -> int | None:
+def _distance(state: np.ndarray, metric: str, distances: str, budget_s: float | None) -> int | None:
+    """The exact distance of ``state`` as ``distances`` allows (:func:`run_episode`), else ``None``."""
+    if distances == "none":
+        return None
+    if distances == "cheap":
+        found = oracle(metric).within_reach(state)
+        if found is not None or budget_s is None or not _tables_ready(metric):
+            return found
+    return _solver_distance(state, metric, budget_s)
+
+
+def _tables_ready(metric: str) -> bool:
+    from cubebench.solver.optimal import tables_ready  # imported when first needed: the solver loads numba kernels
+
+    return tables_ready(metric)
+
+
+def _solver_distance(state: np.ndarray, metric: str, budget_s: float | None) -> int | None:
     """Exact optimal distance if the optimal solver answers within the budget, else ``None``."""
     if budget_s is None:
         return None
@@ -127,6 +153,12 @@ def _distance(state: np.ndarray, metric: str, budget_s: float | None) -> int | N
         return None
 
 
+def _with_budgets(description: EnvDescription, core: CubeEnv) -> EnvDescription:
+    """``description`` with the budgets the env's last reset set (reset options bound one episode)."""
+    return replace(description, max_moves=core.max_moves,
+                   max_rotations=core.max_rotations if core.view_actions else None)
+
+
 def run_episode(
     agent: Agent,
     env: gym.Env,
@@ -135,9 +167,10 @@ def run_episode(
     seed: int | None = None,
     reset_options: dict[str, Any] | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
-    tier: str | None = None,
+    description: EnvDescription | None = None,
     store_images: bool = True,
-    distance_budget_s: float | None = 1.0,
+    distances: Distances = "cheap",
+    distance_budget_s: float | None = DEFAULT_DISTANCE_BUDGET_S,
     max_consecutive_errors: int = 3,
     on_step: Callable[[StepRecord], None] | None = None,
     config: dict[str, Any] | None = None,
@@ -148,24 +181,43 @@ def run_episode(
     The tier, observation form, reward, metric and budgets are read off the
     env's own wrapper stack (:func:`~cubebench.wrappers.description.describe_env`),
     so the tools and the record follow what the agent really faces; an env
-    that cannot say its tier raises.  ``tier``, if given, must agree with it.
+    that cannot say its tier raises.  A caller that has described the env
+    already passes that ``description`` (the runner: once per episode); it is
+    used as it is, so it must be this env's.
     An env without a move budget plays the episode under its depth's (:func:`budgeted_options`: reset
     options, so the env given is left as it was); ``capped=False`` plays it under no move or rotation budget at
     all, only ``max_steps`` (the CubeBench paper's rules: the runner's ``paper`` rules).
-    ``distance_budget_s`` bounds the optimal-solver time spent on the
-    distance at each step's end (``None`` skips it).
+
+    Each step's record carries the true distance to solved where ``distances`` lets it be had (a solved cube's
+    is 0 in every mode; ``None``: not computed, or the solver ran out of time):
+
+    - ``"cheap"`` (default): the table-free oracle (:meth:`~cubebench.solver.oracle.DistanceOracle.within_reach`:
+      up to 10 quarter or 9 face turns from solved, milliseconds a step after a few seconds to build it once
+      per process and metric); farther out the exact optimal solver, within ``distance_budget_s`` a step, only
+      where its tables are already loaded or built on disk (loading them takes seconds, once a process).  A call
+      never builds the solver's tables.
+    - ``"exact"``: the exact optimal solver within ``distance_budget_s`` a step, at any distance.  Its first use
+      builds its tables where they are missing: about 0.8 GB on disk, 2 to 15 minutes on 2 cores, once
+      (``python -m cubebench.solver.optimal build`` builds them ahead).  What the runner records
+      (``--distance-budget``).
+    - ``"none"``: nothing is computed.
+
+    ``distance_budget_s`` bounds the optimal solver's time at each step's end (``None``: the solver is never
+    asked, so ``"cheap"`` stops at the oracle's reach; ``"exact"`` needs a budget).
     """
-    described = describe_env(env)
-    if tier is not None and tier != described.tier:
-        raise ValueError(f"run_episode(tier={tier!r}) but the env is the {described.tier!r} tier")
+    if distances not in DISTANCES:
+        raise ValueError(f"run_episode(distances={distances!r}): expected one of {', '.join(DISTANCES)}")
+    if distances == "exact" and distance_budget_s is None:
+        raise ValueError("run_episode(distances='exact') needs distance_budget_s (seconds of optimal solver a step)")
+    described = description if description is not None else describe_env(env)
     tier = described.tier
     letters = _symbolic_letters(env)
     options = budgeted_options(env, reset_options) if capped else \
         {**(reset_options or {}), "max_moves": None, "max_rotations": None}
     obs, info = env.reset(seed=seed, options=options)
-    described = describe_env(env)  # the budgets this episode plays under
-    _observation_view(obs, tier, letters)  # an observation no model can be shown fails here, before any step
     core = cast(CubeEnv, env.unwrapped)  # the CubeBench env under the wrappers
+    described = _with_budgets(described, core)  # the budgets this episode plays under
+    _observation_view(obs, tier, letters)  # an observation no model can be shown fails here, before any step
     toolbox = Toolbox(env, tier, tool_setting, obs, info)
     task = Task(
         tier=tier, tool_setting=tool_setting, tools=toolbox.names, action_names=tuple(core.action_names),
@@ -206,7 +258,7 @@ def run_episode(
             reply=turn.reply, action=turn.action, tool_calls=calls, moves=sum(len(c.actions) for c in calls),
             reward=step_reward, input_tokens=turn.input_tokens, output_tokens=turn.output_tokens,
             cost_usd=turn.cost_usd, latency_s=latency, error=turn.error, model_log=turn.model_log,
-            distance=0 if toolbox.terminated else _distance(core.state, core.metric, distance_budget_s),
+            distance=0 if toolbox.terminated else _distance(core.state, core.metric, distances, distance_budget_s),
             parse_error=turn.parse_error,
         )
         record.steps.append(rec)
@@ -262,4 +314,5 @@ def _finish(record: EpisodeRecord, toolbox: Toolbox, started: float, errored: bo
     return record
 
 
-__all__ = ["run_episode", "describe_task", "budgeted_options", "tools_for", "DEFAULT_MAX_STEPS"]
+__all__ = ["run_episode", "describe_task", "budgeted_options", "tools_for", "DEFAULT_MAX_STEPS", "DISTANCES",
+           "DEFAULT_DISTANCE_BUDGET_S"]

@@ -187,6 +187,30 @@ VECTOR_TIERS: tuple[str, ...] = tuple(name for name, spec in TIER_SPECS.items() 
 """Tiers with a native batched env: ``gym.make_vec(id, num_envs=N)`` steps them in one Numba call."""
 
 
+DEFAULT_TIER = "symbolic"
+"""The tier played where none is named (the command line, the bridges, the exports): Tier 1, the state itself."""
+
+
+def tier_title(tier: str) -> str:
+    """``tier`` as tables and plots title it (its spec's :attr:`~TierSpec.title`; an unregistered name as it is,
+    so a stored run of a tier this checkout lacks still reports)."""
+    spec = TIER_SPECS.get(tier)
+    return spec.title if spec else tier
+
+
+def tier_names(having: str | None = None, *, titled: bool = False) -> str:
+    """The registered tiers, or those whose boolean spec field ``having`` is true (``pictured``, ``partial``,
+    ``hides_state``, ``vector``), as a sentence lists them: ``tier_names("pictured")`` is ``visual, face and
+    vertex``, ``tier_names("partial", titled=True)`` is ``Face and Vertex``.  Read at call time, so every text
+    made with it names a tier added to :data:`TIER_SPECS`."""
+    if having is not None and not isinstance(getattr(TierSpec, having, None), property) \
+            and having not in TierSpec.__dataclass_fields__:
+        raise ValueError(f"TierSpec has no field {having!r}")
+    names = [spec.title if titled else spec.name for spec in TIER_SPECS.values()
+             if having is None or getattr(spec, having)]
+    return " and ".join(filter(None, (", ".join(names[:-1]), names[-1]))) if names else "no tier"
+
+
 def tier_spec(tier: str) -> TierSpec:
     """The spec of ``tier``; ``ValueError`` naming the tiers for anything else."""
     try:
@@ -196,4 +220,4 @@ def tier_spec(tier: str) -> TierSpec:
 
 
 __all__ = ["TierSpec", "TIER_SPECS", "TIERS", "PARTIAL_TIERS", "VECTOR_TIERS", "PUBLIC_INFO_KEYS", "FRONT",
-           "tier_spec"]
+           "DEFAULT_TIER", "tier_spec", "tier_title", "tier_names"]

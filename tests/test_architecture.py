@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from cubebench.tiers import TIER_SPECS
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
@@ -202,7 +204,7 @@ def test_the_ids_are_registered_whichever_is_imported_first() -> None:
         assert "cubebench.wrappers.tier_envs" in loaded
 
 
-TIER_NAMES = ("symbolic", "visual", "face", "vertex")
+TIER_NAMES = tuple(TIER_SPECS)
 HOMES = {"tiers": "cubebench.tiers", "providers": "cubebench.agents.llm.factory", "faces": "cubebench.engine.facelets"}
 """Where each restated fact has its one definition: the tier registry, the model-spec heads, the face order."""
 
@@ -262,6 +264,33 @@ def test_the_tier_comparison_check_sees_one(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setitem(modules(), "cubebench.runner.fake", fake)
     assert [line.split(": ", 1)[1] for line in _tier_comparisons("cubebench.runner.fake")] == [
         "task.tier != 'symbolic'", "tier in ('face', 'vertex')"]
+
+
+def _tier_lists(module: str) -> list[str]:
+    """Texts in ``module`` (string literals and f-string parts, docstrings aside) that list tiers by hand:
+    ``visual, face and vertex``, ``Face and Vertex``; such a text goes stale when a tier is added, where
+    :func:`cubebench.tiers.tier_names` does not."""
+    words = "|".join([*TIER_SPECS, *(spec.title for spec in TIER_SPECS.values())])
+    listed = re.compile(rf"\b({words})(, | and )({words})\b")
+    tree = ast.parse(modules()[module].read_text())
+    docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    return [f"{module}:{node.lineno}: {node.value[:80]!r}" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+            and listed.search(node.value)]
+
+
+def test_no_text_lists_the_tiers_by_hand() -> None:
+    found = [line for m in modules() if m != HOMES["tiers"] for line in _tier_lists(m)]
+    assert not found, "name them with cubebench.tiers.tier_names (e.g. tier_names('pictured')):\n" + "\n".join(found)
+
+
+def test_the_tier_list_check_sees_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "fake.py"
+    fake.write_text('"""Plays symbolic, visual and face."""\nHELP = f"what the visual, face and vertex tiers show ({1})"\n'
+                    'BUDGET = "40 view rotations on Face and Vertex"\nEXAMPLE = "e.g. symbolic,face"\n')
+    monkeypatch.setitem(modules(), "cubebench.runner.fake", fake)
+    assert sorted(line.split(": ", 1)[1] for line in _tier_lists("cubebench.runner.fake")) == [
+        "'40 view rotations on Face and Vertex'", "'what the visual, face and vertex tiers show ('"]
 
 
 def test_each_per_tier_fact_provider_list_and_the_face_order_is_defined_once() -> None:

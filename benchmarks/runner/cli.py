@@ -23,7 +23,7 @@ from cubebench.engine import CubeInputError
 from cubebench.engine.metric import METRICS
 from cubebench.engine.rewards import REWARDS, unalias_reward
 from cubebench.envs.cube_env import INTERACTION_STEPS
-from cubebench.tiers import TIER_SPECS
+from cubebench.tiers import DEFAULT_TIER, TIER_SPECS, tier_names
 
 from .answering import rules_text
 from .backends import BackendUnavailable, WorkersLost
@@ -524,9 +524,9 @@ def _add_export_tasks(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=EXPORT_FORMATS, default="jsonl", help="jsonl (default) or parquet")
     p.add_argument("--suite", default=None,
                    help="an episode suite (default exp1) or, for items, a question suite (default cube-bench)")
-    p.add_argument("--tier", choices=tuple(TIER_SPECS), default=None, help="episodes, sft: the tier (default symbolic)")
+    p.add_argument("--tier", choices=tuple(TIER_SPECS), default=None, help=f"episodes, sft: the tier (default {DEFAULT_TIER})")
     p.add_argument("--obs-format", choices=EXPORT_OBS_FORMATS, default=None,
-                   help="episodes, sft: how visual, face and vertex are shown: text (default) or image")
+                   help=f"episodes, sft: how {tier_names('pictured')} are shown: text (default) or image")
     p.add_argument("--depths", type=csv_values(int), default=None, metavar="D1,D2",
                    help="only these depths (items: the depths or ladder levels of every chosen test)")
     p.add_argument("--instances", type=int, default=None, help="episodes, sft: instances per depth (default the suite's)")
@@ -564,7 +564,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
 def _add_play(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("play", help="play a tier yourself in the terminal, with the agents' tools")
-    p.add_argument("--tier", choices=tuple(TIER_SPECS), default="symbolic")
+    p.add_argument("--tier", choices=tuple(TIER_SPECS), default=DEFAULT_TIER)
     p.add_argument("--depth", type=int, default=3, help="scramble depth (default 3)")
     p.add_argument("--scramble", help="start from this move sequence instead of a seeded scramble")
     p.add_argument("--instance", type=int, default=None,

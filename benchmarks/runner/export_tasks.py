@@ -42,7 +42,7 @@ from cubebench.agents.answerers import ModelAnswerer, OracleAnswerer
 from cubebench.curriculum import Instance, load_instance_file
 from cubebench.extras import install_hint
 from cubebench.shipped import largest_instance_file
-from cubebench.tiers import TIER_SPECS, tier_spec
+from cubebench.tiers import DEFAULT_TIER, TIER_SPECS, tier_names, tier_spec
 
 from .answering import chosen_rules
 from .execute import PlaySettings
@@ -197,14 +197,13 @@ def _check(request: ExportRequest) -> None:
              if v is not None]
     if given:
         raise ExportError(f"--{given[0]} is for --kind items; episodes are chosen with --tier, --depths and --instances")
-    tier, obs_format = request.tier or "symbolic", request.obs_format or "text"
+    tier, obs_format = request.tier or DEFAULT_TIER, request.obs_format or "text"
     if tier not in TIER_SPECS:
         raise ExportError(f"--tier must be one of {', '.join(TIER_SPECS)}, got {tier!r}")
     if obs_format not in EXPORT_OBS_FORMATS:
         raise ExportError(f"--obs-format must be one of {', '.join(EXPORT_OBS_FORMATS)}, got {obs_format!r}")
     if obs_format == "image" and not tier_spec(tier).pictured:
-        pictured = ", ".join(name for name, spec in TIER_SPECS.items() if spec.pictured)
-        raise ExportError(f"the {tier} tier is text only; --obs-format image is for {pictured}")
+        raise ExportError(f"the {tier} tier is text only; --obs-format image is for {tier_names('pictured')}")
     if obs_format == "image" and request.images == "none":
         raise ExportError(f"the {tier} tier's observation is an image: give --images bytes or files, or "
                           "--obs-format text for its text form")
@@ -221,7 +220,7 @@ def episode_specs(request: ExportRequest) -> list[EpisodeSpec]:
         if not isinstance(suite, Suite):
             raise ExportError(f"suite {name!r} is not an episode suite: export a question suite with --kind items "
                               "(multi-agent suites have no task export)")
-        suite = restrict(suite, [request.tier or "symbolic"], list(request.depths) if request.depths else None)
+        suite = restrict(suite, [request.tier or DEFAULT_TIER], list(request.depths) if request.depths else None)
         if request.instances is not None and request.starts == "certified":
             suite = suite_from_dict({**suite.to_dict(), "instances": request.instances}, source=f"{name} (export)")
         source = resolve_source(suite, warn=False)
@@ -279,7 +278,7 @@ def episode_starts(request: ExportRequest, notes: list[str] | None = None) -> li
 
 def _episode_rows(request: ExportRequest, images: "_ImageSink", summary: "ExportSummary") -> Iterator[dict[str, Any]]:
     settings = PlaySettings(obs_format=request.obs_format or "text", store_images=False)
-    text_only = not tier_spec(request.tier or "symbolic").pictured or settings.obs_format == "text"
+    text_only = not tier_spec(request.tier or DEFAULT_TIER).pictured or settings.obs_format == "text"
     for spec, instance in episode_starts(request, summary.notes):
         solution = optimal_solution(instance)
         replies = trace_replies(spec.tier, instance.state, solution, spec.metric, spec.max_steps)

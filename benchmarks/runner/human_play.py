@@ -34,7 +34,7 @@ from cubebench.engine.rewards import parse_reward
 from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.render.window import Window, display_available
 from cubebench.tasks.items import EXACT_RANGE
-from cubebench.tiers import TIER_SPECS, tier_spec
+from cubebench.tiers import DEFAULT_TIER, tier_names, tier_spec
 
 from .protocols.episodes.instances import shipped_starts
 from .run import optimal_tables_ready
@@ -156,8 +156,8 @@ def open_window(tier: str, window: bool | None, out: TextIO) -> Window | None:
     if window is False or (window is None and (not pictured or not display_available())):
         return None
     if not pictured:
-        image_tiers = ", ".join(name for name, spec in TIER_SPECS.items() if spec.pictured)
-        raise SuiteError(f"the {tier} tier's observation is text; --window shows the image tiers ({image_tiers})")
+        raise SuiteError(f"the {tier} tier's observation is text; --window shows the image tiers "
+                         f"({tier_names('pictured')})")
     try:
         return Window(f"CubeBench {tier}")
     except RuntimeError as err:
@@ -167,7 +167,7 @@ def open_window(tier: str, window: bool | None, out: TextIO) -> Window | None:
         return None
 
 
-def play(tier: str = "symbolic", *, depth: int = 3, scramble: str | None = None, instance: int | None = None,
+def play(tier: str = DEFAULT_TIER, *, depth: int = 3, scramble: str | None = None, instance: int | None = None,
          reward: str = "none", setting: str = "basic", metric: Metric = "quarter", seed: int | None = None,
          max_steps: int = INTERACTION_STEPS, read: Callable[[str], str] = input, out: TextIO | None = None,
          colour: bool | None = None, window: bool | None = False) -> EpisodeRecord:
@@ -192,7 +192,7 @@ def play(tier: str = "symbolic", *, depth: int = 3, scramble: str | None = None,
         cleanup.callback(env.close)
         agent = HumanAgent(read, out, colour, show=shown.show if shown else None)
         record = run_episode(agent, env, tool_setting=setting, seed=seed, reset_options=options,
-                             max_steps=max_steps, tier=tier, distance_budget_s=None)
+                             max_steps=max_steps, distances="none")
     verdict = "Solved!" if record.solved else "Not solved."
     print(f"\n{verdict} {record.n_steps} steps, {record.n_moves} moves, {record.n_rotations} rotations.",
           file=out)

@@ -13,10 +13,11 @@ from typing import Any, Callable, Sequence, cast
 
 from cubebench.engine.rewards import REWARDS
 from cubebench.extras import install_hint
+from cubebench.tiers import tier_title
 
 from .aggregate import group, ordered
 from .protocols.episodes.plan import EpisodeRow
-from .protocols.episodes.report import SETTING_TITLES, SETTINGS, condition_label, conditions, tier_title
+from .protocols.episodes.report import SETTING_TITLES, SETTINGS, condition_label, conditions
 from .protocols.episodes.suite import TIER_NAMES
 from .rows import StoredRow
 from .stats import Rate

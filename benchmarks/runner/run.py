@@ -26,6 +26,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from cubebench.agents.episode import DEFAULT_DISTANCE_BUDGET_S  # --distance-budget auto: run_episode's default
+
 from .backends import BACKENDS, WorkersLost, check_backend, run_backend
 from .execute import LEGACY_RULES_KEY, PlaySettings, listening_to_steps
 from .failures import FailureWatch
@@ -39,9 +41,6 @@ from .suite_fields import SuiteError
 VERSIONED = ("cubebench", "numpy", "gymnasium", "numba", "kociemba", "pillow", "openai", "anthropic",
              "tqdm", "matplotlib", "ray", "torch")
 """Distributions whose versions every run records (those installed)."""
-
-DEFAULT_DISTANCE_BUDGET_S = 0.1
-"""Per-step optimal-solver time for the true distance when ``--distance-budget auto`` finds its tables."""
 
 
 @dataclass
@@ -112,15 +111,10 @@ DISTANCE_COST = ("a scripted agent's run gets 5-60x slower (measured: greedy on 
 
 
 def optimal_tables_ready(metric: str) -> bool:
-    """True when the exact solver's tables for ``metric`` are already on disk (no build is triggered)."""
-    try:
-        from cubebench.solver.optimal import table_cache as store
-    except Exception:  # noqa: BLE001 - no (working) optimal solver in this checkout
-        return False
-    try:
-        return store.read_meta(f"prune-flipslice-twist-{metric}") is not None
-    except Exception:  # noqa: BLE001
-        return False
+    """True when the exact solver's tables for ``metric`` are loaded or on disk (no build is triggered)."""
+    from cubebench.solver.optimal import tables_ready
+
+    return tables_ready(metric)
 
 
 def resolve_distance_budget(value: str | float | None, metric: str) -> float | None:

@@ -125,8 +125,8 @@ def play_trace(spec: EpisodeSpec, settings: PlaySettings, replies: Sequence[str]
     agent = ReActAgent(ScriptedReplies(replies), name="react:" + TRACE_MODEL)
     try:
         record = run_episode(agent, env, tool_setting=spec.setting, seed=spec.env_seed,
-                             reset_options=spec.reset_options, max_steps=spec.max_steps, tier=spec.tier,
-                             store_images=False, distance_budget_s=None)
+                             reset_options=spec.reset_options, max_steps=spec.max_steps, store_images=False,
+                             distances="none")
     finally:
         env.close()
     if record.status != "solved":

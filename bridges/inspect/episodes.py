@@ -33,7 +33,8 @@ __all__ = ["episode", "episode_dataset", "play_cube_episode", "episode_outcome",
 RECORD_KEY = "cubebench:record"
 """Where a sample's store keeps its episode record (:meth:`~cubebench.agents.records.EpisodeRecord.to_dict`)."""
 TASK_OBS_FORMATS = ("image", "text")
-"""How the visual, face and vertex tiers are shown: their image (multimodal models) or their text form."""
+"""How a pictured tier (:attr:`~cubebench.tiers.TierSpec.pictured`) is shown: its image (multimodal models) or its
+text form."""
 SOLVER_TOOLS = ("solve", "solve_current")
 """The solver tools; whether one answered is the exploration input of the attribution."""
 

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 import verifiers
 
 from cubebench.agents.episode import DEFAULT_MAX_STEPS
+from cubebench.tiers import DEFAULT_TIER
 
 from .game import options
 
@@ -30,7 +31,7 @@ QUESTION_ADAPTER = importlib.import_module(f".{'question_taskset' if API == 'v1'
 (0.3); each has ``build_questions(args, split, ...)``."""
 
 
-def load_environment(tier: str = "symbolic", depths: Sequence[int] = (1, 2, 3, 4), instances: int = 20,
+def load_environment(tier: str = DEFAULT_TIER, depths: Sequence[int] = (1, 2, 3, 4), instances: int = 20,
                      eval_instances: int = 5, reward: str = "none", shaping_weight: float | None = None,
                      tool_setting: str = "basic", metric: str = "quarter", max_steps: int = DEFAULT_MAX_STEPS,
                      max_moves: int | None = None, max_rotations: int | None = None, seed: int = 0,

@@ -26,7 +26,7 @@ from cubebench.agents.records import EpisodeRecord
 from cubebench.agents.episode_reward import episode_rewards, shaping
 from cubebench.agents.tool_registry import TOOL_SETTINGS
 from cubebench.runner import EpisodeSpec, PlaySettings, Suite
-from cubebench.tiers import TIERS
+from cubebench.tiers import DEFAULT_TIER, TIERS
 
 from .dataset import episode_grid
 from .relay import Ask, EpisodeRelay
@@ -50,7 +50,7 @@ PLAY_SETTINGS = PlaySettings(obs_format="text", store_images=False)
 class Options:
     """``load_environment``'s arguments, validated (see :func:`options`)."""
 
-    tier: str = "symbolic"
+    tier: str = DEFAULT_TIER
     depths: tuple[int, ...] = (1, 2, 3, 4)
     instances: int = 20
     eval_instances: int = 5
@@ -89,7 +89,7 @@ def _count(value: Any, name: str, minimum: int) -> int:
     return value
 
 
-def options(tier: str = "symbolic", depths: Sequence[int] = (1, 2, 3, 4), instances: int = 20,
+def options(tier: str = DEFAULT_TIER, depths: Sequence[int] = (1, 2, 3, 4), instances: int = 20,
             eval_instances: int = 5, reward: str = "none", shaping_weight: float | None = None,
             tool_setting: str = "basic", metric: str = "quarter", max_steps: int = DEFAULT_MAX_STEPS,
             max_moves: int | None = None, max_rotations: int | None = None, seed: int = 0,

@@ -184,7 +184,18 @@ class DistanceOracle:
                              self._code, self._tkc, self._tke, self._tdep)
 
     def distance(self, state: np.ndarray) -> int:
-        """The exact distance of ``state`` (an engine state, any orientation) to solved."""
+        """The exact distance of ``state`` (an engine state, any orientation) to solved; past :attr:`reach`
+        the optimal solver answers (its tables are built on first use: see :meth:`within_reach`)."""
+        found = self.within_reach(state)
+        if found is not None:
+            return found
+        from .optimal import optimal_distance
+
+        return int(optimal_distance(canonical(np.asarray(state, np.uint8)), self.metric))
+
+    def within_reach(self, state: np.ndarray) -> int | None:
+        """The exact distance of ``state`` if it is at most :attr:`reach`, else ``None``: table-free, in
+        milliseconds, and never the optimal solver (whose first use may build its tables)."""
         s = np.ascontiguousarray(canonical(np.asarray(state, np.uint8)))
         found = int(self._ball(s[None], False)[0, 0])
         if found >= 0:
@@ -194,9 +205,7 @@ class DistanceOracle:
                                   self._tkc, self._tke, self._tdep))
             if best >= 0:
                 return best + k
-        from .optimal import optimal_distance
-
-        return int(optimal_distance(s, self.metric))
+        return None
 
     def after_moves(self, state: np.ndarray) -> dict[str, int]:
         """The exact distance after each move of the metric, by move name."""

@@ -14,6 +14,7 @@ from cubebench.agents.llm import OpenAIChatClient, RetryPolicy
 from cubebench.agents.llm.testing import ScriptedServer
 from cubebench.agents.sandbox import SandboxLimits
 from cubebench.engine import SOLVED, to_facelets
+from cubebench.tiers import TIER_SPECS
 from helpers import needs
 
 FAST = RetryPolicy(max_attempts=2, base_delay_s=0.001, max_delay_s=0.01)
@@ -23,7 +24,7 @@ OPENAI = needs("openai")
 
 def play(script: list[str], setting: str = "basic", scramble: str = "R U", tier: str = "symbolic",
          default: str = "```python\ndone()\n```", env_kw: dict | None = None, **kw):
-    env_kw = {**({"obs_format": "text"} if tier == "symbolic" else {}), **(env_kw or {})}
+    env_kw = {**({"obs_format": "text"} if not TIER_SPECS[tier].pictured else {}), **(env_kw or {})}
     env = gym.make(cubebench.TIERS[tier], max_steps=None, **env_kw)
     with ScriptedServer(script, default=default) as srv:
         client = OpenAIChatClient("scripted", base_url=srv.base_url, api_key="x", retry=FAST)
@@ -156,7 +157,7 @@ def matrix_model(tier: str, setting: str):
         first = req.body["messages"][-1]["content"]
         text = first if isinstance(first, str) else " ".join(p.get("text", "") for p in first if p["type"] == "text")
         lines = ["print(observe())"]
-        if tier in ("face", "vertex"):
+        if TIER_SPECS[tier].partial:
             lines.append("print(rotate('y'))")
         if setting == "standard":  # the symbolic tier shows the state; elsewhere any valid string proves the tool
             state = FACELETS.search(text)
@@ -183,10 +184,11 @@ def test_codeact_plays_every_tier_and_tool_setting(tier: str, setting: str) -> N
             agent.close()
         requests = srv.requests
     system, first = requests[0].body["messages"][0]["content"], requests[0].body["messages"][-1]["content"]
-    assert ("rotate(views: str)" in system) == (tier in ("face", "vertex"))
+    spec = TIER_SPECS[tier]
+    assert ("rotate(views: str)" in system) == spec.partial
     assert ("solve(facelets: str)" in system) == (setting == "standard")
     assert ("solve_current()" in system) == (setting == "ideal")
-    if tier == "symbolic":  # the one-hot observation is shown as its 54-letter text
+    if not spec.pictured:  # the one-hot observation is shown as its 54-letter text
         assert isinstance(first, str) and record.start_facelets in first
     else:
         assert [p["type"] for p in first] == ["text", "image_url"]
@@ -194,15 +196,16 @@ def test_codeact_plays_every_tier_and_tool_setting(tier: str, setting: str) -> N
         assert not FACELETS.search(first[0]["text"])
         assert record.steps[0].observation_png_b64
     names = [c.name for c in record.steps[0].tool_calls]
-    expected = ["observe"] + (["rotate"] if tier in ("face", "vertex") else []) + \
+    expected = ["observe"] + (["rotate"] if spec.partial else []) + \
                {"basic": [], "standard": ["solve"], "ideal": ["solve_current"]}[setting]
     assert names[:len(expected)] == expected and not any(c.error for c in record.steps[0].tool_calls[:-1])
-    assert record.n_rotations == (1 if tier in ("face", "vertex") else 0)
-    solvable = (setting == "standard" and tier == "symbolic") or (setting == "ideal" and tier in ("symbolic", "visual"))
+    assert record.n_rotations == (1 if spec.partial else 0)
+    # standard: only a tier that shows the state itself gives solve() its string; ideal: any tier that shows all of it
+    solvable = (setting == "standard" and not spec.pictured) or (setting == "ideal" and not spec.partial)
     assert record.solved == solvable and record.status == ("solved" if solvable else "failed")
     assert record.n_steps == len(requests) == (1 if solvable else 2)
     assert record.errors == 0 and record.parse_errors == 0
     if not solvable:  # the block's output is the next observation
         assert record.steps[1].observation_text.startswith("Here is the current observation.")
-    if setting == "ideal" and tier in ("face", "vertex"):
+    if setting == "ideal" and spec.partial:
         assert "still unseen" in record.steps[0].tool_calls[-1].result  # one rotation does not show every face

@@ -15,6 +15,7 @@ from cubebench.agents.llm.testing import RecordedRequest, ScriptedServer, Step
 from cubebench.runner.protocols.episodes.attribution import attribute
 from cubebench.runner.store import open_run
 from cubebench.runner.cli import main
+from cubebench.tiers import TIER_SPECS
 from helpers import missing, needs
 
 OPENAI = needs("openai")
@@ -103,7 +104,7 @@ def test_smoke_suite_with_a_scripted_model_server_attributes_failures(tmp_path: 
         assert solved == {("symbolic", "standard"), ("symbolic", "ideal"), ("visual", "ideal")}
         cells = {(a.tier, a.horizon): a for a in attribute(store, rows)}
     for horizon in ("short", "long"):
-        sym, vis, face, vert = (cells[(t, horizon)] for t in ("symbolic", "visual", "face", "vertex"))
+        sym, vis, face, vert = (cells[(t, horizon)] for t in TIER_SPECS)  # the registry's order: Tier 1, 2, 3a, 3b
         assert sym.planning.value == 1.0 and sym.translation.value == 0.0 and sym.exploration is None
         assert vis.planning.value == 0.0 and vis.translation.value == 1.0
         assert face.translation.value == 0.0 and face.exploration.value == 1.0

@@ -14,8 +14,10 @@ from cubebench.runner.protocols.episodes.plan import episode_key, plan_episodes
 from cubebench.runner.protocols.multi.plan import plan_games
 from cubebench.runner.suites import SuiteError, available_suites, load_suite, suites_dir
 from cubebench.runner.protocols.episodes.suite import suite_from_dict
+from cubebench.tiers import TIER_SPECS
 
-GRID = {"tiers": ["symbolic", "visual", "face", "vertex"], "depths": [1, 2, 3, 4, 8, 12, 16, 20]}
+GRID = {"tiers": list(TIER_SPECS), "depths": [1, 2, 3, 4, 8, 12, 16, 20]}
+"""The full suite: every tier of the registry, in its order (the papers'), at CubeBench's eight depths."""
 
 
 def test_the_named_suites_ship_and_describe_the_cubebench_grid() -> None:

@@ -27,7 +27,7 @@ from cubebench.render.face import face_canvas, render_face
 from cubebench.render.text import face_text_grid
 from cubebench.runner.cli import main
 from cubebench.runner.store import open_run
-from cubebench.tiers import TIER_SPECS, TIERS, TierSpec
+from cubebench.tiers import DEFAULT_TIER, TIER_SPECS, TIERS, TierSpec, tier_names, tier_title
 from cubebench.wrappers.tier_envs import make_cube_env
 from cubebench.wrappers.description import describe_env
 from cubebench.wrappers.observations import symbolic_colours
@@ -88,3 +88,23 @@ def test_a_fifth_tier_is_a_seat_view_too(back_tier: TierSpec) -> None:
     view = SeatView(tier="back", form="text")
     positions, colours = read_view(view, view.observe(state))
     assert list(positions) == list(range(54))[BACK] and np.array_equal(colours, state[BACK])
+
+
+def test_the_texts_that_list_tiers_name_a_fifth_one(back_tier: TierSpec, capsys: pytest.CaptureFixture[str]) -> None:
+    """The report's budget line and the --help texts list the tiers from the registry (cubebench.tiers.tier_names)."""
+    from cubebench.runner.protocols.episodes.protocol import budget_text
+
+    assert tier_names("pictured") == "visual, face, vertex and back"
+    assert tier_names("partial", titled=True) == "Face, Vertex and Back" and tier_title("back") == "Back"
+    assert budget_text({"max_moves": 30, "max_rotations": 40, "metric": "quarter"}).endswith(
+        "40 view rotations on Face, Vertex and Back")
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "what the visual, face, vertex and back tiers show" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_tier_helpers_read_the_registry() -> None:
+    assert DEFAULT_TIER in TIER_SPECS and tier_title("gone") == "gone"  # a stored run's unknown tier reports as is
+    assert tier_names() == ", ".join(list(TIER_SPECS)[:-1]) + " and " + list(TIER_SPECS)[-1]
+    with pytest.raises(ValueError, match="TierSpec has no field 'colourful'"):
+        tier_names("colourful")

@@ -94,10 +94,18 @@ def test_a_face_env_without_a_spec_is_played_as_the_face_tier() -> None:
     assert any(c.name == "rotate" for s in record.steps for c in s.tool_calls)
 
 
-def test_a_tier_argument_that_disagrees_with_the_env_is_refused() -> None:
+def test_a_description_handed_to_run_episode_is_used_not_derived_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner describes an episode's env once; run_episode plays under that description, budgets included."""
+    from cubebench.agents import episode
+
     env = make_cube_env("vertex", generator=SCRAMBLES)
-    with pytest.raises(ValueError, match="tier='symbolic'.* the 'vertex' tier"):
-        run_episode(SolverAgent(), env, tier="symbolic", reset_options={"scramble": "R"}, distance_budget_s=None)
+    description = describe_env(env)
+    monkeypatch.setattr(episode, "describe_env", lambda env: pytest.fail("run_episode described the env again"))
+    record = run_episode(SolverAgent(), env, description=description, reset_options={"scramble": "R"},
+                         distances="none")
+    assert record.solved and record.config["tier"] == "vertex"
+    assert description.max_moves is None  # the env has no budget of its own: the episode's comes with the reset
+    assert record.config["env"] == describe_env(env).as_dict() != description.as_dict()
 
 
 @pytest.mark.parametrize("form,letters", [("onehot", "faces"), ("indices", "faces"), ("text", "faces"),

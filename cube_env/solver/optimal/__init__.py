@@ -18,11 +18,12 @@ from .solver import (
     lower_bound_batch,
     optimal_distance,
     solve_optimal,
+    tables_ready,
 )
 from .table_cache import ENV_VAR as CACHE_ENV_VAR
 from .table_cache import cache_dir
 
 __all__ = [
     "SOLVER_VERSION", "OptimalSolution", "SolverTimeout", "ensure_tables", "lower_bound",
-    "lower_bound_batch", "optimal_distance", "solve_optimal", "CACHE_ENV_VAR", "cache_dir",
+    "lower_bound_batch", "optimal_distance", "solve_optimal", "tables_ready", "CACHE_ENV_VAR", "cache_dir",
 ]

@@ -389,11 +389,22 @@ def announce_build(metric: str) -> None:
           f"(`python -m cubebench.solver.optimal build` builds them ahead)", file=sys.stderr, flush=True)
 
 
+def _prune_name(metric: str) -> str:
+    return f"prune-flipslice-twist-{metric}"
+
+
+def tables_ready(metric: str) -> bool:
+    """Whether the search in ``metric`` can start without building tables: they are loaded in this process, or
+    saved in the cache in the current format (the pruning table is built last).  Reads one small file."""
+    metric_moves(metric)
+    return metric in _PRUNE or table_cache.read_meta(_prune_name(metric)) is not None
+
+
 def prune_table(metric: str, progress: bool = True) -> np.ndarray:
     """The flip-slice-twist pruning table of ``metric`` (2-bit, distance mod 3)."""
     metric_moves(metric)
     if metric not in _PRUNE:
-        name, shape = f"prune-flipslice-twist-{metric}", (N_CLASS * ROW_BYTES,)
+        name, shape = _prune_name(metric), (N_CLASS * ROW_BYTES,)
         if table_cache.load(name, np.uint8, shape) is None:
             announce_build(metric)
         small = small_tables()

@@ -335,6 +335,11 @@ def _batch_bounds(states, canon, centre_lut, cf, ef, id_corner, id_edge, rot, ro
         out[b] = best
 
 
+def tables_ready(metric: str = "half") -> bool:
+    """Whether solving in ``metric`` starts without building tables (they are loaded, or built on disk)."""
+    return T.tables_ready(check_metric(metric))
+
+
 def ensure_tables(metric: str = "half", progress: bool = True) -> None:
     """Build (first time) and verify the tables of ``metric`` (``"half"``, ``"quarter"`` or ``"both"``)."""
     for m in (METRICS if metric == "both" else (metric,)):

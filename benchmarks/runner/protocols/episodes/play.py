@@ -33,17 +33,23 @@ def make_env(ep: EpisodeSpec, settings: PlaySettings, symbolic_format: str = "te
 
 
 def play_episode(ep: EpisodeSpec, factory: AgentFactory, settings: PlaySettings) -> EpisodeRecord:
-    """Play ``ep`` with a fresh agent from ``factory``; the record's config names the cell and seeds."""
+    """Play ``ep`` with a fresh agent from ``factory``; the record's config names the cell and seeds.
+
+    The env of the cell is described once, here, and run_episode plays under that description.  Step distances
+    are the exact solver's within ``settings.distance_budget_s`` (``--distance-budget``, which never starts a
+    table build: :func:`~cubebench.runner.run.resolve_distance_budget`), or none when it is off."""
     env = make_env(ep, settings, factory.symbolic_obs_format)
+    description = describe_env(env)
     agent = factory.new(seed=ep.agent_seed)
     try:
         record = run_episode(
             agent, env, tool_setting=ep.setting, seed=ep.env_seed, reset_options=ep.reset_options,
-            max_steps=ep.max_steps, tier=ep.tier, store_images=settings.store_images,
+            max_steps=ep.max_steps, description=description, store_images=settings.store_images,
+            distances="none" if settings.distance_budget_s is None else "exact",
             distance_budget_s=settings.distance_budget_s, capped=settings.capped, on_step=step_taken,
             config={"key": ep.key, "depth": ep.depth, "instance": ep.instance, "reward": ep.reward,
                     "metric": ep.metric, "instance_source": ep.source, "agent_seed": ep.agent_seed,
-                    "certified_distance": ep.certified_distance, "obs_format": describe_env(env).obs_format},
+                    "certified_distance": ep.certified_distance, "obs_format": description.obs_format},
         )
         if record.distance_start is None and ep.certified_distance is not None:
             record.distance_start = ep.certified_distance  # reset by state: the env does not know it

@@ -13,6 +13,7 @@ from cubebench.engine import SOLVED, TABLE, kernels
 from cubebench.engine.notation import parse_array
 from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.solver.twophase import solve_twophase
+from cubebench.tiers import tier_names
 
 from ...answering import chosen_rules, no_question_settings
 from ...cli_values import DISTANCE_DEFAULT, csv_values, distance_budget
@@ -70,7 +71,7 @@ class EpisodesProtocol(RunProtocol):
                            help="how an LLM agent acts: react (default), codeact, or policy (one move a call, the "
                                 "current state only: the compact policy; sft plays only this way)")
         group.add_argument("--obs-format", choices=("image", "text"), default=None,
-                           help="what the visual, face and vertex tiers show: image (default) or their text form "
+                           help=f"what the {tier_names('pictured')} tiers show: image (default) or their text form "
                                 "(default for the text-only local model); symbolic is always the 54-letter string; "
                                 "question suites: text sends the questions without their images")
         group.add_argument("--distance-budget", type=distance_budget, default=DISTANCE_DEFAULT,
@@ -157,7 +158,7 @@ def budget_text(suite: dict[str, Any], rules: str = "strict") -> str:
                 "it ran under (config['env'])")
     metric = suite.get("metric", "quarter")
     unit = "quarter turns" if metric == "quarter" else "face turns"
-    rotations = f"{suite.get('max_rotations')} view rotations on Face and Vertex"
+    rotations = f"{suite.get('max_rotations')} view rotations on {tier_names('partial', titled=True)}"
     moves = suite["max_moves"]
     if moves is not None:
         return f"{moves} {unit} per episode; {rotations}"

@@ -5,7 +5,7 @@ the failure attribution.
 from __future__ import annotations
 
 from cubebench.engine.rewards import REWARDS
-from cubebench.tiers import TIER_SPECS
+from cubebench.tiers import tier_title
 
 from ...aggregate import group, ordered
 from ...tables import Table, compact, short_number
@@ -13,12 +13,6 @@ from .attribution import Attribution
 from .floors import BlindFloor
 from .plan import EpisodeRow
 from .suite import TIER_NAMES
-
-
-def tier_title(tier: str) -> str:
-    """A tier as tables and plots title it (its spec's ``title``; an unregistered name as it is)."""
-    spec = TIER_SPECS.get(tier)
-    return spec.title if spec else tier
 
 
 SETTING_TITLES = {"basic": "basic tools", "standard": "standard solver", "ideal": "ideal solver"}
