@@ -140,6 +140,8 @@ def _check_json(path: Path) -> object:
         return json.loads(path.read_bytes().decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as err:
         raise HFModelUnavailable(f"hf: {path} is not readable JSON ({one_line(err, 120)})") from None
+    except RecursionError:  # a file of ``[[[[...`` 100,000 deep: json's C parser gives up on its nesting
+        raise HFModelUnavailable(f"hf: {path} is not readable JSON (it nests deeper than Python reads)") from None
 
 
 def check_gguf(path: Path) -> None:
@@ -179,6 +181,9 @@ def check_safetensors(path: Path) -> None:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise HFModelUnavailable(f"hf: {path}: a damaged safetensors header (not JSON)") from None
+    except RecursionError:
+        raise HFModelUnavailable(f"hf: {path}: a damaged safetensors header (JSON nested deeper than Python "
+                                 "reads)") from None
     data = size - 8 - n
     if not isinstance(header, dict):
         raise HFModelUnavailable(f"hf: {path}: a damaged safetensors header (not a JSON object)")

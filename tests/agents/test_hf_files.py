@@ -169,3 +169,20 @@ def test_an_adapter_that_does_not_fit_says_why_in_one_line(tmp_path: Path) -> No
         make_client(f"hf:{tiny}::{tmp_path / 'wrong-lora'}")
     text = str(err.value)
     assert "does not fit the base" in text and "size mismatch" in text and "\n" not in text
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+"""JSON nested 100,000 deep: valid, and deeper than Python's json reads (it raises RecursionError, no ValueError)."""
+
+
+@pytest.mark.parametrize("where", ["adapter_config.json", "config.json", "adapter weights", "model weights"])
+def test_json_nested_too_deep_is_one_line_naming_the_file(tmp_path: Path, where: str) -> None:
+    base = model_folder(tmp_path / "base", GOOD_WEIGHTS)
+    adapter = adapter_folder(tmp_path / "adapter", str(base))
+    deep_header = struct.pack("<Q", len(DEEP)) + DEEP.encode()
+    target = {"adapter_config.json": adapter / "adapter_config.json", "config.json": base / "config.json",
+              "adapter weights": adapter / "adapter_model.safetensors",
+              "model weights": base / "model.safetensors"}[where]
+    target.write_bytes(DEEP.encode() if where.endswith(".json") else deep_header)
+    text = refused(str(base), str(adapter))
+    assert str(target) in text and ("nests deeper than Python reads" in text or "nested deeper" in text), text
