@@ -112,6 +112,8 @@ _COLUMN_TYPES: dict[str, tuple[type, ...]] = {
 _FROM_RECORD = ("status", "n_steps", "n_moves", "input_tokens", "output_tokens", "cost_usd", "wall_s",
                 "distance_start", "distance_end")
 """Summary columns copied from the record when the episode is stored: row and record must agree."""
+_CELL_COLUMNS = STORED_COLUMNS[1:7]
+"""The summary columns a row's plan gives (part, depth, instance, variant, setting, horizon): row and plan must agree."""
 
 
 def _stored_row(values: Sequence[Any], kind: type[StoredRow]) -> StoredRow:
@@ -157,14 +159,22 @@ def decode_record(blob: Any) -> EpisodeRecord:
     return EpisodeRecord.from_dict(data)
 
 
-def _row_problem(values: Sequence[Any], blob: Any) -> str | None:
-    """What is wrong with one ``episodes`` row (its ``STORED_COLUMNS`` values and record), or ``None``."""
+def _row_problem(values: Sequence[Any], blob: Any, planned: tuple[Any, ...] | None) -> str | None:
+    """What is wrong with one ``episodes`` row (its ``STORED_COLUMNS`` values and record), or ``None``.
+    ``planned`` is the cell its plan row gives (:meth:`~.planning.PlannedSpec.cell`): the row's cell columns are
+    written from it, so a row that names another cell (another tier, test or game, another protocol's part) was
+    edited or damaged, and every reader would file it in the wrong place, or fail on a part its protocol lacks."""
     row = dict(zip(STORED_COLUMNS, values))
     for name, kinds in _COLUMN_TYPES.items():
         if not isinstance(row[name], kinds):
             return f"column {name} holds {type(row[name]).__name__} {safe_text(str(row[name]))[:40]!r}"
     if row["solved"] not in (0, 1):
         return f"column solved holds {row['solved']!r}"
+    if planned is not None:
+        differ = [f"{name} {safe_text(str(row[name]))[:40]!r} (planned {safe_text(str(want))[:40]!r})"
+                  for name, want in zip(_CELL_COLUMNS, planned) if row[name] != want]
+        if differ:
+            return f"the summary row and its plan disagree: {', '.join(differ)}"
     try:
         record = decode_record(blob)
     except NewerForm:
@@ -198,6 +208,48 @@ def _lenient_text(data: bytes) -> str:
 def _same(a: Any, b: Any) -> bool:
     """Equal, NaN included (a summary column holds what the record held, NaN as well)."""
     return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
+
+
+_ABSENT = object()
+"""The default of a meta entry that must be told apart from one that holds JSON ``null``."""
+
+
+def _json_shown(value: Any, limit: int = 40) -> str:
+    """A value read from a run's JSON as the file holds it, with its JSON type: ``null``, ``"2" (a string)``,
+    ``["episodes"] (an array)``; cut at ``limit`` characters."""
+    if value is None:
+        return "null"
+    text = safe_text(json.dumps(value, default=str))
+    text = text if len(text) <= limit else text[:limit] + "..."
+    kinds = {bool: "a boolean", str: "a string", list: "an array", dict: "an object", float: "a number"}
+    kind = next((name for t, name in kinds.items() if isinstance(value, t)), "")
+    return f"{text} ({kind})" if kind else text
+
+
+def _shown_schema(version: Any) -> str:
+    """How a run's schema entry that this version does not read is named in the one line that refuses it."""
+    if version is _ABSENT:
+        return "no store schema (its 'schema_version' entry is missing)"
+    return f"store schema {_json_shown(version)}"
+
+
+def _release(version: str) -> tuple[int, ...] | None:
+    """The release numbers a version string starts with (``0.1.0+local`` -> ``(0, 1, 0)``), or ``None``."""
+    match = re.match(r"\d+(?:\.\d+)*", version)
+    return tuple(int(part) for part in match.group().split(".")) if match else None
+
+
+def _may_be_newer(made: str, this: str) -> bool:
+    """Whether the cubebench ``made`` may be newer than ``this`` one: not when it is the same version or an older
+    release; a version that is not a release number (or the same release with another suffix) may be."""
+    if made == this:
+        return False
+    a, b = _release(made), _release(this)
+    if a is None or b is None:
+        return True
+    pad = max(len(a), len(b))
+    a, b = a + (0,) * (pad - len(a)), b + (0,) * (pad - len(b))
+    return a >= b
 
 
 def _sqlite_header(path: Path) -> bytes:
@@ -271,8 +323,9 @@ class RunStore:
         if path.exists() or path.is_symlink():
             raise StoreError(f"{path} exists: resume it with `cubebench run --resume {path}` or choose another --out")
         problem = _meta_problem(meta.get("suite"), meta.get("config"))
-        if row_type(meta.get("protocol", UNNAMED_PROTOCOL)) is None:
-            problem = f"it plays protocol {meta['protocol']!r}, none of {', '.join(row_protocols())}"
+        protocol = meta.get("protocol", UNNAMED_PROTOCOL)
+        if not isinstance(protocol, str) or row_type(protocol) is None:
+            problem = f"it plays protocol {protocol!r}, none of {', '.join(row_protocols())}"
         if problem or not plan:
             raise StoreError(f"cannot create {path}: {problem or 'it plans no episodes'}")
         _remove_stale_partials(path)
@@ -356,16 +409,26 @@ class RunStore:
     def _damaged_message(self, what: str) -> str:
         return damaged_message(self.path, what)
 
-    def newer(self, what: str) -> StoreNewer:
-        """The error for a run that holds ``what`` this version does not know: a newer cubebench wrote it."""
+    def newer(self, what: str) -> StoreError:
+        """The error for a run that holds ``what`` this version does not know: :class:`StoreNewer` (a newer cubebench
+        wrote it), or :class:`StoreDamaged` where the run names the cubebench that made it and that one is not newer
+        than this (the file was edited or damaged since: no cubebench wrote what it holds)."""
+        made = self._made_by()
+        if made is not None and not _may_be_newer(made, __version__):
+            return StoreDamaged(f"{self.path} holds {what}, which this cubebench ({__version__}) does not know, yet the "
+                                f"run was made by cubebench {made}, which is not newer: the file was edited or damaged")
+        by = f"made by cubebench {made}" if made else "made by a newer cubebench"
+        return StoreNewer(f"{self.path} holds {what}, which this cubebench ({__version__}) does not know; the run was "
+                          f"{by}: read or resume it with that version or a newer one (nothing in it was changed)")
+
+    def _made_by(self) -> str | None:
+        """The cubebench version the run says made it (its ``versions`` entry), shown safely; ``None`` if it names none."""
         try:
             versions = self.get_meta("versions", {})
         except StoreError:
             versions = {}
         made = versions.get("cubebench") if isinstance(versions, dict) else None
-        by = f"made by cubebench {safe_text(str(made))[:40]}" if made else "made by a newer cubebench"
-        return StoreNewer(f"{self.path} holds {what}, which this cubebench ({__version__}) does not know; the run was "
-                          f"{by}: read or resume it with that version or a newer one (nothing in it was changed)")
+        return safe_text(str(made))[:40] if made else None
 
     def _check(self, check_records: bool) -> None:
         """Everything a reader relies on: SQLite's integrity check, tables, schema, meta, plan, episodes."""
@@ -375,16 +438,19 @@ class RunStore:
         tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if not {"meta", "plan", "episodes", "retired", "sessions"} <= tables:
             raise StoreError(f"{self.path} is not a CubeBench run database")
-        version = self.get_meta("schema_version")
+        version = self.get_meta("schema_version", _ABSENT)
         whole = isinstance(version, int) and not isinstance(version, bool)
         if whole and version > SCHEMA_VERSION:
             raise self.newer(f"store schema {version} (this version reads 1 to {SCHEMA_VERSION})")
         if not whole or version not in (1, SCHEMA_VERSION):
-            raise StoreError(f"{self.path}: store schema {version}, this cubebench reads 1 to {SCHEMA_VERSION}")
+            raise StoreError(f"{self.path}: {_shown_schema(version)}, this cubebench reads 1 to {SCHEMA_VERSION}")
         self._columns = tuple(SCHEMA_1_NAMES.get(c, c) for c in STORED_COLUMNS) if version == 1 else STORED_COLUMNS
-        protocol = self.get_meta("protocol")
-        if protocol is not None and row_type(protocol) is None:
-            raise self.newer(f"a run of protocol {safe_text(str(protocol))[:40]!r} (this version plays "
+        protocol = self.get_meta("protocol", UNNAMED_PROTOCOL)
+        if not isinstance(protocol, str):  # no version writes anything but a name: an edit, or damage
+            raise StoreDamaged(self._damaged_message(f"its 'protocol' entry is {_json_shown(protocol)}, "
+                                                     "not the name of a protocol"))
+        if row_type(protocol) is None:
+            raise self.newer(f"a run of protocol {safe_text(protocol)[:40]!r} (this version plays "
                              f"{', '.join(row_protocols())})")
         problem = _meta_problem(self.get_meta("suite"), self.get_meta("config"))
         if problem:
@@ -525,14 +591,18 @@ class RunStore:
     def _damaged_rows(self) -> list[tuple[int, str, str]]:
         found = []
         query = f"SELECT rowid, {', '.join(self._columns)}, record FROM episodes ORDER BY rowid"
+        cells = {spec.key: spec.cell() for spec in self.plan()}
         text_factory = self.db.text_factory
         self.db.text_factory = _lenient_text  # a column of bytes that are not UTF-8 is a damaged row, not an error
         try:
             for rowid, *values, blob in self.db.execute(query):
                 try:
-                    why = _row_problem(values, blob)
+                    why = _row_problem(values, blob, cells.get(values[0]))
                 except NewerForm as err:  # before anything is retired: a newer run is never altered
-                    raise self.newer(f"a record ({str(err)[:150]})") from None
+                    unknown = self.newer(f"a record ({str(err)[:150]})")
+                    if isinstance(unknown, StoreNewer):
+                        raise unknown from None
+                    why = f"{str(err)[:150]}, which no cubebench up to the one that made the run writes"
                 if why is not None:
                     found.append((rowid, safe_text(str(values[0])), why))
         finally:

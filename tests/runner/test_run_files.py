@@ -227,7 +227,8 @@ def test_a_configuration_from_a_newer_version_is_read_but_not_resumed(reference:
                                                                        capsys) -> None:
     db = _copy(reference, tmp_path)
     run_sql(db, ("UPDATE meta SET value = json_set(value, '$.agent.reasoning_effort', 'high') WHERE key = 'config'",),
-         ("DELETE FROM episodes WHERE key = ?", (KEY,)))
+         ("DELETE FROM episodes WHERE key = ?", (KEY,)),
+         ("UPDATE meta SET value = json_set(value, '$.cubebench', '9.9.9') WHERE key = 'versions'",))
     digest = _digest(db)
     assert main(["report", str(db)]) == 0  # a reader needs no more of the configuration than it knows
     capsys.readouterr()
@@ -273,4 +274,84 @@ def test_a_store_schema_that_is_not_a_whole_number_is_one_line(reference: Path, 
     capsys.readouterr()
     assert main(["report", str(db)]) == 2
     line = capsys.readouterr().err.strip()
-    assert "\n" not in line and "store schema True, this cubebench reads 1 to 2" in line
+    assert "\n" not in line and "store schema true (a boolean), this cubebench reads 1 to 2" in line
+
+
+@pytest.mark.parametrize("value, shown", [("'\"2\"'", 'store schema "2" (a string)'), ("'2.5'", "store schema 2.5 (a number)"),
+                                          (None, "no store schema (its 'schema_version' entry is missing)")])
+def test_a_store_schema_is_shown_as_the_file_holds_it(reference: Path, tmp_path: Path, capsys, value, shown) -> None:
+    db = _copy(reference, tmp_path)
+    run_sql(db, (f"UPDATE meta SET value = {value} WHERE key = 'schema_version'",) if value else
+            ("DELETE FROM meta WHERE key = 'schema_version'",))
+    capsys.readouterr()
+    assert main(["report", str(db)]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and f"{shown}, this cubebench reads 1 to 2" in line, line
+
+
+# --- a run file edited by hand (or damaged): one line on every command, never blamed on a newer cubebench -----
+def _every_command(db: Path, reference: Path, tmp_path: Path) -> list[list[str]]:
+    return [["report", str(db)], ["view", str(db), "--out", str(tmp_path / "v.html")],
+            ["export", str(db), "--format", "csv"], ["compare", str(db), str(reference)],
+            ["run", "--resume", str(db), "--no-progress", "--quiet"]]
+
+
+@pytest.mark.parametrize("value, shown", [("null", "null"), ('["episodes"]', '["episodes"] (an array)'),
+                                          ('{"name": "episodes"}', '{"name": "episodes"} (an object)'),
+                                          ("7", "7")])
+def test_a_protocol_entry_that_is_no_name_is_one_line_on_every_command(reference: Path, tmp_path: Path, capsys,
+                                                                       value: str, shown: str) -> None:
+    db = _copy(reference, tmp_path)
+    run_sql(db, ("INSERT OR REPLACE INTO meta VALUES ('protocol', ?)", (value,)))
+    digest = _digest(db)
+    capsys.readouterr()
+    for argv in _every_command(db, reference, tmp_path):
+        assert main(argv) == 2, argv
+        out, err = capsys.readouterr()
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and out == "", (argv, err)
+        assert f"its 'protocol' entry is {shown}, not the name of a protocol" in lines[0], lines[0]
+        assert "newer" not in lines[0] and _digest(db) == digest, lines[0]
+
+
+@pytest.mark.parametrize("part", ["face-reconstruction", "observer-actor", "vertex"])
+def test_a_summary_row_naming_another_part_is_damaged_and_played_again(reference: Path, tmp_path: Path, capsys,
+                                                                       part: str) -> None:
+    """``face-reconstruction`` is a question test, ``observer-actor`` a game: parts of other protocols; ``vertex`` a
+    tier of this protocol the plan row does not name.  Every reader says so in one line; a resume plays it again."""
+    db = _copy(reference, tmp_path)
+    run_sql(db, ("UPDATE episodes SET part = ? WHERE key = ?", (part, KEY)))
+    capsys.readouterr()
+    for argv in _every_command(db, reference, tmp_path)[:-1]:
+        assert main(argv) == 2, argv
+        out, err = capsys.readouterr()
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and out == "", (argv, err)
+        assert f"{KEY}: the summary row and its plan disagree: part {part!r} (planned 'symbolic')" in lines[0], lines[0]
+    assert main(["run", "--resume", str(db), "--no-progress", "--quiet"]) == 0
+    with open_run(db) as store:
+        assert store.damaged_count() == 1 and {r.part for r in store.rows()} == {"symbolic"} and len(store.rows()) == 6
+    assert main(["report", str(db)]) == 0
+
+
+EDITED = {k: NEWER[k] for k in ("protocol", "plan-field", "record-field", "status", "store-schema")}
+
+
+@pytest.mark.parametrize("case", list(EDITED))
+def test_an_edited_file_is_not_blamed_on_a_newer_cubebench(reference: Path, tmp_path: Path, capsys, case: str) -> None:
+    """The same edits as a newer version's, in a run that says this version made it: no cubebench wrote them."""
+    db = _copy(reference, tmp_path)
+    change, what = EDITED[case]
+    change(db)
+    capsys.readouterr()
+    assert main(["report", str(db)]) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and out == "", err
+    assert what in lines[0] and "newer cubebench" not in lines[0] and "read or resume it with that version" not in lines[0]
+    assert f"made by cubebench {__version__}, which is not newer: the file was edited or damaged" in lines[0] or \
+        "damaged episode record(s)" in lines[0], lines[0]
+    if case in ("record-field", "status"):  # a record no version wrote is damaged: a resume plays it again
+        assert main(["run", "--resume", str(db), "--no-progress", "--quiet"]) == 0
+        with open_run(db) as store:
+            assert store.damaged_count() == 1 and len(store.rows()) == PLANNED
