@@ -81,6 +81,9 @@ class Turn:
     """The agent cannot go on (e.g. its token budget is spent): the episode ends as an error."""
     feedback: str | None = None
     """Text to show as the next observation's feedback instead of the tool results (CodeAct output)."""
+    reply_cut: str | None = None
+    """The model's reply was longer than its request's token limit allows and was cut (what was cut: see
+    :mod:`cubebench.agents.llm.reply_bound`); ``reply`` holds what was kept."""
 
 
 @runtime_checkable

@@ -83,7 +83,8 @@ class ChatAgent(ABC):
         text = safe_text(reply.text)
         self.messages.append({"role": "assistant", "content": text})
         turn = Turn(reply=text, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
-                    cost_usd=reply.cost_usd, model_log=[reply.as_record()])
+                    cost_usd=reply.cost_usd, model_log=[reply.as_record()],
+                    reply_cut=getattr(reply, "reply_cut", None))
         self.handle(text, turn, tools)
         return turn
 

@@ -259,7 +259,7 @@ def run_episode(
             reward=step_reward, input_tokens=turn.input_tokens, output_tokens=turn.output_tokens,
             cost_usd=turn.cost_usd, latency_s=latency, error=turn.error, model_log=turn.model_log,
             distance=0 if toolbox.terminated else _distance(core.state, core.metric, distances, distance_budget_s),
-            parse_error=turn.parse_error,
+            parse_error=turn.parse_error, reply_cut=turn.reply_cut,
         )
         record.steps.append(rec)
         if on_step is not None:

@@ -106,7 +106,8 @@ class PolicyAgent:
         text = safe_text(reply.text) if isinstance(reply.text, str) else ""
         self.transcript.append((state, text))
         turn = Turn(reply=text, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
-                    cost_usd=reply.cost_usd, model_log=[reply.as_record()])
+                    cost_usd=reply.cost_usd, model_log=[reply.as_record()],
+                    reply_cut=getattr(reply, "reply_cut", None))
         try:
             move = parse_policy_reply(text, self.actions)
         except ValueError as err:

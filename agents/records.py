@@ -85,6 +85,9 @@ class StepRecord:
     parse_error: str | None = None
     """The model's reply was malformed (see :attr:`cubebench.agents.base.Turn.parse_error`); ``error`` is
     kept for failures of the agent, its model client or the infrastructure."""
+    reply_cut: str | None = None
+    """The reply was longer than the request's token limit allows, and ``reply`` holds its first characters only
+    (:mod:`cubebench.agents.llm.reply_bound`): what was cut, else ``None``."""
 
 
 @dataclass

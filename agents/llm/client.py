@@ -16,6 +16,11 @@ non-negative integer counts, no choices, ...), is a *malformed* attempt, logged 
 5xx; when the attempts run out the call raises :class:`~.reply.MalformedReply`. So a
 :class:`~.reply.ModelReply` always has ``str`` text and ``int`` counts, and its text never holds a
 lone surrogate (each is replaced by its ``\\uXXXX`` escape, noted in the log entry's ``repaired``).
+
+A reply longer than the request's token limit allows (:mod:`.reply_bound`: 128 characters a token, at least 4,096)
+is cut before anything keeps it: the reply's text, and every string of the logged bodies, so the request log, the
+episode record and the next request's history stay bounded whatever a server sends; ``ModelReply.reply_cut`` and the
+log entry say what was cut.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Any, Callable, Mapping, Sequence
 from .budget import Budget, cost_usd, price_for
 from .messages import Message, count_surrogates, estimate_tokens, safe_text, sanitize, validate_messages
 from .reply import MalformedReply, ModelError, ModelReply
+from .reply_bound import cut_reply, cut_strings, reply_char_limit
 from .retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 
 __all__ = ["ModelClient", "CallResult"]
@@ -107,20 +113,24 @@ class ModelClient(ABC):
         budget = budget if budget is not None else self.budget
         if budget is not None:
             budget.check_before(estimate_tokens(messages), self.price)
+        tokens = max_tokens if max_tokens is not None else self.max_tokens
         request = self.build_request(
             messages,
             stop=list(stop) if stop else None,
-            max_tokens=max_tokens if max_tokens is not None else self.max_tokens,
+            max_tokens=tokens,
             temperature=temperature if temperature is not None else self.temperature,
             seed=seed if seed is not None else self.seed,
             extra=dict(extra or {}),
         )
-        reply = self._call_with_retries(request)
+        reply = self._call_with_retries(request, tokens)
         if budget is not None:
             budget.charge(reply)
         return reply
 
-    def _call_with_retries(self, request: dict[str, Any]) -> ModelReply:
+    def _call_with_retries(self, request: dict[str, Any], max_tokens: int) -> ModelReply:
+        """Attempts until one succeeds or the policy gives up; ``max_tokens`` (the request's) bounds what is kept of
+        each reply and logged body (:mod:`.reply_bound`)."""
+        limit = reply_char_limit(max_tokens)
         logged_request = sanitize(self.loggable(request), self._secrets)
         log: list[dict[str, Any]] = []
         started = time.monotonic()
@@ -133,7 +143,7 @@ class ModelClient(ABC):
             try:
                 result = self.attempt(request)
             except _Retryable as exc:
-                self._log_failure(entry, t0, exc.kind, str(exc), exc.status, exc.response)
+                self._log_failure(entry, t0, exc.kind, str(exc), exc.status, exc.response, limit)
                 entry["retry_after_s"] = exc.retry_after_s
                 if attempt == self.retry.max_attempts:
                     message = (f"{self.provider} {self.model}: gave up after {attempt} attempts; "
@@ -145,21 +155,26 @@ class ModelClient(ABC):
                 self._sleep(entry["wait_s"])
                 continue
             except ModelError as exc:
-                self._log_failure(entry, t0, exc.kind, str(exc), exc.status, None)
+                self._log_failure(entry, t0, exc.kind, str(exc), exc.status, None, limit)
                 exc.log = log
                 raise
             entry.update(status=result.status, latency_s=time.monotonic() - t0,
-                         response=sanitize(result.body, self._secrets), error=None)
+                         response=cut_strings(sanitize(result.body, self._secrets), limit), error=None)
             if result.repaired:
                 entry["repaired"] = result.repaired
-            return self._reply(result, attempt, time.monotonic() - started, log)
+            text, cut = cut_reply(result.text, max_tokens)
+            if cut:
+                entry["reply_cut"] = cut
+            reply = self._reply(result, attempt, time.monotonic() - started, log)
+            reply.text, reply.reply_cut = text, cut
+            return reply
         raise AssertionError("unreachable: the retry loop always returns or raises")
 
     def _log_failure(self, entry: dict[str, Any], t0: float, kind: str, message: str,
-                     status: int | None, response: Any) -> None:
+                     status: int | None, response: Any, limit: int) -> None:
         entry.update(status=status, latency_s=time.monotonic() - t0, error_kind=kind,
-                     error=sanitize(message, self._secrets),
-                     response=sanitize(response, self._secrets))
+                     error=cut_strings(sanitize(message, self._secrets), limit),
+                     response=cut_strings(sanitize(response, self._secrets), limit))
 
     def _reply(self, result: CallResult, attempts: int, latency_s: float,
                log: list[dict[str, Any]]) -> ModelReply:
@@ -325,7 +340,7 @@ def _error_text(body: Any) -> str:
     if isinstance(body, dict):
         err = body.get("error", body)
         if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])
+            return str(err["message"])[:500]  # an error message is shown to the model and stored: never megabytes
     return str(body)[:500]
 
 

@@ -49,7 +49,8 @@ class ModelReply:
     ``finish_reason`` is normalised to ``stop`` (natural end or stop sequence) and ``length``
     (token limit); other provider reasons pass through. ``latency_s`` is the wall time of the
     whole call including retries and waits; each attempt's own latency is in ``log``.
-    ``cost_usd`` comes from the price table (0 for unknown models).
+    ``cost_usd`` comes from the price table (0 for unknown models).  ``reply_cut`` says what was cut of a reply
+    longer than the request's token limit allows (:mod:`.reply_bound`; ``text`` holds what was kept), else None.
     """
 
     text: str
@@ -62,6 +63,7 @@ class ModelReply:
     model: str = ""
     provider: str = ""
     log: list[dict[str, Any]] = field(default_factory=list)
+    reply_cut: str | None = None
 
     def as_record(self) -> dict[str, Any]:
         """A JSON-safe dict of every field (the log included) for the episode record."""

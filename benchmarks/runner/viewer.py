@@ -115,6 +115,7 @@ function show(){
     ${!q || s.distance !== null ? row('true distance after', s.distance === null ? 'not computed' : s.distance) : ''}
     <tr><td>tokens</td><td>${s.tokens}</td></tr>
     ${s.parse_error ? `<tr><td>malformed reply</td><td class="failed">${esc(s.parse_error)}</td></tr>` : ''}
+    ${s.reply_cut ? `<tr><td>reply cut</td><td class="failed">${esc(s.reply_cut)}</td></tr>` : ''}
     ${s.error ? `<tr><td>error</td><td class="error">${esc(s.error)}</td></tr>` : ''}
     </table><h3>reply</h3><pre>${esc(s.reply) || (q ? '(empty reply)' : '(no model reply: scripted agent)')}</pre>${after}`;
 }
@@ -141,7 +142,7 @@ def episode_view(key: str, record: EpisodeRecord) -> dict[str, Any]:
         "steps": [{
             "text": s.observation_text, "png": s.observation_png_b64, "reply": s.reply, "action": s.action,
             "reward": s.reward, "distance": s.distance, "error": s.error,
-            "parse_error": s.parse_error,
+            "parse_error": s.parse_error, "reply_cut": s.reply_cut,
             "tokens": s.input_tokens + s.output_tokens,
             "calls": [{"name": c.name, "args": c.args, "result": c.result} for c in s.tool_calls],
         } for s in record.steps],
