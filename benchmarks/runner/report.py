@@ -42,6 +42,8 @@ class Report:
     erred): counted apart from the share of items passed."""
     first_error: str | None = None
     """The cause of the run's first ``error`` record (:func:`~.failures.error_cause`), shown beside the count."""
+    wall_s: float | None = None
+    """The wall time of the run's sessions (:meth:`~.store.RunStore.wall_seconds`); ``None``: no session recorded."""
 
     @property
     def evaluated_nothing(self) -> bool:
@@ -81,13 +83,21 @@ class Report:
             headline,
             ("errors", errors),
             ("moves", str(c.moves)), ("tokens", str(c.tokens)), ("cost", f"${c.cost_usd:.4f}"),
-            (f"{self.unit} time", f"{sum(r.wall_s for r in self.rows):.1f} s"),
+            (f"{self.unit} time", self.time_text()),
         ]
         if self.retired:
             facts.append(("retired records", f"{self.retired} error {self.unit}(s) replayed; kept in the store"))
         if self.damaged:
             facts.append(("damaged records", f"{self.damaged} damaged record(s) replayed; kept in the store"))
         return Table(title="Run", header=["", ""], rows=[list(f) for f in facts])
+
+    def time_text(self) -> str:
+        """The records' own times summed, and beside them the sessions' wall time: concurrent records overlap, so
+        their sum can be many times the time the run took."""
+        summed = f"{sum(r.wall_s for r in self.rows):.1f} s summed over {self.unit}s"
+        if self.wall_s is None:
+            return summed
+        return f"{summed}; wall time {self.wall_s:.1f} s (the run's sessions, start to end)"
 
 
 def build_report(store: RunStore) -> Report:
@@ -103,7 +113,7 @@ def build_report(store: RunStore) -> Report:
                   damaged=store.damaged_count(), tables=tables,
                   notes=store.get_meta("instance_notes", []), protocol=store.protocol,
                   instance_draw=store.get_meta("instance_draw"),
-                  uncounted=protocol.uncounted(store),
+                  uncounted=protocol.uncounted(store), wall_s=store.wall_seconds(),
                   first_error=error_cause(store.record(first)) if first is not None else None)
 
 

@@ -70,6 +70,9 @@ def _rate(rows: list[EpisodeRow]) -> str:
     if not rows:
         return "-"
     rate = Rate(sum(r.solved for r in rows), len(rows))
+    errors = sum(r.status == "error" for r in rows)
+    if errors == len(rows):  # nothing measured: never a 0.00 beside the paper's figures
+        return f"n/a ({errors} error{'s' if errors != 1 else ''})"
     return f"{rate.value:.2f} ({rate.k}/{rate.n})"
 
 
@@ -113,7 +116,8 @@ def episode_table(table: PublishedTable, paper: Paper, views: list[EpisodeView])
     title = f"{paper.key}: {table.number} ({table.section}) against this run"
     note = ("published rows: the paper's numbers as printed ('–': the paper reports none); run rows: the pass rate and "
             "its k/n over the column's tiers and horizon; blind floor: the share of the same instances the blind agent "
-            "solves under the run's rules, what a policy that never looks reaches (docs/runner.md)")
+            "solves under the run's rules: what that one walk reaches, not a bound (a walk built from the public sets, which "
+            "can be memorised, solves more; docs/runner.md)")
     said = ", ".join(f"{k} {v}" for k, v in table.condition) or "as each row says"
     lines = [table.caption, f"condition: {said}; the columns' tiers: " + "; ".join(
         f"{c.paper_metric} = {'+'.join(c.tiers)} at the {c.horizon} horizon" for c in table.columns),

@@ -14,6 +14,7 @@ from cubebench.engine.notation import parse_array
 from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.solver.twophase import solve_twophase
 
+from ...aggregate import cell_of, ordered
 from ...answering import chosen_rules, no_question_settings
 from ...cli_values import DISTANCE_DEFAULT, csv_values, distance_budget
 from ...rows import STORED_COLUMNS
@@ -127,6 +128,27 @@ class EpisodesProtocol(RunProtocol):
     def agent_text(self, report: Any) -> str:
         agent = report.config["agent"]
         return f"{agent['spec']} ({agent['style']})" if is_model_spec(agent["spec"]) else str(agent["spec"])
+
+    def headline(self, report: Any) -> tuple[str, str]:
+        """The pass rate, each horizon's apart when the run mixes them (a short and a long horizon pooled into one
+        figure says neither's)."""
+        return "pass rate", horizon_rates(report.rows, list(report.suite.get("horizons", {})))
+
+
+def horizon_rates(rows: list[Any], order: list[str]) -> str:
+    """``0.74 [0.63, 0.83] (53/72)`` for rows of one horizon; else each horizon's figure, in the suite's order."""
+    by_horizon: dict[str, list[Any]] = {}
+    for row in rows:
+        by_horizon.setdefault(row.horizon, []).append(row)
+    if len(by_horizon) <= 1:
+        return cell_of(rows).rate.format()
+    parts = []
+    for horizon in ordered(by_horizon, order):
+        cell = cell_of(by_horizon[horizon])
+        figure = ("n/a (every episode ended in error)" if cell.errors == cell.rate.n
+                  else f"{cell.rate.format()} ({cell.rate.k}/{cell.rate.n})")
+        parts.append(f"{horizon} {figure}")
+    return "; ".join(parts)
 
 
 def episode_tables(store: Any, suite: dict[str, Any], rows: list[Any]) -> list[Table]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from cubebench.engine.rewards import REWARDS
 from cubebench.tiers import TIER_SPECS
 
-from ...aggregate import group, ordered
+from ...aggregate import Cell, group, ordered
 from ...tables import Table, compact, short_number
 from .attribution import Attribution
 from .floors import BlindFloor
@@ -52,7 +52,7 @@ def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str], flo
     body = []
     for rw, st in conds:
         line = [f"{agent}: {condition_label(rw, st, conds)}"]
-        line += [compact(cells[(rw, st, t, h)].rate) if (rw, st, t, h) in cells else "-"
+        line += [rate_text(cells[(rw, st, t, h)]) if (rw, st, t, h) in cells else "-"
                  for t in tiers for h in horizons]
         body.append(line)
     if floor is not None:
@@ -65,13 +65,27 @@ def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str], flo
         header=["condition"] + [h.capitalize() for _ in tiers for h in horizons],
         groups=[("", 1)] + [(tier_title(t), len(horizons)) for t in tiers],
         rows=body,
-        note="pass rate = solved / finished episodes; error episodes count as unsolved" + (FLOOR_NOTE if floor else ""),
+        note=f"pass rate = solved / finished episodes; error episodes count as unsolved; {ALL_ERRORS}"
+             + (FLOOR_NOTE if floor else ""),
     )
 
 
-FLOOR_NOTE = ("; blind floor: the share of these instances the blind agent (--agent blind, which never looks) solves "
-              "under the run's rules, computed by playing its walk from every start: a score at or below it shows "
-              "nothing the agent saw")
+ALL_ERRORS = "n/a: every episode of the cell ended in error, so it measured nothing"
+FLOOR_NOTE = ("; blind floor: the share of these instances that one blind agent (--agent blind, which never looks) "
+              "solves under the run's rules, computed by playing its walk from every start: what that one walk "
+              "reaches, not a bound on what needs no look at the cube (a walk built from the public sets, which can "
+              "be memorised, solves more of them)")
+
+
+def rate_text(cell: Cell) -> str:
+    """A cell's pass rate and interval, or ``n/a`` when every episode of it ended in error (nothing measured)."""
+    return "n/a" if cell.rate.n and cell.errors == cell.rate.n else compact(cell.rate)
+
+
+def count_text(cell: Cell) -> str:
+    """``solved/finished``, or ``n/a (N errors)`` when every episode of the cell ended in error."""
+    return f"n/a ({cell.errors} error{'s' if cell.errors != 1 else ''})" if cell.errors == cell.rate.n \
+        else f"{cell.rate.k}/{cell.rate.n}"
 
 
 def _share(value: float | None) -> str:
@@ -90,12 +104,12 @@ def depth_table(rows: list[EpisodeRow], floor: BlindFloor | None = None) -> Tabl
             line = [condition_label(rw, st, conds), tier_title(t)]
             for d in depths:
                 c = cells.get((rw, st, t, d))
-                line.append(f"{c.rate.k}/{c.rate.n}" if c else "-")
+                line.append(count_text(c) if c else "-")
             body.append(line)
     if floor is not None:
         body.append([floor.label, "every tier"] + [_share(floor.share(r for r in rows if r.depth == d)) for d in depths])
     return Table(title="Solved / finished by depth", header=["condition", "tier"] + [f"d={d}" for d in depths],
-                 rows=body, note=FLOOR_NOTE.lstrip("; ") if floor else "")
+                 rows=body, note="; ".join([ALL_ERRORS] + ([FLOOR_NOTE.lstrip("; ")] if floor else [])))
 
 
 def attribution_table(items: list[Attribution], horizons: list[str]) -> Table:
