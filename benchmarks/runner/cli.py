@@ -36,6 +36,8 @@ from .export_tasks import (
     EXPORT_OBS_FORMATS,
     IMAGE_MODES,
     KINDS,
+    OLD_STARTS,
+    STARTS,
     ExportError,
     ExportRequest,
     export_tasks,
@@ -516,9 +518,11 @@ def _add_export_tasks(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--depths", type=csv_values(int), default=None, metavar="D1,D2",
                    help="only these depths (items: the depths or ladder levels of every chosen test)")
     p.add_argument("--instances", type=int, default=None, help="episodes, sft: instances per depth (default the suite's)")
-    p.add_argument("--starts", choices=("certified", "training"), default="certified",
-                   help="episodes, sft: certified (the suite's evaluation starts) or training (fresh positions apart "
-                        "from every evaluation start and its rotations, --instances per depth, drawn with --seed)")
+    p.add_argument("--starts", choices=(*STARTS, *OLD_STARTS), default=None,
+                   help="episodes, sft: training (the default for sft: fresh positions apart from every evaluation "
+                        "start in any of its 48 spellings, --instances per depth, drawn with --seed, at the suite's "
+                        "depths that have them) or evaluation (the default for episodes: the suite's certified "
+                        "evaluation starts, the test set itself; certified is its old name)")
     p.add_argument("--tests", type=csv_values(str), default=None, metavar="T1,T2", help="items: only these tests")
     p.add_argument("--variants", type=csv_values(str), default=None, metavar="V1,V2",
                    help="items: only these variants of each test (e.g. STARE's frames-interleaved)")
