@@ -18,7 +18,9 @@ from typing import Any, cast
 from ...published import NOT_REPORTED, Column, Paper, PublishedTable
 from ...stats import Rate
 from ...store import RunStore
+from ...specs import recorded_training
 from ...tables import Table
+from ...trained import Training
 from .floors import BlindFloor, blind_floor, run_rules
 from .plan import EpisodeRow
 from .protocol import draw_text
@@ -42,6 +44,8 @@ class EpisodeView:
     planned: int
     floor: BlindFloor
     label: str = ""
+    training: Training | None = None
+    """What its agent was trained on in this environment (``None``: not trained here)."""
 
 
 def read_episode_view(path: Path, store: RunStore) -> EpisodeView:
@@ -51,14 +55,20 @@ def read_episode_view(path: Path, store: RunStore) -> EpisodeView:
     draw = store.get_meta("instance_draw") or ("public" if source == "certified" else "scramble")
     rows = cast(list[EpisodeRow], store.rows())
     return EpisodeView(path, store.get_meta("suite"), str((config.get("agent") or {}).get("spec", "?")),
-                       run_rules(config), draw, rows, len(store.plan()), blind_floor(store))
+                       run_rules(config), draw, rows, len(store.plan()), blind_floor(store),
+                       training=recorded_training(store))
 
 
 def episode_header(view: EpisodeView) -> str:
     """The header line of one run: what it played, under which rules, on which instances."""
     comparable = "" if view.rules == COMPARABLE else "; not the paper's budget: listed under each table"
+    trained = ""
+    if view.training is not None:
+        depths = view.suite.get("depths") or sorted({r.depth for r in view.rows})
+        trained = (f"; {view.training.text()}; {view.training.depth_text(depths, view.suite.get('metric'))}: not a "
+                   "zero-shot score")
     return (f"{view.label} = {view.path} ({len(view.rows)} of {view.planned} episodes finished; rules "
-            f"{view.rules}{comparable}; instances: {draw_text(view.draw, view.suite.get('seed', 0))})")
+            f"{view.rules}{comparable}; instances: {draw_text(view.draw, view.suite.get('seed', 0))}{trained})")
 
 
 def _cell(rows: list[EpisodeRow], column: Column, condition: dict[str, str]) -> list[EpisodeRow]:
