@@ -213,6 +213,8 @@ def _start(args: argparse.Namespace) -> Any:
     suite = _restricted(load_suite(args.suite), args)
     if args.seed is not None:
         suite = replace(cast(Any, suite), seed=args.seed)  # every suite class is a dataclass with a seed
+    if getattr(args, "private_classes", False):
+        suite = replace(cast(Any, suite), instance_classes="private")  # an episode suite's field (.private_classes)
     style = args.style or default_style(args.agent)
     obs_format = args.obs_format or AgentSpec(args.agent, style=style).default_obs_format
     protocol = protocol_for(suite)

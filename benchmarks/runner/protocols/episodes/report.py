@@ -65,8 +65,8 @@ def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str], flo
         header=["condition"] + [h.capitalize() for _ in tiers for h in horizons],
         groups=[("", 1)] + [(tier_title(t), len(horizons)) for t in tiers],
         rows=body,
-        note=f"pass rate = solved / finished episodes; error episodes count as unsolved; {ALL_ERRORS}"
-             + (FLOOR_NOTE if floor else ""),
+        note="pass rate = solved / finished episodes; error episodes count as unsolved"
+             + (f"; {ALL_ERRORS}" if _any_all_errors(cells) else "") + (FLOOR_NOTE if floor else ""),
     )
 
 
@@ -80,6 +80,10 @@ FLOOR_NOTE = ("; blind floor: the share of these instances that one blind agent 
 def rate_text(cell: Cell) -> str:
     """A cell's pass rate and interval, or ``n/a`` when every episode of it ended in error (nothing measured)."""
     return "n/a" if cell.rate.n and cell.errors == cell.rate.n else compact(cell.rate)
+
+
+def _any_all_errors(cells: dict[object, Cell]) -> bool:
+    return any(c.rate.n and c.errors == c.rate.n for c in cells.values())
 
 
 def count_text(cell: Cell) -> str:
@@ -109,7 +113,8 @@ def depth_table(rows: list[EpisodeRow], floor: BlindFloor | None = None) -> Tabl
     if floor is not None:
         body.append([floor.label, "every tier"] + [_share(floor.share(r for r in rows if r.depth == d)) for d in depths])
     return Table(title="Solved / finished by depth", header=["condition", "tier"] + [f"d={d}" for d in depths],
-                 rows=body, note="; ".join([ALL_ERRORS] + ([FLOOR_NOTE.lstrip("; ")] if floor else [])))
+                 rows=body, note="; ".join(([ALL_ERRORS] if _any_all_errors(cells) else [])
+                                           + ([FLOOR_NOTE.lstrip("; ")] if floor else [])))
 
 
 def attribution_table(items: list[Attribution], horizons: list[str]) -> Table:
