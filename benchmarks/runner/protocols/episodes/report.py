@@ -8,7 +8,8 @@ from cubebench.engine.rewards import REWARDS
 from cubebench.tiers import TIER_SPECS
 
 from ...aggregate import Cell, group, ordered
-from ...tables import Table, compact, short_number
+from ...tables import ALL_ERRORS as TABLE_ALL_ERRORS
+from ...tables import Table, all_errors, compact, rate_text, short_number
 from .attribution import Attribution
 from .floors import BlindFloor
 from .plan import EpisodeRow
@@ -70,25 +71,20 @@ def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str], flo
     )
 
 
-ALL_ERRORS = "n/a: every episode of the cell ended in error, so it measured nothing"
+ALL_ERRORS = TABLE_ALL_ERRORS.format(unit="episode")
 FLOOR_NOTE = ("; blind floor: the share of these instances that one blind agent (--agent blind, which never looks) "
               "solves under the run's rules, computed by playing its walk from every start: what that one walk "
               "reaches, not a bound on what needs no look at the cube (a walk built from the public sets, which can "
               "be memorised, solves more of them)")
 
 
-def rate_text(cell: Cell) -> str:
-    """A cell's pass rate and interval, or ``n/a`` when every episode of it ended in error (nothing measured)."""
-    return "n/a" if cell.rate.n and cell.errors == cell.rate.n else compact(cell.rate)
-
-
 def _any_all_errors(cells: dict[object, Cell]) -> bool:
-    return any(c.rate.n and c.errors == c.rate.n for c in cells.values())
+    return any(all_errors(c) for c in cells.values())
 
 
 def count_text(cell: Cell) -> str:
     """``solved/finished``, or ``n/a (N errors)`` when every episode of the cell ended in error."""
-    return f"n/a ({cell.errors} error{'s' if cell.errors != 1 else ''})" if cell.errors == cell.rate.n \
+    return f"n/a ({cell.errors} error{'s' if cell.errors != 1 else ''})" if all_errors(cell) \
         else f"{cell.rate.k}/{cell.rate.n}"
 
 
