@@ -178,7 +178,7 @@ def adapter_training(folder: Path, seen: frozenset[Path] = frozenset()) -> Train
     if summary is None:
         return None
     source = str(folder / SUMMARY)
-    args = summary.get("args") if isinstance(summary.get("args"), dict) else {}
+    args: dict[str, Any] = summary["args"] if isinstance(summary.get("args"), dict) else {}
     try:
         data = summary.get("data")
         if isinstance(data, dict) and isinstance(data.get("request"), dict) and "start_depths" in data["request"]:
@@ -240,7 +240,7 @@ def mlp_training(meta: dict[str, Any], source: str) -> Training:
     """The MLP policy's training from its checkpoint's ``meta``: seeded random scrambles of depth 1 to its
     curriculum's frontier (certified by nothing: a scramble of d turns lies at distance d or less), measured on the
     shipped sets of the depths its ``eval`` names."""
-    args = meta.get("args") if isinstance(meta.get("args"), dict) else {}
+    args: dict[str, Any] = meta["args"] if isinstance(meta.get("args"), dict) else {}
     metric = {"face": "half"}.get(str(args.get("moves", args.get("metric", "quarter"))),
                                   str(args.get("moves", args.get("metric", "quarter"))))
     frontier = meta.get("frontier")
