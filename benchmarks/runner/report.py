@@ -131,7 +131,7 @@ def build_report(store: RunStore) -> Report:
                   notes=store.get_meta("instance_notes", []), protocol=store.protocol,
                   instance_draw=store.get_meta("instance_draw"),
                   uncounted=protocol.uncounted(store), wall_s=store.wall_seconds(),
-                  training=recorded_training(store), depths=tuple(sorted({int(s.depth) for s in store.plan()})),
+                  training=recorded_training(store), depths=tuple(sorted({int(s.cell()[1]) for s in store.plan()})),
                   first_error=error_cause(store.record(first)) if first is not None else None)
 
 

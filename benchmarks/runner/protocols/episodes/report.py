@@ -4,6 +4,8 @@ the failure attribution.
 
 from __future__ import annotations
 
+from typing import Iterable
+
 from cubebench.engine.rewards import REWARDS
 from cubebench.tiers import TIER_SPECS
 
@@ -67,7 +69,7 @@ def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str], flo
         groups=[("", 1)] + [(tier_title(t), len(horizons)) for t in tiers],
         rows=body,
         note="pass rate = solved / finished episodes; error episodes count as unsolved"
-             + (f"; {ALL_ERRORS}" if _any_all_errors(cells) else "") + (FLOOR_NOTE if floor else ""),
+             + (f"; {ALL_ERRORS}" if _any_all_errors(cells.values()) else "") + (FLOOR_NOTE if floor else ""),
     )
 
 
@@ -78,8 +80,8 @@ FLOOR_NOTE = ("; blind floor: the share of these instances that one blind agent 
               "be memorised, solves more of them)")
 
 
-def _any_all_errors(cells: dict[object, Cell]) -> bool:
-    return any(all_errors(c) for c in cells.values())
+def _any_all_errors(cells: Iterable[Cell]) -> bool:
+    return any(all_errors(c) for c in cells)
 
 
 def count_text(cell: Cell) -> str:
@@ -109,7 +111,7 @@ def depth_table(rows: list[EpisodeRow], floor: BlindFloor | None = None) -> Tabl
     if floor is not None:
         body.append([floor.label, "every tier"] + [_share(floor.share(r for r in rows if r.depth == d)) for d in depths])
     return Table(title="Solved / finished by depth", header=["condition", "tier"] + [f"d={d}" for d in depths],
-                 rows=body, note="; ".join(([ALL_ERRORS] if _any_all_errors(cells) else [])
+                 rows=body, note="; ".join(([ALL_ERRORS] if _any_all_errors(cells.values()) else [])
                                            + ([FLOOR_NOTE.lstrip("; ")] if floor else [])))
 
 
