@@ -361,7 +361,10 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
                       help="the run's seed in place of the suite's (0): what every item, instance and agent draws "
                            "from. An episode suite's certified instances are the public shipped sets under seed 0 and "
                            "a private draw of fresh certified instances under any other: choose a secret seed for a "
-                           "score you publish (docs/runner.md, \"Instances\")")
+                           "score you publish (docs/runner.md, \"Instances\"). A draw is private as positions, not up "
+                           "to symmetry: every quarter-turn class of depths 1-3 is a public one and more than half of a "
+                           "depth-4 draw lies in one (the report's instance line counts them); --private-classes keeps "
+                           "them out from depth 4")
     what.add_argument("--rules", "--protocol", dest="rules", default=None, metavar="NAME",
                       help="the rules the run plays by (--protocol is their old name, still read). Question suites: "
                            "how answers are asked for, paper (default: each paper's own prompt and answer form), "

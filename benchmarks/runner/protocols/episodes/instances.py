@@ -22,8 +22,8 @@ suite's metric is certified to be d:
   the 2 known positions ship): a run asking for one is refused.  What a draw keeps private is the positions at
   depths where they are many: depth 1 has 12 (quarter) or 18 (half) positions and depth 2 114 or 243, so any
   draw there is mostly the public positions; the blind floor (:mod:`.floors`) says what that is worth.  Up to
-  symmetry it keeps less: every quarter-turn class of depths 1-3 is public, and about half of a depth-4 draw lies in a
-  public class; the instance line counts them, and ``--private-classes`` keeps them out where other classes remain
+  symmetry it keeps less: every quarter-turn class of depths 1-3 is public, and more than half of a depth-4 draw lies in
+  a public class; the instance line counts them, and ``--private-classes`` keeps them out where other classes remain
   (:mod:`.private_classes`).
 
 ``"scramble"``: ``options={"depth": d}`` with a seed derived from (suite
