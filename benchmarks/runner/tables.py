@@ -34,7 +34,7 @@ def compact(rate: Rate) -> str:
     return f"{short_number(rate.value)} [{short_number(lo)},{short_number(hi)}]"
 
 
-ALL_ERRORS = "n/a: every {unit} of the cell ended in error, so it measured nothing"
+ALL_ERRORS_NOTE = "n/a: every {unit} of the cell ended in error, so it measured nothing"
 """The note under a table where a cell reads ``n/a`` (:func:`rate_text`)."""
 
 

@@ -18,7 +18,7 @@ and 25 classes, every one of them public, and a fresh depth-4 draw lands in a pu
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 from cubebench.curriculum import certified_instances
@@ -30,7 +30,7 @@ from cubebench.engine.state import to_facelets
 from cubebench.engine.symmetry import symmetry_key
 from cubebench.solver.oracle import metric_moves
 
-__all__ = ["LISTED_DEPTH", "public_keys", "classes_at", "every_class_public", "public_count", "public_notes",
+__all__ = ["LISTED_DEPTH", "public_keys", "use_public_keys", "classes_at", "every_class_public", "public_count", "public_notes",
            "private_class_starts", "PRIVATE_CLASSES"]
 
 PRIVATE_CLASSES = "private"
@@ -42,12 +42,23 @@ GROWTH = 4
 """A draw that kept too few after skipping the public classes asks the curriculum for this many times more."""
 
 
-def public_keys() -> frozenset[str]:
-    """The symmetry class of every public (evaluated) position: a shipped start or a question item (listed once a
-    process: building the question items takes seconds)."""
-    from ...heldout import evaluation_keys  # the runner's module; imported here, not when the protocol loads
+_PUBLIC: list[Callable[[], frozenset[str]]] = []
+"""Where the public classes come from: :func:`cubebench.runner.heldout.evaluation_keys`, which lists the question
+suites' items through the protocols this module sits under, so it registers itself (:func:`use_public_keys`) when
+``cubebench.runner`` loads rather than being imported here."""
 
-    return evaluation_keys()
+
+def use_public_keys(source: Callable[[], frozenset[str]]) -> None:
+    """Take the symmetry classes of the public positions from ``source`` (called once a draw needs them)."""
+    _PUBLIC[:] = [source]
+
+
+def public_keys() -> frozenset[str]:
+    """The symmetry class of every public (evaluated) position: a shipped start or a question item."""
+    if not _PUBLIC:
+        raise RuntimeError("no list of public positions is registered: cubebench.runner.heldout registers it when "
+                           "cubebench.runner is imported")
+    return _PUBLIC[0]()
 
 
 @lru_cache(maxsize=None)

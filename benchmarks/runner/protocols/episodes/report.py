@@ -10,7 +10,7 @@ from cubebench.engine.rewards import REWARDS
 from cubebench.tiers import TIER_SPECS
 
 from ...aggregate import Cell, group, ordered
-from ...tables import ALL_ERRORS as TABLE_ALL_ERRORS
+from ...tables import ALL_ERRORS_NOTE
 from ...tables import Table, all_errors, compact, rate_text, short_number
 from .attribution import Attribution
 from .floors import BlindFloor
@@ -73,7 +73,7 @@ def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str], flo
     )
 
 
-ALL_ERRORS = TABLE_ALL_ERRORS.format(unit="episode")
+ALL_ERRORS = ALL_ERRORS_NOTE.format(unit="episode")
 FLOOR_NOTE = ("; blind floor: the share of these instances that one blind agent (--agent blind, which never looks) "
               "solves under the run's rules, computed by playing its walk from every start: what that one walk "
               "reaches, not a bound on what needs no look at the cube (a walk built from the public sets, which can "

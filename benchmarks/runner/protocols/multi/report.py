@@ -22,7 +22,7 @@ from cubebench.envs.games import GAMES
 
 from ...aggregate import group
 from ...store import RunStore
-from ...tables import ALL_ERRORS, Table, all_errors, rate_text
+from ...tables import ALL_ERRORS_NOTE, Table, all_errors, rate_text
 from .plan import GameRow
 
 
@@ -56,7 +56,7 @@ def team_table(rows: list[GameRow]) -> Table:
                       "scramble length k): the agent plays one seat against the perfect player; as solver_0 it passes "
                       "by solving, as scrambler_0 by reaching the largest exact distance, k. "
                       "Pass rate [Wilson 95 % interval]"
-                      + (f"; {ALL_ERRORS.format(unit='game')}." if any(all_errors(c) for c in cells.values()) else "."))
+                      + (f"; {ALL_ERRORS_NOTE.format(unit='game')}." if any(all_errors(c) for c in cells.values()) else "."))
 
 
 def _game(game: str, setting: str) -> str:
