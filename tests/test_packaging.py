@@ -132,6 +132,7 @@ OPENAI_AGENTS = "openai-agents>=0.24,<0.25"
 
 
 @pytest.mark.slow
+@pytest.mark.ci
 def test_wheel_lives_beside_the_openai_agents_sdk(wheel: Path, tmp_path: Path) -> None:
     """``pip install cubebench openai-agents`` in a fresh venv: the SDK's ``agents`` and ours both work."""
     venv = tmp_path / "venv"

@@ -36,6 +36,8 @@ from .export_tasks import (
     EXPORT_OBS_FORMATS,
     IMAGE_MODES,
     KINDS,
+    OLD_STARTS,
+    STARTS,
     ExportError,
     ExportRequest,
     export_tasks,
@@ -211,6 +213,8 @@ def _start(args: argparse.Namespace) -> Any:
     suite = _restricted(load_suite(args.suite), args)
     if args.seed is not None:
         suite = replace(cast(Any, suite), seed=args.seed)  # every suite class is a dataclass with a seed
+    if getattr(args, "private_classes", False):
+        suite = replace(cast(Any, suite), instance_classes="private")  # an episode suite's field (.private_classes)
     style = args.style or default_style(args.agent)
     obs_format = args.obs_format or AgentSpec(args.agent, style=style).default_obs_format
     protocol = protocol_for(suite)
@@ -357,7 +361,10 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
                       help="the run's seed in place of the suite's (0): what every item, instance and agent draws "
                            "from. An episode suite's certified instances are the public shipped sets under seed 0 and "
                            "a private draw of fresh certified instances under any other: choose a secret seed for a "
-                           "score you publish (docs/runner.md, \"Instances\")")
+                           "score you publish (docs/runner.md, \"Instances\"). A draw is private as positions, not up "
+                           "to symmetry: every quarter-turn class of depths 1-3 is a public one and more than half of a "
+                           "depth-4 draw lies in one (the report's instance line counts them); --private-classes keeps "
+                           "them out from depth 4")
     what.add_argument("--rules", "--protocol", dest="rules", default=None, metavar="NAME",
                       help="the rules the run plays by (--protocol is their old name, still read). Question suites: "
                            "how answers are asked for, paper (default: each paper's own prompt and answer form), "
@@ -530,9 +537,11 @@ def _add_export_tasks(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--depths", type=csv_values(int), default=None, metavar="D1,D2",
                    help="only these depths (items: the depths or ladder levels of every chosen test)")
     p.add_argument("--instances", type=int, default=None, help="episodes, sft: instances per depth (default the suite's)")
-    p.add_argument("--starts", choices=("certified", "training"), default="certified",
-                   help="episodes, sft: certified (the suite's evaluation starts) or training (fresh positions apart "
-                        "from every evaluation start and its rotations, --instances per depth, drawn with --seed)")
+    p.add_argument("--starts", choices=(*STARTS, *OLD_STARTS), default=None,
+                   help="episodes, sft: training (the default for sft: fresh positions apart from every evaluation "
+                        "start in any of its 48 spellings, --instances per depth, drawn with --seed, at the suite's "
+                        "depths that have them) or evaluation (the default for episodes: the suite's certified "
+                        "evaluation starts, the test set itself; certified is its old name)")
     p.add_argument("--tests", type=csv_values(str), default=None, metavar="T1,T2", help="items: only these tests")
     p.add_argument("--variants", type=csv_values(str), default=None, metavar="V1,V2",
                    help="items: only these variants of each test (e.g. STARE's frames-interleaved)")

@@ -52,10 +52,12 @@ from .protocols.questions.plan import ItemSpec
 from .protocols.questions.report import Cell, cell_metrics, ladder_score, question_cells
 from .protocols.questions.suite import QuestionSuite, question_suite_from_dict
 from .published import NOT_REPORTED, Column, Figure, Paper, PublishedError, PublishedTable, load_papers, paper_for
+from .specs import recorded_training
 from .stats import as_float
 from .store import open_run
 from .suite_fields import SuiteError
 from .tables import Table, render_markdown, render_text
+from .trained import Training
 
 CALIBRATION = ("oracle", "random")
 """The built-in answerers whose rows every comparison shows (or flags as absent)."""
@@ -87,6 +89,8 @@ class RunView:
     """The answer rules the run asked under (a run from before rules: ``strict``)."""
     specs: dict[Cell, list[ItemSpec]] = field(default_factory=dict)
     """The planned items of each fixed cell: what a constant answer is played on."""
+    training: Training | None = None
+    """What its agent was trained on in this environment (``None``: not trained here)."""
 
 
 def read_run(path: Path, papers: list[Paper]) -> tuple[RunView | EpisodeView, Paper]:
@@ -108,7 +112,8 @@ def read_run(path: Path, papers: list[Paper]) -> tuple[RunView | EpisodeView, Pa
             config = store.get_meta("config", {})
             agent = config.get("agent", {})
             view = RunView(path, suite, str(agent.get("spec", "?")), _decoding(config), len(store.rows()),
-                           len(store.plan()), rules=stored_rules(config) or "strict")
+                           len(store.plan()), rules=stored_rules(config) or "strict",
+                           training=recorded_training(store))
             for spec in store.plan():
                 if isinstance(spec, ItemSpec) and spec.ladder_run is None:
                     view.specs.setdefault((spec.test, spec.depth, spec.variant), []).append(spec)
@@ -130,6 +135,15 @@ def _decoding(config: dict[str, Any]) -> str:
     if str(agent.get("spec", "")).partition(":")[0] in PROVIDERS:
         text += "; " + decoding_text(agent.get("temperature"), agent.get("reply_max_tokens"))
     return text
+
+
+def _trained_text(view: RunView) -> str:
+    """``; trained on this environment by ...: not a zero-shot score`` for a trained agent's question run."""
+    if view.training is None:
+        return ""
+    depths = {cell[1] for cell in view.metrics} | {spec.depth for specs in view.specs.values() for spec in specs}
+    return (f"; {view.training.text()}; {view.training.depth_text(depths, view.suite.get('metric'))}: not a "
+            "zero-shot score")
 
 
 def _read_ladders(view: RunView, store: Any) -> None:
@@ -494,7 +508,7 @@ def compare_runs(paths: list[Path]) -> Comparison:
     ordered = ([v for v in views if v.agent not in CALIBRATION]
                + [v for agent in CALIBRATION for v in views if v.agent == agent])
     for i, view in enumerate(ordered, 1):
-        view.label = f"run {i}: {view.agent}"
+        view.label = f"run {i}: {view.agent}" + (f" [{view.training.short}]" if view.training is not None else "")
     suite = views[0].suite.get("name")
     lead = [f"The published tables of {paper.citation}, with your runs beside them (suite {suite!r})",
             f"numbers as the paper prints them, transcribed into cubebench's runner/published/{paper.key}.json"]
@@ -505,8 +519,8 @@ def compare_runs(paths: list[Path]) -> Comparison:
                           [f"not transcribed: {s}" for s in paper.not_transcribed])
     questions = [v for v in ordered if isinstance(v, RunView)]
     absent = [a for a in CALIBRATION if all(v.agent != a for v in questions)]
-    header = lead + [*(f"{v.label} = {v.path} ({v.finished} of {v.planned} items finished; {v.decoding})"
-                       for v in questions),
+    header = lead + [*(f"{v.label} = {v.path} ({v.finished} of {v.planned} items finished; {v.decoding}"
+                       f"{_trained_text(v)})" for v in questions),
                      *(f"{a}: absent (no {a} run given: cubebench run --suite {suite} --agent {a})" for a in absent)]
     constants = Constants(questions[0])
     tables = [compare_table(t, paper, questions, absent, constants) for t in paper.tables]

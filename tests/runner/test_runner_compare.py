@@ -341,7 +341,7 @@ def assert_no_free_cell(comparison: Any, label: str) -> int:
     pytest.param("cube-bench-smoke", "<A> INCREASE </A>\n<B> INCREASE </B>\n<C> INCREASE </C>\n<D> INCREASE </D>",
                  marks=pytest.mark.slow),
     pytest.param("cube-bench-smoke", "<ANSWER> A </ANSWER>", marks=pytest.mark.slow),
-    pytest.param("stare-smoke", "\\boxed{Yes}", marks=pytest.mark.slow),
+    pytest.param("stare-smoke", "\\boxed{Yes}", marks=[pytest.mark.slow, pytest.mark.ci]),  # the one STARE case
     ("inf-bench-smoke", "<ANSWER> A </ANSWER>"),
 ])
 def test_a_constant_answer_reaches_no_cell_a_constant_could_not(tmp_path: Path, suite: str, reply: str) -> None:

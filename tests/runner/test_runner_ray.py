@@ -253,7 +253,8 @@ def test_the_cluster_is_two_nodes_on_loopback(cluster: Cluster) -> None:
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("protocol", ["episodes", *(pytest.param(p, marks=pytest.mark.slow) for p in ("questions", "multi"))])
+@pytest.mark.parametrize("protocol", ["episodes", *(pytest.param(p, marks=[pytest.mark.slow, pytest.mark.ci])
+                                                    for p in ("questions", "multi"))])
 def test_a_driver_killed_mid_run_resumes_to_the_inline_run(cluster: Cluster, tmp_path: Path, protocol: str) -> None:
     suite = PROTOCOLS[protocol]
     inline, remote, mark = tmp_path / "inline.sqlite", tmp_path / "ray.sqlite", tmp_path / "under-way"

@@ -127,7 +127,7 @@ def test_reset_options_follow_the_instance_source() -> None:
 
 def test_certified_suites_fall_back_to_scrambles_only_when_allowed(monkeypatch) -> None:
     suite = load_suite("smoke")
-    monkeypatch.setattr(instances, "certified_route", lambda d, m, n, seed=0: ("missing", (), "no set"))
+    monkeypatch.setattr(instances, "certified_route", lambda d, m, n, seed=0, private_classes=False: ("missing", (), "no set"))
     with pytest.raises(SuiteError, match="certified"):
         resolve_source(suite, warn=False)
     monkeypatch.setattr(instances, "ALLOW_SCRAMBLE_FALLBACK", True)
@@ -136,11 +136,11 @@ def test_certified_suites_fall_back_to_scrambles_only_when_allowed(monkeypatch) 
 
 def test_missing_certified_depths_fail_clearly(monkeypatch) -> None:
     suite = load_suite("exp1")
-    monkeypatch.setattr(instances, "certified_route",
-                        lambda d, m, n, seed=0: ("env", (), "") if d < 20 else ("missing", (), "no quarter-d20 file"))
+    monkeypatch.setattr(instances, "certified_route", lambda d, m, n, seed=0, private_classes=False:
+                        ("env", (), "") if d < 20 else ("missing", (), "no quarter-d20 file"))
     with pytest.raises(SuiteError, match=r"depth 20: no quarter-d20 file.*--depths 1,2,3,4,8,12,16"):
         resolve_source(suite, warn=False)
-    monkeypatch.setattr(instances, "certified_route", lambda d, m, n, seed=0: ("env", (), ""))
+    monkeypatch.setattr(instances, "certified_route", lambda d, m, n, seed=0, private_classes=False: ("env", (), ""))
     assert resolve_source(suite, warn=False) == "certified"
 
 

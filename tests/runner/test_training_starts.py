@@ -103,3 +103,35 @@ def test_an_export_takes_every_training_start_a_shallow_depth_has_and_says_so(tm
     assert any(f"depth 4: only {len(rows)} training start(s)" in note for note in summary.notes)
     with pytest.raises(TrainingStartError, match="only 0 new"):
         training_instances("quarter", 3, 1, at_most=True)
+
+
+def test_the_default_sft_export_holds_training_starts_only(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """``export-tasks --kind sft`` with its defaults: traces from training starts, at exp1's depths that have them (4
+    and 8; 1-3 have none, 12-20 are beyond exact labelling, each said on stderr), none of them a shipped start or
+    a question item in any of its 48 spellings (rotations and mirror, built by renaming moves: ``helpers.images``)."""
+    out = tmp_path / "default"
+    assert main(["export-tasks", "--kind", "sft", "--out", str(out), "--instances", "6"]) == 0
+    err = capsys.readouterr().err
+    assert "depth(s) 1, 2, 3 left out: every quarter-turn position there is an evaluated one" in err
+    assert "depth(s) 12, 16, 20 left out: training starts are labelled exactly up to 9 quarter turns" in err
+    rows = [json.loads(line) for split in ("train", "test") if (out / f"{split}.jsonl").exists()
+            for line in (out / f"{split}.jsonl").read_text().splitlines()]
+    assert sorted(r["depth"] for r in rows) == [4] * 6 + [8] * 6
+    assert all(r["id"].startswith("quarter/train/") for r in rows)
+    assert not {r["state"] for r in rows} & evaluated_images()
+    assert json.loads((out / "manifest.json").read_text())["starts"] == "training"
+
+
+def test_the_evaluation_starts_are_a_flag_that_says_so(tmp_path: Path) -> None:
+    out = tmp_path / "evaluation"
+    assert main(["export-tasks", "--kind", "sft", "--starts", "evaluation", "--depths", "1", "--instances", "2",
+                 "--out", str(out)]) == 0
+    rows = [json.loads(line) for split in ("train", "test") if (out / f"{split}.jsonl").exists()
+            for line in (out / f"{split}.jsonl").read_text().splitlines()]
+    shipped = load_instance_file(sorted(instances_dir().glob("quarter-d01-*.jsonl"))[0])
+    assert {r["state"] for r in rows} == {i.state for i in shipped[:2]}
+    assert json.loads((out / "manifest.json").read_text())["starts"] == "evaluation"
+    old = tmp_path / "old"  # the earlier name is still read
+    assert main(["export-tasks", "--kind", "sft", "--starts", "certified", "--depths", "1", "--instances", "2",
+                 "--out", str(old)]) == 0
+    assert json.loads((old / "manifest.json").read_text())["starts"] == "evaluation"

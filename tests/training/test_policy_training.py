@@ -87,6 +87,7 @@ def sft(tiny: Path, data: Path, out: Path, *extra: str) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.ci
 def test_sft_lowers_the_loss_resumes_exactly_and_its_adapter_plays(tiny: Path, data: Path, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from cubebench.runner.cli import main

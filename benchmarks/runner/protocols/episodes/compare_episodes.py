@@ -18,7 +18,9 @@ from typing import Any, cast
 from ...published import NOT_REPORTED, Column, Paper, PublishedTable
 from ...stats import Rate
 from ...store import RunStore
+from ...specs import recorded_training
 from ...tables import Table
+from ...trained import Training
 from .floors import BlindFloor, blind_floor, run_rules
 from .plan import EpisodeRow
 from .protocol import draw_text
@@ -42,6 +44,8 @@ class EpisodeView:
     planned: int
     floor: BlindFloor
     label: str = ""
+    training: Training | None = None
+    """What its agent was trained on in this environment (``None``: not trained here)."""
 
 
 def read_episode_view(path: Path, store: RunStore) -> EpisodeView:
@@ -51,14 +55,20 @@ def read_episode_view(path: Path, store: RunStore) -> EpisodeView:
     draw = store.get_meta("instance_draw") or ("public" if source == "certified" else "scramble")
     rows = cast(list[EpisodeRow], store.rows())
     return EpisodeView(path, store.get_meta("suite"), str((config.get("agent") or {}).get("spec", "?")),
-                       run_rules(config), draw, rows, len(store.plan()), blind_floor(store))
+                       run_rules(config), draw, rows, len(store.plan()), blind_floor(store),
+                       training=recorded_training(store))
 
 
 def episode_header(view: EpisodeView) -> str:
     """The header line of one run: what it played, under which rules, on which instances."""
     comparable = "" if view.rules == COMPARABLE else "; not the paper's budget: listed under each table"
+    trained = ""
+    if view.training is not None:
+        depths = view.suite.get("depths") or sorted({r.depth for r in view.rows})
+        trained = (f"; {view.training.text()}; {view.training.depth_text(depths, view.suite.get('metric'))}: not a "
+                   "zero-shot score")
     return (f"{view.label} = {view.path} ({len(view.rows)} of {view.planned} episodes finished; rules "
-            f"{view.rules}{comparable}; instances: {draw_text(view.draw, view.suite.get('seed', 0))})")
+            f"{view.rules}{comparable}; instances: {draw_text(view.draw, view.suite.get('seed', 0))}{trained})")
 
 
 def _cell(rows: list[EpisodeRow], column: Column, condition: dict[str, str]) -> list[EpisodeRow]:
@@ -70,6 +80,9 @@ def _rate(rows: list[EpisodeRow]) -> str:
     if not rows:
         return "-"
     rate = Rate(sum(r.solved for r in rows), len(rows))
+    errors = sum(r.status == "error" for r in rows)
+    if errors == len(rows):  # nothing measured: never a 0.00 beside the paper's figures
+        return f"n/a ({errors} error{'s' if errors != 1 else ''})"
     return f"{rate.value:.2f} ({rate.k}/{rate.n})"
 
 
@@ -113,7 +126,8 @@ def episode_table(table: PublishedTable, paper: Paper, views: list[EpisodeView])
     title = f"{paper.key}: {table.number} ({table.section}) against this run"
     note = ("published rows: the paper's numbers as printed ('–': the paper reports none); run rows: the pass rate and "
             "its k/n over the column's tiers and horizon; blind floor: the share of the same instances the blind agent "
-            "solves under the run's rules, what a policy that never looks reaches (docs/runner.md)")
+            "solves under the run's rules: what that one walk reaches, not a bound (a walk built from the public sets, which "
+            "can be memorised, solves more; docs/runner.md)")
     said = ", ".join(f"{k} {v}" for k, v in table.condition) or "as each row says"
     lines = [table.caption, f"condition: {said}; the columns' tiers: " + "; ".join(
         f"{c.paper_metric} = {'+'.join(c.tiers)} at the {c.horizon} horizon" for c in table.columns),

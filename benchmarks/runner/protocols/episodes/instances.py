@@ -21,7 +21,10 @@ suite's metric is certified to be d:
   reset to the drawn states.  Half-turn depths 19-20 have no private draw (random scrambles do not reach them;
   the 2 known positions ship): a run asking for one is refused.  What a draw keeps private is the positions at
   depths where they are many: depth 1 has 12 (quarter) or 18 (half) positions and depth 2 114 or 243, so any
-  draw there is mostly the public positions; the blind floor (:mod:`.floors`) says what that is worth.
+  draw there is mostly the public positions; the blind floor (:mod:`.floors`) says what that is worth.  Up to
+  symmetry it keeps less: every quarter-turn class of depths 1-3 is public, and more than half of a depth-4 draw lies in
+  a public class; the instance line counts them, and ``--private-classes`` keeps them out where other classes remain
+  (:mod:`.private_classes`).
 
 ``"scramble"``: ``options={"depth": d}`` with a seed derived from (suite
 seed, metric, d, k): a reproducible non-redundant d-move scramble whose
@@ -44,6 +47,7 @@ from cubebench.generators import NoInstanceSetError
 from cubebench.shipped import asked_size, instances_dir, largest_instance_file
 
 from ...suite_fields import SuiteError
+from .private_classes import PRIVATE_CLASSES, private_class_starts, public_notes
 from .suite import Suite
 
 PUBLIC_SEED = 0
@@ -140,8 +144,8 @@ def _drawn(depth: int, metric: str, seed: int, count: int) -> tuple[Start, ...]:
                  for i in certified_instances(depth, metric, seed, count, table_free=True))
 
 
-def certified_route(depth: int, metric: str, count: int,
-                    seed: int = PUBLIC_SEED) -> tuple[str, tuple[Start, ...], str]:
+def certified_route(depth: int, metric: str, count: int, seed: int = PUBLIC_SEED,
+                    private_classes: bool = False) -> tuple[str, tuple[Start, ...], str]:
     """``("env", (), "")``, ``("file", starts, note)``, ``("draw", starts, note)`` or ``("missing", (), why)`` for
     ``count`` instances of the run's ``seed``: the shipped sets for :data:`PUBLIC_SEED`, a private draw otherwise.
 
@@ -151,7 +155,10 @@ def certified_route(depth: int, metric: str, count: int,
     """
     if seed != PUBLIC_SEED:
         try:
-            starts = drawn_starts(depth, metric, seed, count)
+            starts = (tuple(Start(state, distance) for state, distance in
+                            private_class_starts(depth, check_metric(metric), seed, count))
+                      if private_classes and not (metric == "half" and depth >= 19)
+                      else drawn_starts(depth, metric, seed, count))
         except SuiteError as err:
             return "missing", (), str(err)
         few = (f"depth {depth}: {len(starts)} instances, every position at {metric}-turn distance {depth} "
@@ -172,10 +179,26 @@ def certified_route(depth: int, metric: str, count: int,
 
 
 def instance_draw(suite: Suite) -> str:
-    """``public`` (the shipped certified sets), ``private`` (a certified draw of the run's own seed) or ``scramble``."""
+    """``public`` (the shipped certified sets), ``private`` (a certified draw of the run's own seed),
+    ``private-classes`` (one that keeps out the public symmetry classes: ``--private-classes``) or ``scramble``."""
     if suite.instance_source != "certified":
         return "scramble"
-    return "public" if suite.seed == PUBLIC_SEED else "private"
+    if suite.seed == PUBLIC_SEED:
+        return "public"
+    return "private-classes" if suite.instance_classes == PRIVATE_CLASSES else "private"
+
+
+def check_classes(suite: Suite) -> None:
+    """:class:`SuiteError` for ``--private-classes`` where there is no private draw to keep apart (seed 0 plays the
+    public sets; seeded scrambles are drawn by no curriculum)."""
+    if suite.instance_classes != PRIVATE_CLASSES:
+        return
+    if suite.instance_source != "certified":
+        raise SuiteError("--private-classes (instance_classes \"private\") draws certified instances; this suite "
+                         "plays seeded scrambles")
+    if suite.seed == PUBLIC_SEED:
+        raise SuiteError("--private-classes keeps a private draw out of the public symmetry classes: give it a "
+                         "private draw with --seed N (N not 0; seed 0 plays the public shipped sets)")
 
 
 def resolve_source(suite: Suite, warn: bool = True) -> str:
@@ -184,7 +207,7 @@ def resolve_source(suite: Suite, warn: bool = True) -> str:
         return "scramble"
     missing = {}
     for d in suite.depths:
-        kind, _, why = certified_route(d, suite.metric, suite.instances, suite.seed)
+        kind, _, why = certified_route(d, suite.metric, suite.instances, suite.seed, _classes(suite))
         if kind in ("file", "draw") and why and warn:
             print(f"cubebench: {why}", file=sys.stderr)
         if kind == "missing":
@@ -212,7 +235,7 @@ def instance_refs(suite: Suite, source: str) -> dict[int, list[InstanceRef]]:
         starts: tuple[Start, ...] = ()
         count = suite.instances
         if source == "certified":
-            kind, starts, why = certified_route(d, suite.metric, suite.instances, suite.seed)
+            kind, starts, why = certified_route(d, suite.metric, suite.instances, suite.seed, _classes(suite))
             if kind == "missing":
                 raise SuiteError(f"depth {d}: {why}")
             count = len(starts) if kind in ("file", "draw") else count
@@ -222,12 +245,19 @@ def instance_refs(suite: Suite, source: str) -> dict[int, list[InstanceRef]]:
 
 
 def source_notes(suite: Suite, source: str) -> list[str]:
-    """What a report should say about the instances beyond their source (e.g. complete small depths)."""
+    """What a report should say about the instances beyond their source: complete small depths, and for a private
+    draw how many of each depth's starts lie in a public symmetry class (:func:`.private_classes.public_notes`)."""
     if source != "certified":
         return []
-    notes = []
+    notes, drawn = [], {}
     for d in suite.depths:
-        kind, _, note = certified_route(d, suite.metric, suite.instances, suite.seed)
+        kind, starts, note = certified_route(d, suite.metric, suite.instances, suite.seed, _classes(suite))
         if kind in ("file", "draw") and note:
             notes.append(note)
-    return notes
+        if kind == "draw":
+            drawn[d] = [start.state for start in starts]
+    return notes + public_notes(suite.metric, drawn, _classes(suite))
+
+
+def _classes(suite: Suite) -> bool:
+    return suite.instance_classes == PRIVATE_CLASSES

@@ -15,6 +15,7 @@ from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.solver.twophase import solve_twophase
 from cubebench.tiers import tier_names
 
+from ...aggregate import cell_of, ordered
 from ...answering import chosen_rules, no_question_settings
 from ...cli_values import DISTANCE_DEFAULT, csv_values, distance_budget
 from ...rows import STORED_COLUMNS
@@ -24,7 +25,7 @@ from ...tables import Table
 from ..run_protocol import RunProtocol
 from .attribution import attribute
 from .floors import blind_floor, run_rules
-from .instances import instance_draw, resolve_source, source_notes
+from .instances import check_classes, instance_draw, resolve_source, source_notes
 from .plan import EpisodeRow, EpisodeSpec, plan_episodes
 from .play import play_episode
 from .report import attribution_table, depth_table, pass_rate_table
@@ -37,7 +38,11 @@ def draw_text(draw: str, seed: int) -> str:
     if draw == "public":
         return f"the public shipped sets (seed {seed}: a model may have them memorised)"
     if draw == "private":
-        return f"a private draw of fresh certified instances (seed {seed}: private while the seed is)"
+        return (f"a private draw of fresh certified instances (seed {seed}: private while the seed is; up to symmetry "
+                "only where no start lies in a public class, as the notes count)")
+    if draw == "private-classes":
+        return (f"a private draw of fresh certified instances outside every public symmetry class where other classes "
+                f"remain (seed {seed}, --private-classes: private while the seed is)")
     return f"seeded scrambles (seed {seed})"
 
 
@@ -55,8 +60,8 @@ class EpisodesProtocol(RunProtocol):
     schema = SCHEMA
     refused = "plays no episodes"
     kind_title = "episode suites"
-    kept_options = ("tiers", "style", "obs_format", "distance_budget", "no_images")
-    run_options = frozenset({"style", "distance_budget", "obs_format"})
+    kept_options = ("tiers", "style", "obs_format", "distance_budget", "no_images", "private_classes")
+    run_options = frozenset({"style", "distance_budget", "obs_format", "private_classes"})
     csv_columns = tuple((column, EpisodeRow.words().get(column, column)) for column in STORED_COLUMNS)
     plots = True
     comparable = True
@@ -80,6 +85,11 @@ class EpisodesProtocol(RunProtocol):
                                 "off; it makes a scripted run 5-60x slower and needs the solver's tables; auto: 0.1 s "
                                 "when the tables are on disk); a run that turns it on says so on stderr")
         group.add_argument("--no-images", action="store_true", help="do not store observation images in the run")
+        group.add_argument("--private-classes", action="store_true",
+                           help="with --seed N (N not 0): draw only starts outside every public symmetry class (a "
+                                "shipped start or question item seen from another side or in a mirror), where other "
+                                "classes remain: depth 4 and deeper in quarter turns (every class of depths 1-3 is "
+                                "public; the instance line counts what a draw holds of them)")
 
     def configure(self, suite: Suite, config: Any) -> Any:
         """The run's configuration with its rules chosen (``--rules``, else ``paper``): the budget it plays under."""
@@ -94,6 +104,7 @@ class EpisodesProtocol(RunProtocol):
         if factory.tiers is not None and not set(suite.tiers) <= set(factory.tiers):
             raise SuiteError(f"agent {factory.spec.spec!r} plays only the {', '.join(factory.tiers)} tier(s); "
                              f"restrict the suite, e.g. --tiers {','.join(factory.tiers)}")
+        check_classes(suite)
         source = resolve_source(suite)
         plan = plan_episodes(suite, source)
         draw = instance_draw(suite)
@@ -128,6 +139,27 @@ class EpisodesProtocol(RunProtocol):
     def agent_text(self, report: Any) -> str:
         agent = report.config["agent"]
         return f"{agent['spec']} ({agent['style']})" if is_model_spec(agent["spec"]) else str(agent["spec"])
+
+    def headline(self, report: Any) -> tuple[str, str]:
+        """The pass rate, each horizon's apart when the run mixes them (a short and a long horizon pooled into one
+        figure says neither's)."""
+        return "pass rate", horizon_rates(report.rows, list(report.suite.get("horizons", {})))
+
+
+def horizon_rates(rows: list[Any], order: list[str]) -> str:
+    """``0.74 [0.63, 0.83] (53/72)`` for rows of one horizon; else each horizon's figure, in the suite's order."""
+    by_horizon: dict[str, list[Any]] = {}
+    for row in rows:
+        by_horizon.setdefault(row.horizon, []).append(row)
+    if len(by_horizon) <= 1:
+        return cell_of(rows).rate.format()
+    parts = []
+    for horizon in ordered(by_horizon, order):
+        cell = cell_of(by_horizon[horizon])
+        figure = ("n/a (every episode ended in error)" if cell.errors == cell.rate.n
+                  else f"{cell.rate.format()} ({cell.rate.k}/{cell.rate.n})")
+        parts.append(f"{horizon} {figure}")
+    return "; ".join(parts)
 
 
 def episode_tables(store: Any, suite: dict[str, Any], rows: list[Any]) -> list[Table]:

@@ -4,11 +4,14 @@ the failure attribution.
 
 from __future__ import annotations
 
+from typing import Iterable
+
 from cubebench.engine.rewards import REWARDS
 from cubebench.tiers import tier_title
 
-from ...aggregate import group, ordered
-from ...tables import Table, compact, short_number
+from ...aggregate import Cell, group, ordered
+from ...tables import ALL_ERRORS_NOTE
+from ...tables import Table, all_errors, compact, rate_text, short_number
 from .attribution import Attribution
 from .floors import BlindFloor
 from .plan import EpisodeRow
@@ -46,7 +49,7 @@ def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str], flo
     body = []
     for rw, st in conds:
         line = [f"{agent}: {condition_label(rw, st, conds)}"]
-        line += [compact(cells[(rw, st, t, h)].rate) if (rw, st, t, h) in cells else "-"
+        line += [rate_text(cells[(rw, st, t, h)]) if (rw, st, t, h) in cells else "-"
                  for t in tiers for h in horizons]
         body.append(line)
     if floor is not None:
@@ -59,13 +62,26 @@ def pass_rate_table(rows: list[EpisodeRow], agent: str, horizons: list[str], flo
         header=["condition"] + [h.capitalize() for _ in tiers for h in horizons],
         groups=[("", 1)] + [(tier_title(t), len(horizons)) for t in tiers],
         rows=body,
-        note="pass rate = solved / finished episodes; error episodes count as unsolved" + (FLOOR_NOTE if floor else ""),
+        note="pass rate = solved / finished episodes; error episodes count as unsolved"
+             + (f"; {ALL_ERRORS}" if _any_all_errors(cells.values()) else "") + (FLOOR_NOTE if floor else ""),
     )
 
 
-FLOOR_NOTE = ("; blind floor: the share of these instances the blind agent (--agent blind, which never looks) solves "
-              "under the run's rules, computed by playing its walk from every start: a score at or below it shows "
-              "nothing the agent saw")
+ALL_ERRORS = ALL_ERRORS_NOTE.format(unit="episode")
+FLOOR_NOTE = ("; blind floor: the share of these instances that one blind agent (--agent blind, which never looks) "
+              "solves under the run's rules, computed by playing its walk from every start: what that one walk "
+              "reaches, not a bound on what needs no look at the cube (a walk built from the public sets, which can "
+              "be memorised, solves more of them)")
+
+
+def _any_all_errors(cells: Iterable[Cell]) -> bool:
+    return any(all_errors(c) for c in cells)
+
+
+def count_text(cell: Cell) -> str:
+    """``solved/finished``, or ``n/a (N errors)`` when every episode of the cell ended in error."""
+    return f"n/a ({cell.errors} error{'s' if cell.errors != 1 else ''})" if all_errors(cell) \
+        else f"{cell.rate.k}/{cell.rate.n}"
 
 
 def _share(value: float | None) -> str:
@@ -84,12 +100,13 @@ def depth_table(rows: list[EpisodeRow], floor: BlindFloor | None = None) -> Tabl
             line = [condition_label(rw, st, conds), tier_title(t)]
             for d in depths:
                 c = cells.get((rw, st, t, d))
-                line.append(f"{c.rate.k}/{c.rate.n}" if c else "-")
+                line.append(count_text(c) if c else "-")
             body.append(line)
     if floor is not None:
         body.append([floor.label, "every tier"] + [_share(floor.share(r for r in rows if r.depth == d)) for d in depths])
     return Table(title="Solved / finished by depth", header=["condition", "tier"] + [f"d={d}" for d in depths],
-                 rows=body, note=FLOOR_NOTE.lstrip("; ") if floor else "")
+                 rows=body, note="; ".join(([ALL_ERRORS] if _any_all_errors(cells.values()) else [])
+                                           + ([FLOOR_NOTE.lstrip("; ")] if floor else [])))
 
 
 def attribution_table(items: list[Attribution], horizons: list[str]) -> Table:

@@ -26,6 +26,7 @@ TIER_NAMES = tuple(TIER_SPECS)
 EVAL_REWARDS = tuple(r for r in REWARDS if r not in ORACLE_REWARDS)
 """The rewards a suite may evaluate agents with: not the oracle (a model probing it reads off the optimal plan)."""
 INSTANCE_SOURCES = ("certified", "scramble")
+INSTANCE_CLASSES = ("any", "private")
 DEFAULT_HORIZONS = {"short": [1, 2, 3, 4], "long": [8, 12, 16, 20]}
 EPISODE_RULES: dict[str, str] = {
     PAPER: (f"the CubeBench paper's budget: its interaction steps (the suite's max_steps, {INTERACTION_STEPS}) and no move or view-rotation "
@@ -61,6 +62,9 @@ class Suite:
     """The episode's view-rotation budget on the Face and Vertex tiers."""
     seed: int = 0
     instance_source: str = "certified"
+    instance_classes: str = "any"
+    """``any``, or ``private``: a private draw (seed not 0) skips every candidate whose symmetry class is public (a
+    shipped start or question item seen from another side or in a mirror; :mod:`.private_classes`)."""
     horizons: dict[str, list[int]] = field(default_factory=lambda: dict(DEFAULT_HORIZONS))
     description: str = ""
 
@@ -95,6 +99,8 @@ class Suite:
     def to_dict(self) -> dict[str, Any]:
         """The suite as it would be written in a suite file."""
         data = asdict(self)
+        if data["instance_classes"] == "any":  # the default is left out: suite files and older runs never wrote it
+            del data["instance_classes"]
         return {"schema": SCHEMA, **{k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}}
 
 
@@ -142,6 +148,7 @@ def suite_from_dict(data: dict[str, Any], source: str = "<dict>") -> Suite:
         seed=check_int(data, "seed", source, minimum=0, default=0),
         instance_source=check_one_of(data.get("instance_source", "certified"), INSTANCE_SOURCES,
                                 "instance_source", source),
+        instance_classes=check_one_of(data.get("instance_classes", "any"), INSTANCE_CLASSES, "instance_classes", source),
         horizons=_horizons(data.get("horizons", DEFAULT_HORIZONS), source),
         description=str(data.get("description", "")),
     )

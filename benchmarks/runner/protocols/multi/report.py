@@ -22,7 +22,7 @@ from cubebench.envs.games import GAMES
 
 from ...aggregate import group
 from ...store import RunStore
-from ...tables import Table, compact
+from ...tables import ALL_ERRORS_NOTE, Table, all_errors, rate_text
 from .plan import GameRow
 
 
@@ -49,13 +49,14 @@ def team_table(rows: list[GameRow]) -> Table:
     overall = group(rows, lambda r: (_game(r.game, r.seat), r.view))
     body = []
     for game, view in sorted(overall):
-        cell = [compact(cells[(game, view, d)].rate) if (game, view, d) in cells else "" for d in depths]
-        body.append([game, view, *cell, compact(overall[(game, view)].rate)])
+        cell = [rate_text(cells[(game, view, d)]) if (game, view, d) in cells else "" for d in depths]
+        body.append([game, view, *cell, rate_text(overall[(game, view)])])
     return Table(title="Team pass rate", header=["game", "view", *[f"d{d}" for d in depths], "all"], rows=body,
                  note="A game passes when the cube ends solved within the move budget. Scrambler-solver (depth: the "
                       "scramble length k): the agent plays one seat against the perfect player; as solver_0 it passes "
                       "by solving, as scrambler_0 by reaching the largest exact distance, k. "
-                      "Pass rate [Wilson 95 % interval].")
+                      "Pass rate [Wilson 95 % interval]"
+                      + (f"; {ALL_ERRORS_NOTE.format(unit='game')}." if any(all_errors(c) for c in cells.values()) else "."))
 
 
 def _game(game: str, setting: str) -> str:
