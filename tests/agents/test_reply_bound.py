@@ -96,3 +96,6 @@ def test_a_run_of_4_mb_replies_to_8_token_requests_stores_a_bounded_record(tmp_p
     assert len(steps) == 20 and all(s.parse_error for s in steps)  # 4 MB of letters is no move: wasted steps
     assert all(s.reply == BIG[:4096] and s.reply_cut and "4,000,000 characters" in s.reply_cut for s in steps)
     assert len(record_json(record.to_dict())) < 1_000_000  # 20 steps, each reply kept twice (reply and log)
+    from cubebench.runner.viewer import episode_view
+
+    assert episode_view(key, record)["steps"][0]["reply_cut"] == steps[0].reply_cut  # the viewer shows the note
