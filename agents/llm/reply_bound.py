@@ -39,18 +39,24 @@ def cut_reply(text: str, max_tokens: int) -> tuple[str, str | None]:
     limit = reply_char_limit(max_tokens)
     if len(text) <= limit:
         return text, None
-    note = (f"the reply had {len(text):,} characters, more than a reply of {max_tokens} token(s) can hold; "
-            f"its first {limit:,} were kept")
+    note = (f"the reply had {len(text):,} characters, more than the {limit:,} kept of a reply to a request for "
+            f"{max_tokens} token(s); the rest was cut")
     return text[:limit], note
 
 
 def cut_strings(value: Any, limit: int) -> Any:
-    """A JSON-like ``value`` (a logged request or response body) with every string longer than ``limit`` cut to
-    ``limit`` characters and :data:`CUT_MARK` (containers are copied; other values are kept)."""
+    """A JSON-like ``value`` (a logged response body, an error message) with every string longer than ``limit`` cut
+    to ``limit`` characters and :data:`CUT_MARK`, and every array or object of more than ``limit`` entries cut to its
+    first ``limit`` (an array ends with :data:`CUT_MARK`; an object gains the key :data:`CUT_MARK`, its value the
+    number of entries): a body of a wrong shape is as bounded as a reply (containers are copied)."""
     if isinstance(value, str):
         return value if len(value) <= limit else value[:limit] + CUT_MARK
     if isinstance(value, dict):
-        return {k: cut_strings(v, limit) for k, v in value.items()}
+        items = list(value.items())
+        kept = {k: cut_strings(v, limit) for k, v in items[:limit]}
+        if len(items) > limit:
+            kept[CUT_MARK] = len(items)
+        return kept
     if isinstance(value, list):
-        return [cut_strings(v, limit) for v in value]
+        return [cut_strings(v, limit) for v in value[:limit]] + ([CUT_MARK] if len(value) > limit else [])
     return value

@@ -20,8 +20,8 @@ pytest.importorskip("openai", reason=extra_reason("openai"))
 pytest.importorskip("anthropic", reason=extra_reason("anthropic"))
 
 from cubebench.agents.llm import AnthropicClient, ModelError, OpenAIChatClient, RetryPolicy  # noqa: E402
-from cubebench.agents.llm.reply_bound import (CHARS_PER_TOKEN, MIN_REPLY_CHARS, cut_reply,  # noqa: E402
-                                              reply_char_limit)
+from cubebench.agents.llm.reply_bound import (CHARS_PER_TOKEN, CUT_MARK, MIN_REPLY_CHARS,  # noqa: E402
+                                              cut_reply, cut_strings, reply_char_limit)
 from cubebench.agents.llm.testing import ScriptedServer, Step  # noqa: E402
 
 BIG = "".join(random.Random(0).choices(string.ascii_letters + " ", k=4_000_000))
@@ -42,6 +42,9 @@ def test_the_bound_grows_with_the_token_limit_from_a_floor() -> None:
     assert cut_reply("R", 8) == ("R", None)
     kept, note = cut_reply("x" * 5000, 8)
     assert kept == "x" * 4096 and "5,000 characters" in note and "8 token(s)" in note and "4,096" in note
+    assert cut_strings({"a": "y" * 5000, "b": list(range(5000))}, 4096) == \
+        {"a": "y" * 4096 + CUT_MARK, "b": [*range(4096), CUT_MARK]}
+    assert len(cut_strings({str(k): k for k in range(5000)}, 4096)) == 4097
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
@@ -74,6 +77,16 @@ def test_a_4_mb_error_message_is_cut_in_the_error_and_its_log() -> None:
                 client.complete(USER, max_tokens=8)
     assert len(str(err.value)) < 1000  # the message is what the model is shown next step
     assert len(json.dumps(err.value.log)) < 20_000
+
+
+def test_a_body_of_the_wrong_shape_is_logged_bounded() -> None:
+    """Content that is a million numbers, not text: a malformed reply, logged as far as the bound allows."""
+    body = {"choices": [{"message": {"content": list(range(1_000_000))}, "finish_reason": "stop"}]}
+    with ScriptedServer([Step.body(body)]) as srv:
+        with _client("openai", srv) as client:
+            with pytest.raises(ModelError) as err:
+                client.complete(USER, max_tokens=8)
+    assert err.value.kind == "malformed" and len(json.dumps(err.value.log)) < 50_000
 
 
 def test_a_run_of_4_mb_replies_to_8_token_requests_stores_a_bounded_record(tmp_path: Path,
