@@ -116,7 +116,8 @@ class _Game:
             moves=int(label[0] in FACES), reward=reward,
             input_tokens=last.input_tokens if last else 0, output_tokens=last.output_tokens if last else 0,
             cost_usd=last.cost_usd if last else 0.0, latency_s=0.0, error=last.error if last else None,
-            model_log=list(last.model_log) if last else [], parse_error=last.parse_error if last else None))
+            model_log=list(last.model_log) if last else [], parse_error=last.parse_error if last else None,
+            reply_cut=last.reply_cut if last else None))
         self.turns.append({"seat": name, "cycle": int(info.get("cycle", 0))})
         self.env.step(action)
 

@@ -97,6 +97,7 @@ def _step(index: int, ex: Exchange, store_images: bool) -> StepRecord:
         moves=int(ex.move is not None), reward=0.0, input_tokens=reply.input_tokens,
         output_tokens=reply.output_tokens, cost_usd=reply.cost_usd, latency_s=reply.latency_s, error=reply.error,
         model_log=list(reply.model_log), distance=ex.distance, parse_error=ex.parse_error,
+        reply_cut=next((entry["reply_cut"] for entry in reply.model_log if entry.get("reply_cut")), None),
     )
 
 
