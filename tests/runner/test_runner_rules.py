@@ -93,34 +93,20 @@ def test_the_flags_override_the_papers_decoding_and_strict_needs_less_room(rules
     assert record.parse_errors == (1 if rules == "strict" else 0)  # a reasoned reply is malformed when strict
 
 
-class LoopbackLocalServer:
-    """Stands in for the embedded model's llama.cpp server: the local client talks to a scripted loopback one."""
+@needs("torch", "transformers", "gguf", "accelerate")
+def test_the_local_model_decodes_greedily_with_a_cap_that_fits_its_context(tmp_path: Path) -> None:
+    """``local:PATH`` (here a tiny random model, in place of SmolLM2's GGUF) answers question items greedily, each
+    reply capped at the local model's limit, its messages text only."""
+    from cubebench.agents.llm.tiny_model import build_tiny_chat_model
 
-    url = ""
-    model_name = "smollm2"
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.base_url = self.url
-
-    def start(self) -> "LoopbackLocalServer":
-        return self
-
-    def stop(self) -> None:
-        """Nothing to stop: the test owns the scripted server."""
-
-
-@LLM
-def test_the_local_client_sends_temperature_zero_and_a_cap_that_fits_its_context(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cubebench.agents.llm import local
-
-    with ScriptedServer(reasoned) as srv:
-        monkeypatch.setattr(LoopbackLocalServer, "url", srv.base_url)
-        monkeypatch.setattr(local, "LocalModelServer", LoopbackLocalServer)
-        assert run(tmp_path / "local.sqlite", "local", "--limit", "2") == 0
-        bodies = [r.body for r in srv.requests]
-    assert len(bodies) == 2 and all(b["temperature"] == 0 and b["max_tokens"] == LOCAL_REPLY_TOKENS for b in bodies)
-    assert all(isinstance(b["messages"][-1]["content"], str) for b in bodies)  # text only, as the local model reads
+    tiny = build_tiny_chat_model(tmp_path / "tiny")
+    assert run(tmp_path / "local.sqlite", f"local:{tiny}", "--limit", "2") == 0
+    with open_run(tmp_path / "local.sqlite") as store:
+        records = [r for _, r in store.records()]
+    requests = [entry["request"] for r in records for s in r.steps for entry in s.model_log]
+    assert len(records) == 2 and requests
+    assert all(q["temperature"] == 0 and q["max_new_tokens"] == LOCAL_REPLY_TOKENS for q in requests)
+    assert all(isinstance(q["messages"][-1]["content"], str) for q in requests)  # text only, as the model reads
 
 
 def test_the_local_model_gets_a_cap_that_fits_its_context() -> None:
