@@ -100,8 +100,8 @@ class ModelAnswerer:
         """The chat messages for ``prompt``: system text (when any), then question text and image, or the prompt's
         interleaved texts and images in their order (``Prompt.parts``; without images: its text).
 
-        Without an image the question is a plain string: text-only servers (llama.cpp's, which the
-        ``local`` agent runs) refuse a list of content parts."""
+        Without an image the question is a plain string: text-only servers (llama.cpp's, for one) and the
+        in-process models refuse a list of content parts."""
         text = prompt.text or EMPTY_QUESTION
         content: str | list[Part] = text
         if prompt.parts is not None and self.send_images:  # one multi-image message, texts between the images

@@ -21,7 +21,7 @@ class ReActAgent(ChatAgent):
     """A chat model acting in the ReAct format through the episode's tools.
 
     ``grammar=True`` sends a GBNF grammar of the action format with every
-    call (for llama.cpp servers, e.g. the embedded local model).
+    call (for a llama.cpp server reached through ``openai-compatible:``).
     """
 
     stop = ["Observation:"]

@@ -35,7 +35,7 @@ EXTRA_OF = {
     "torch": "rl", "stable_baselines3": "rl",
     "matplotlib": "report",
     "pyrender": "render3d", "trimesh": "render3d",
-    "pettingzoo": "multi", "ray": "ray", "llama_cpp": "local-llm", "inspect_ai": "inspect",
+    "pettingzoo": "multi", "ray": "ray", "inspect_ai": "inspect",
     "pyarrow": "export", "datasets": "export",
     "verifiers": "verifiers", "transformers": "hf", "tokenizers": "hf", "peft": "hf", "gguf": "hf",
     "accelerate": "hf", "trl": "train",

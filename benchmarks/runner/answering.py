@@ -35,9 +35,8 @@ the rules (a STARE chain of thought, an Inf-Bench "why", a release step's ``<REA
 forms), except for a reasoning model (:func:`~cubebench.agents.llm.takes_temperature`), whose hidden thinking
 counts against the limit: 4096 whatever the rules."""
 LOCAL_REPLY_TOKENS = 1024
-"""The embedded local model's default cap whatever the rules: its server's context is 4096 tokens, which the
-prompt shares (the smoke suites' text-only prompts are at most about 600 tokens by the 4-characters-per-token
-estimate: ``benchmarks/prompt_sizes.py``)."""
+"""The embedded local model's default cap whatever the rules: a 135M model on a CPU writes a few tokens a second,
+so a 4096-token reply costs minutes, and its context (8192 tokens in SmolLM2's GGUF) is shared with the prompt."""
 
 
 class Playable(Protocol):

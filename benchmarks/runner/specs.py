@@ -9,9 +9,9 @@ fine-tuned as the compact policy: ``hf:<the adapter>`` played in the ``policy`` 
 ``openai:<model>``, ``anthropic:<model>``, ``openai-compatible:<url>:<model>``,
 played by a ReAct (default), CodeAct or compact policy agent (``style``: :mod:`cubebench.agents.policy`).
 
-A :class:`AgentFactory` is built once per worker (it holds what episodes may
-share, e.g. the local model's server) and makes a fresh agent per episode, so
-concurrent episodes never share conversation state.
+A :class:`AgentFactory` is built once per worker and makes a fresh agent (and model client) per
+episode, so concurrent episodes never share conversation state or budgets; the in-process models
+load their weights once per process and share them.
 
 Question suites are answered, not played: :meth:`AgentFactory.new_answerer` makes a fresh
 answerer per item (:mod:`cubebench.agents.answerers`): ``oracle`` (the gold in the strict format:
@@ -149,7 +149,7 @@ SEAT_NAMES = tuple(seat for game in GAMES.values() for seat in game.seats)
 """Every seat of the multi-agent envs (``--seat`` names one)."""
 IN_PROCESS = ("local", "hf", SFT)
 """Model specs whose model runs on this machine: text only, one copy of the weights per worker."""
-BATCHED = ("hf", SFT)
+BATCHED = ("local", "hf", SFT)
 """In-process models whose concurrent calls share forward passes (:mod:`cubebench.agents.llm.hf_batch`): a run
 plays them on :data:`BATCHED_CONCURRENCY` threads unless told otherwise."""
 BATCHED_CONCURRENCY = 16
@@ -280,19 +280,6 @@ class AgentSpec:
         return asdict(self)
 
 
-class _SharedClient:
-    """A model client shared by many episodes: ``close()`` from one agent must not close it for all."""
-
-    def __init__(self, client: Any) -> None:
-        self._client = client
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
-
-    def close(self) -> None:
-        """Episodes end, the shared client stays open (the factory closes it)."""
-
-
 class AgentFactory:
     """Builds a fresh agent per episode (or answerer per question item) from an :class:`AgentSpec`, sharing
     what can be shared.  The run's protocol (:mod:`.protocols`) checks the spec can play it before building one."""
@@ -305,7 +292,6 @@ class AgentFactory:
         self.spec = spec
         self.kind = spec.kind
         self._check_prompts()
-        self._shared: Any = None
         if self.kind == "rl":
             self._rl_builder = _rl_builder()
             self._check_rl()
@@ -358,16 +344,13 @@ class AgentFactory:
                 players[seat] = _team(who, env, seed or 0)[seat]
             elif self.kind == "model":
                 players[seat] = ModelSeat(self._client(None if seed is None else seed + k), env, seat,
-                                          send_images=self.spec.send_images, grammar=self.spec.is_local_model)
+                                          send_images=self.spec.send_images)
             else:
                 raise AgentSpecError(f"{who!r} plays no multi-agent game")
         return players
 
     def close(self) -> None:
-        """Release shared resources (the local model's server)."""
-        if self._shared is not None:
-            self._shared._client.close()
-            self._shared = None
+        """Nothing to release: every agent owns its client (the backends call it when a worker is done)."""
 
     def _check_rl(self) -> None:
         """Load the policy once now, so a missing checkpoint fails before the run starts."""
@@ -395,15 +378,11 @@ class AgentFactory:
 
     # --- model agents ---------------------------------------------------------
     def _check_model(self) -> None:
-        """Fail now, not in every episode, when a client cannot be built (missing key or extra)."""
-        if self.spec.is_local_model:
-            self._shared = _SharedClient(self._make_client(seed=None, budget=None))
-        else:
-            self._make_client(seed=None, budget=None).close()
+        """Fail now, not in every episode, when a client cannot be built (missing key, extra or model file); an
+        in-process model is loaded here, once."""
+        self._make_client(seed=None, budget=None).close()
 
     def _client(self, seed: int | None) -> Any:
-        if self._shared is not None:
-            return self._shared
         budget = None
         if self.spec.episode_max_tokens is not None or self.spec.episode_max_cost_usd is not None:
             budget = Budget(max_tokens=self.spec.episode_max_tokens, max_cost_usd=self.spec.episode_max_cost_usd)
@@ -414,8 +393,7 @@ class AgentFactory:
         settings.update(temperature=self.spec.temperature, budget=budget)
         if self.spec.max_attempts is not None:
             settings["retry"] = RetryPolicy(max_attempts=self.spec.max_attempts)
-        if not self.spec.is_local_model:
-            settings["seed"] = seed
+        settings["seed"] = seed
         try:
             return make_client(self.spec.model_spec, **settings)
         except ModelError as err:
@@ -433,7 +411,7 @@ class AgentFactory:
             return PolicyAgent(client, name=f"policy:{self.spec.spec}")
         if self.spec.style == "codeact":
             return CodeActAgent(client, send_images=self.spec.send_images, **prompts)
-        return ReActAgent(client, grammar=self.spec.is_local_model, send_images=self.spec.send_images, **prompts)
+        return ReActAgent(client, send_images=self.spec.send_images, **prompts)
 
 
 def _team(name: str, env: Any, seed: int) -> dict[str, Seat]:
@@ -461,12 +439,7 @@ def _rl_builder() -> Any:
 def make_agent(spec: str, style: str | None = None, seed: int | None = None, **options: Any) -> Agent:
     """One agent from a spec string (``options`` are :class:`AgentSpec` fields).
 
-    For repeated episodes prefer :class:`AgentFactory`: it shares the local model's server.
+    For repeated episodes prefer :class:`AgentFactory`: it checks the spec once.
     The returned model agent owns its client; call its ``close()`` when done.
     """
-    factory = AgentFactory(AgentSpec(spec=spec, style=style or default_style(spec), **options))
-    if factory._shared is not None:
-        client = factory._shared._client
-        factory._shared = None
-        return factory._chat_agent(client)
-    return factory.new(seed)
+    return AgentFactory(AgentSpec(spec=spec, style=style or default_style(spec), **options)).new(seed)
