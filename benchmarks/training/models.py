@@ -9,6 +9,7 @@ plays on any machine that has that package).
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -75,11 +76,13 @@ def load_trainable(base: TrainingBase, *, adapter: Path | None = None, r: int = 
 
     tokenizer, model = read_pretrained(base.path)
     model = trainable(model)
-    if adapter is not None:
-        model = PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
-    else:
-        torch.manual_seed(seed)
-        model = get_peft_model(model, lora_config(r, targets))
+    with warnings.catch_warnings():  # PEFT asks transformers a deprecated question; the user can do nothing about it
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        if adapter is not None:
+            model = PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
+        else:
+            torch.manual_seed(seed)
+            model = get_peft_model(model, lora_config(r, targets))
     model.peft_config["default"].base_model_name_or_path = base.recorded
     return tokenizer, model
 
