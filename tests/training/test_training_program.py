@@ -64,12 +64,17 @@ def losses(out: Path) -> list[float]:
 
 
 @pytest.fixture(scope="module")
-def runs(tiny: Path, data: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """``whole``: a run of 15 steps; ``cut``: the same run killed at step 12 (checkpoints at 10 and 5 left)."""
+def whole(tiny: Path, data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run of 15 steps, never stopped."""
+    out = tmp_path_factory.mktemp("runs") / "whole"
+    assert sft(tiny, data, out) == 0
+    return out
+
+
+def killed_run(tiny: Path, data: Path, out: Path) -> Path:
+    """The same run killed at step 12 in ``out``: checkpoints at 10 (and at 5, before it) are left."""
     from cubebench.training import run_state
 
-    root = tmp_path_factory.mktemp("runs")
-    assert sft(tiny, data, root / "whole") == 0
     real = run_state.RunState.log_step
 
     def killed(self: Any, **fields: Any) -> None:
@@ -80,17 +85,10 @@ def runs(tiny: Path, data: Path, tmp_path_factory: pytest.TempPathFactory) -> di
     run_state.RunState.log_step = killed  # type: ignore[method-assign]
     try:
         with pytest.raises(RuntimeError, match="killed"):
-            sft(tiny, data, root / "cut")
+            sft(tiny, data, out)
     finally:
         run_state.RunState.log_step = real  # type: ignore[method-assign]
-    assert json.loads((root / "cut" / "checkpoint" / "state.json").read_text())["step"] == 10
-    assert json.loads((root / "cut" / "checkpoint.old" / "state.json").read_text())["step"] == 5
-    return {"whole": root / "whole", "cut": root / "cut"}
-
-
-def copy_of(runs: dict[str, Path], tmp_path: Path, name: str = "run") -> Path:
-    out = tmp_path / name
-    shutil.copytree(runs["cut"], out)
+    assert json.loads((out / "checkpoint" / "state.json").read_text())["step"] == 10
     return out
 
 
@@ -165,7 +163,7 @@ def wait_for(proc: subprocess.Popen[str], prefix: str) -> list[str]:
 
 
 def test_ctrl_c_in_the_middle_of_a_long_step_stops_it_with_one_line_and_the_run_resumes_exactly(
-        tiny: Path, data: Path, runs: dict[str, Path], tmp_path: Path) -> None:
+        tiny: Path, data: Path, whole: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     (out).mkdir()
     shutil.copytree(data, out / "data")
@@ -183,7 +181,7 @@ def test_ctrl_c_in_the_middle_of_a_long_step_stops_it_with_one_line_and_the_run_
     assert int(stdout.split("BACKWARD CALLS IN THE LAST STEP ")[1].split()[0]) < params  # cut, not finished
     assert json.loads((out / "checkpoint" / "state.json").read_text())["step"] == 3
     assert sft(tiny, None, out) == 0
-    assert losses(out) == pytest.approx(losses(runs["whole"]), rel=1e-4)
+    assert losses(out) == pytest.approx(losses(whole), rel=1e-4)
 
 
 def test_sigterm_stops_it_with_one_line(tiny: Path, tmp_path: Path) -> None:
@@ -235,21 +233,21 @@ DAMAGE: dict[str, tuple[Callable[[Path], None], str]] = {
 
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
 def test_a_damaged_checkpoint_is_one_line_and_the_one_before_it_resumes(
-        damage: str, tiny: Path, runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = copy_of(runs, tmp_path)
+        damage: str, tiny: Path, data: Path, whole: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = killed_run(tiny, data, tmp_path / "run")
     spoil, named = DAMAGE[damage]
     spoil(out)
     assert sft(tiny, None, out) == 0
     said = [line for line in capsys.readouterr().out.splitlines() if "resuming" in line]
     assert len(said) == 2 and named in said[0] and "resuming from the checkpoint before it (step 5)" in said[0], said
     assert said[1] == f"resuming {out} at step 5"
-    assert losses(out) == pytest.approx(losses(runs["whole"]), rel=1e-4)
+    assert losses(out) == pytest.approx(losses(whole), rel=1e-4)
 
 
 def test_a_damaged_checkpoint_with_none_before_it_is_refused_in_one_line(
-        tiny: Path, runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = copy_of(runs, tmp_path)
-    shutil.rmtree(out / "checkpoint.old")
+        tiny: Path, data: Path, whole: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = killed_run(tiny, data, tmp_path / "run")
+    shutil.rmtree(out / "checkpoint.old", ignore_errors=True)
     (out / "checkpoint" / "state.pt").unlink()  # never a fresh optimizer and schedule in silence
     assert sft(tiny, None, out) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -257,46 +255,49 @@ def test_a_damaged_checkpoint_with_none_before_it_is_refused_in_one_line(
     assert not (out / "training.json").exists()
 
 
-def test_a_damaged_data_file_is_named_and_made_again(tiny: Path, runs: dict[str, Path], tmp_path: Path,
+def test_a_damaged_data_file_is_named_and_made_again(tiny: Path, data: Path, whole: Path, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    out = copy_of(runs, tmp_path)
-    whole = (out / "data" / "train.jsonl").read_bytes()
+    out = killed_run(tiny, data, tmp_path / "run")
+    made = (out / "data" / "train.jsonl").read_bytes()
     cut(out / "data" / "train.jsonl")
     assert sft(tiny, None, out) == 0
     said = [line for line in capsys.readouterr().out.splitlines() if "making the data again" in line]
     assert len(said) == 1 and "data/train.jsonl is cut short" in said[0], said
-    assert (out / "data" / "train.jsonl").read_bytes() == whole
-    assert losses(out) == pytest.approx(losses(runs["whole"]), rel=1e-4)
+    assert (out / "data" / "train.jsonl").read_bytes() == made
+    assert losses(out) == pytest.approx(losses(whole), rel=1e-4)
 
 
 def test_a_full_disk_at_a_checkpoint_says_so_in_one_line_and_the_run_resumes(
-        tiny: Path, runs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        tiny: Path, data: Path, whole: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     import torch
 
-    out = copy_of(runs, tmp_path)
-    real = torch.save
+    out = tmp_path / "run"
+    real, saves = torch.save, []
 
     def full(obj: Any, path: Any, *args: Any, **kwargs: Any) -> None:
+        saves.append(path)
+        if len(saves) == 1:  # the checkpoint at step 5 is written; the one at step 10 finds the disk full
+            return real(obj, path, *args, **kwargs)
         with open(path, "wb") as f:
             f.write(b"PK\x03\x04 partial")
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
     monkeypatch.setattr(torch, "save", full)
-    assert sft(tiny, None, out) == 1
+    assert sft(tiny, data, out) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("policy_sft: the disk is full: the checkpoint at step 15 could not be "
-                                               f"written in {out} (the checkpoint at step 10 is kept)"), err
+    assert len(err) == 1 and err[0].startswith("policy_sft: the disk is full: the checkpoint at step 10 could not be "
+                                               f"written in {out} (the checkpoint at step 5 is kept)"), err
     assert "resume with: python -m cubebench.training.policy_sft" in err[0]
     assert not (out / "checkpoint.tmp").exists()
     monkeypatch.setattr(torch, "save", real)
     assert sft(tiny, None, out) == 0
-    assert losses(out) == pytest.approx(losses(runs["whole"]), rel=1e-4)
+    assert losses(out) == pytest.approx(losses(whole), rel=1e-4)
 
 
 def test_a_rerun_with_other_arguments_is_one_line_before_anything_is_touched(
-        tiny: Path, runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = copy_of(runs, tmp_path)
+        tiny: Path, data: Path, whole: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = killed_run(tiny, data, tmp_path / "run")
     before = {p: p.stat().st_mtime_ns for p in out.rglob("*")}
     assert sft(tiny, None, out, "--lr", "0.5", "--starts-per-depth", "4") == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -304,10 +305,11 @@ def test_a_rerun_with_other_arguments_is_one_line_before_anything_is_touched(
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == before
 
 
-def test_a_run_folder_moved_elsewhere_resumes(tiny: Path, runs: dict[str, Path], tmp_path: Path,
+def test_a_run_folder_moved_elsewhere_resumes(tiny: Path, data: Path, whole: Path, tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    out = copy_of(runs, tmp_path, "moved")
+    out = tmp_path / "moved"
+    shutil.copytree(killed_run(tiny, data, tmp_path / "run"), out)
     assert sft(tiny, None, out) == 0
     assert f"resuming {out} at step 10" in capsys.readouterr().out
-    assert losses(out) == pytest.approx(losses(runs["whole"]), rel=1e-4)
+    assert losses(out) == pytest.approx(losses(whole), rel=1e-4)
     assert json.loads((out / "training.json").read_text())["args"]["out"] == str(out)
