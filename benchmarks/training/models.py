@@ -20,7 +20,7 @@ from cubebench.agents.llm.local import find_smollm2_gguf
 from cubebench.agents.llm.reply import ModelError
 
 __all__ = ["ALL_LINEAR", "ATTENTION", "TrainingBase", "training_base", "adapter_training_base", "lora_config",
-           "trainable", "load_trainable", "choose_precision", "set_threads"]
+           "trainable", "load_trainable", "choose_precision", "set_threads", "busy_machine_hint"]
 
 ATTENTION = ("q_proj", "k_proj", "v_proj", "o_proj")
 ALL_LINEAR = ATTENTION + ("gate_proj", "up_proj", "down_proj")
@@ -122,3 +122,18 @@ def set_threads(threads: int | None) -> int:
         threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     torch.set_num_threads(max(1, int(threads)))
     return int(torch.get_num_threads())
+
+
+def busy_machine_hint(threads: int) -> str | None:
+    """A line advising ``--threads 1`` when torch uses several threads on a machine whose load average (over the
+    last minute) is at or above its core count, else ``None``: there the threads wait for each other, and a step
+    took several times as long with 2 threads as with 1 (:data:`.program.THREADS_HELP`)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return None
+    if threads <= 1 or load < cores:
+        return None
+    return (f"the machine is busy (load average {load:.1f} on {cores} cores): with {threads} threads each step may "
+            "take several times as long as with --threads 1 (measured: docs/training.md)")

@@ -29,10 +29,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from .program import THREADS_HELP, Session, run_program
+
 from .grpo import add_rollout_options
 
 if TYPE_CHECKING:  # the modules that import torch and transformers are imported once the arguments are read
-    from .program import Session
     from .run_state import RunState
 
 PROG = "python -m cubebench.training.policy_grpo"
@@ -51,7 +52,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=2e-5)
     p.add_argument("--save-every", type=int, default=5)
     p.add_argument("--precision", default="auto", help="auto, fp32 or bf16 (the update's matrix products)")
-    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--threads", type=int, default=None, help=THREADS_HELP)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     for name in ("steps", "group", "replies", "save_every"):
@@ -65,8 +66,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)  # before torch: --help and a wrong argument answer at once
-    from .program import run_program
-
     return run_program("policy_grpo", PROG, argv, args.out, lambda session: _run(args, session))
 
 
@@ -74,7 +73,7 @@ def _run(args: argparse.Namespace, session: Session) -> int:
     import numpy as np
 
     from .integrity import check_safetensors, read_json
-    from .models import adapter_training_base, choose_precision, load_trainable, set_threads
+    from .models import adapter_training_base, busy_machine_hint, choose_precision, load_trainable, set_threads
     from .policy_data import check_data, read_positions
     from .run_state import RunState, save_adapter
 
@@ -91,6 +90,9 @@ def _run(args: argparse.Namespace, session: Session) -> int:
     read_json(args.adapter / "adapter_config.json")
     check_safetensors(args.adapter / "adapter_model.safetensors")
     precision, threads = choose_precision(args.precision), set_threads(args.threads)
+    hint = busy_machine_hint(threads)
+    if hint:
+        session.say(hint)
     session.phase = "while loading the model"
     session.say(f"loading the base and {args.out / 'checkpoint' if resumed else args.adapter} ({threads} threads, "
                 f"{precision})")

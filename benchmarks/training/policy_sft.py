@@ -32,8 +32,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from .program import THREADS_HELP, Session, run_program
+
 if TYPE_CHECKING:  # the modules that import torch and transformers are imported once the arguments are read
-    from .program import Session
     from .run_state import RunState
 
 __all__ = ["main", "parse_args", "DEFAULTS"]
@@ -59,7 +60,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--eval-slice", type=int, default=20, help="probe positions per depth measured between ends")
     p.add_argument("--save-every", type=int, default=25, help="steps between checkpoints")
     p.add_argument("--precision", default="auto", help="auto (bf16 where the CPU has it natively), fp32 or bf16")
-    p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: every core)")
+    p.add_argument("--threads", type=int, default=None, help=THREADS_HELP)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     for name in ("steps", "batch_size", "lora_r", "starts_per_depth", "probe_per_depth", "save_every", "eval_slice"):
@@ -73,14 +74,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)  # before torch: --help and a wrong argument answer at once
-    from .program import run_program
-
     return run_program("policy_sft", PROG, argv, args.out, lambda session: _run(args, session))
 
 
 def _run(args: argparse.Namespace, session: Session) -> int:
     """The program once its arguments are read: check the run folder, make the data, load, train, save."""
-    from .models import ALL_LINEAR, choose_precision, load_trainable, set_threads, training_base
+    from .models import ALL_LINEAR, busy_machine_hint, choose_precision, load_trainable, set_threads, training_base
     from .policy_data import DataRequest, make_data
     from .run_state import RunState, cpu_name, save_adapter
 
@@ -88,6 +87,9 @@ def _run(args: argparse.Namespace, session: Session) -> int:
     base = training_base(args.base)
     precision = choose_precision(args.precision)
     threads = set_threads(args.threads)
+    hint = busy_machine_hint(threads)
+    if hint:
+        session.say(hint)
     session.phase = "while making the data"
     manifest = make_data(args.out / "data", DataRequest(starts_per_depth=args.starts_per_depth,
                                                         probe_per_depth=args.probe_per_depth, seed=args.seed))

@@ -22,7 +22,13 @@ from typing import Any, Callable, Sequence
 from .integrity import DiskFull, disk_full
 from .stopping import StopRequested, StopSignals, exit_status
 
-__all__ = ["Session", "run_program"]
+__all__ = ["Session", "run_program", "THREADS_HELP"]
+
+THREADS_HELP = ("torch CPU threads (default: every core). On a busy machine (load average at or above the core count) "
+                "use 1: on a 2-core AMD EPYC at load 10-14 a step of 4 examples took 21.5 s with 1 thread and 109 s "
+                "with 2 (python -m cubebench.training.thread_bench; docs/training.md)")
+"""The ``--threads`` help of the training programs, with the measurement behind its advice (:mod:`.thread_bench`);
+kept here, where ``--help`` needs no torch."""
 
 
 @dataclass

@@ -98,6 +98,19 @@ def test_help_answers_before_torch_or_transformers_is_imported() -> None:
             "print(sorted(m for m in ('torch', 'transformers', 'peft') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=300)
     assert "--threads" in done.stdout and done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+    assert "On a busy machine" in " ".join(done.stdout.split())  # the --threads advice
+
+
+def test_several_threads_on_a_busy_machine_get_the_measured_advice(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cubebench.training import models
+
+    monkeypatch.setattr(models.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(models.os, "getloadavg", lambda: (9.5, 9.0, 8.0))
+    hint = models.busy_machine_hint(2)
+    assert hint is not None and "load average 9.5 on 2 cores" in hint and "--threads 1" in hint
+    assert models.busy_machine_hint(1) is None
+    monkeypatch.setattr(models.os, "getloadavg", lambda: (1.5, 1.0, 1.0))
+    assert models.busy_machine_hint(2) is None
 
 
 def test_every_phase_prints_a_line(tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
