@@ -2,7 +2,8 @@
 before torch is imported, every phase prints a line, Ctrl-C and SIGTERM stop it (in the middle of a step too) with
 one line that says how to resume, a damaged checkpoint or data file is named in one line (the checkpoint before it
 is used where there is one, and the run then ends as an uninterrupted one does), a full disk says so, a rerun with
-other arguments is one line, and a run folder that was moved resumes."""
+other arguments is one line, and a run folder that was moved resumes.  The tests that train (a few seconds each
+on an idle machine, minutes on a loaded one) are marked slow."""
 
 from __future__ import annotations
 
@@ -113,6 +114,7 @@ def test_several_threads_on_a_busy_machine_get_the_measured_advice(monkeypatch: 
     assert models.busy_machine_hint(2) is None
 
 
+@pytest.mark.slow
 def test_every_phase_prints_a_line(tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                    capsys: pytest.CaptureFixture[str]) -> None:
     from cubebench.training import policy_data
@@ -175,6 +177,7 @@ def wait_for(proc: subprocess.Popen[str], prefix: str) -> list[str]:
     raise AssertionError(f"the program ended before printing {prefix!r}: {seen} {proc.stderr.read() if proc.stderr else ''}")
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_the_middle_of_a_long_step_stops_it_with_one_line_and_the_run_resumes_exactly(
         tiny: Path, data: Path, whole: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
@@ -244,6 +247,7 @@ DAMAGE: dict[str, tuple[Callable[[Path], None], str]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
 def test_a_damaged_checkpoint_is_one_line_and_the_one_before_it_resumes(
         damage: str, tiny: Path, data: Path, whole: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -257,6 +261,7 @@ def test_a_damaged_checkpoint_is_one_line_and_the_one_before_it_resumes(
     assert losses(out) == pytest.approx(losses(whole), rel=1e-4)
 
 
+@pytest.mark.slow
 def test_a_damaged_checkpoint_with_none_before_it_is_refused_in_one_line(
         tiny: Path, data: Path, whole: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = killed_run(tiny, data, tmp_path / "run")
@@ -268,6 +273,7 @@ def test_a_damaged_checkpoint_with_none_before_it_is_refused_in_one_line(
     assert not (out / "training.json").exists()
 
 
+@pytest.mark.slow
 def test_a_damaged_data_file_is_named_and_made_again(tiny: Path, data: Path, whole: Path, tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     out = killed_run(tiny, data, tmp_path / "run")
@@ -280,6 +286,7 @@ def test_a_damaged_data_file_is_named_and_made_again(tiny: Path, data: Path, who
     assert losses(out) == pytest.approx(losses(whole), rel=1e-4)
 
 
+@pytest.mark.slow
 def test_a_full_disk_at_a_checkpoint_says_so_in_one_line_and_the_run_resumes(
         tiny: Path, data: Path, whole: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -308,6 +315,7 @@ def test_a_full_disk_at_a_checkpoint_says_so_in_one_line_and_the_run_resumes(
     assert losses(out) == pytest.approx(losses(whole), rel=1e-4)
 
 
+@pytest.mark.slow
 def test_a_rerun_with_other_arguments_is_one_line_before_anything_is_touched(
         tiny: Path, data: Path, whole: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = killed_run(tiny, data, tmp_path / "run")
@@ -318,6 +326,7 @@ def test_a_rerun_with_other_arguments_is_one_line_before_anything_is_touched(
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == before
 
 
+@pytest.mark.slow
 def test_a_run_folder_moved_elsewhere_resumes(tiny: Path, data: Path, whole: Path, tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "moved"
