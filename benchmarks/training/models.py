@@ -9,6 +9,7 @@ plays on any machine that has that package).
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from cubebench.agents.llm.local import find_smollm2_gguf
 from cubebench.agents.llm.reply import ModelError
 
 __all__ = ["ALL_LINEAR", "ATTENTION", "TrainingBase", "training_base", "adapter_training_base", "lora_config",
-           "trainable", "load_trainable", "choose_precision", "set_threads"]
+           "trainable", "load_trainable", "choose_precision", "set_threads", "busy_machine_hint"]
 
 ATTENTION = ("q_proj", "k_proj", "v_proj", "o_proj")
 ALL_LINEAR = ATTENTION + ("gate_proj", "up_proj", "down_proj")
@@ -75,11 +76,13 @@ def load_trainable(base: TrainingBase, *, adapter: Path | None = None, r: int = 
 
     tokenizer, model = read_pretrained(base.path)
     model = trainable(model)
-    if adapter is not None:
-        model = PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
-    else:
-        torch.manual_seed(seed)
-        model = get_peft_model(model, lora_config(r, targets))
+    with warnings.catch_warnings():  # PEFT asks transformers a deprecated question; the user can do nothing about it
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        if adapter is not None:
+            model = PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
+        else:
+            torch.manual_seed(seed)
+            model = get_peft_model(model, lora_config(r, targets))
     model.peft_config["default"].base_model_name_or_path = base.recorded
     return tokenizer, model
 
@@ -119,3 +122,18 @@ def set_threads(threads: int | None) -> int:
         threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     torch.set_num_threads(max(1, int(threads)))
     return int(torch.get_num_threads())
+
+
+def busy_machine_hint(threads: int) -> str | None:
+    """A line advising ``--threads 1`` when torch uses several threads on a machine whose load average (over the
+    last minute) is at or above its core count, else ``None``: there the threads wait for each other, and a step
+    took several times as long with 2 threads as with 1 (:data:`.program.THREADS_HELP`)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return None
+    if threads <= 1 or load < cores:
+        return None
+    return (f"the machine is busy (load average {load:.1f} on {cores} cores): with {threads} threads each step may "
+            "take several times as long as with --threads 1 (measured: docs/training.md)")

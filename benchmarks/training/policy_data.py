@@ -2,8 +2,11 @@
 
 A data folder holds ``train.jsonl`` (one labelled position a line: state, distance, every optimal move),
 ``probe.jsonl`` (the probe set, :mod:`.positions`) and ``manifest.json`` (what made them, how long it took,
-and how many training positions are evaluated ones, by depth).  It is made once from ``(metric, starts per
-depth, probe per depth, seed)`` and reused by a rerun with the same arguments.
+how many training positions are evaluated ones, by depth, and the size and SHA-256 of both files).  It is made
+once from ``(metric, starts per depth, probe per depth, seed)`` and reused by a rerun with the same arguments,
+once its files are checked whole (:func:`check_data`); a damaged one is made again, which gives the same files
+(everything in it is drawn from the seed).  Making it takes minutes (most of it labelling the training paths);
+a line every :data:`PROGRESS_SECONDS` says how far it is.
 
 A batch is drawn by depth first (each depth present equally often), then a position of that depth, then one
 of its optimal moves as the target: every optimal move is equally right, so the model learns them all and its
@@ -23,12 +26,19 @@ from typing import Any, Callable
 import numpy as np
 
 from cubebench.agents.policy import policy_messages
+from cubebench.runner import evaluation_keys
 from cubebench.solver.oracle import metric_moves
 
+from .integrity import DamagedFile, check_recorded, file_record, read_json, replace_text
 from .positions import (PROBE_DEPTHS, PROBE_FRACTION, Position, overlap_by_depth, probe_positions,
                         training_paths)
 
-__all__ = ["DataRequest", "make_data", "read_positions", "PolicyEncoder", "sample_batch", "START_DEPTHS"]
+__all__ = ["DataRequest", "make_data", "check_data", "read_positions", "PolicyEncoder", "sample_batch",
+           "START_DEPTHS"]
+
+PROGRESS_SECONDS = 30.0
+"""The longest time between two progress lines while the data is made."""
+DATA_FILES = ("train.jsonl", "probe.jsonl")
 
 START_DEPTHS = (4, 5, 6, 7, 8)
 """Depths of the training starts: no quarter-turn position of depth 3 or less is apart from the evaluation
@@ -54,28 +64,72 @@ class DataRequest:
 
 
 def make_data(folder: Path, request: DataRequest, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """The data folder for ``request`` (made now unless ``folder`` already holds it); its manifest."""
+    """The data folder for ``request`` (made now unless ``folder`` already holds it whole); its manifest."""
     manifest_path = folder / "manifest.json"
     if manifest_path.is_file():
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        if manifest.get("request") == request.to_dict():
-            return manifest
+        try:
+            manifest = check_data(folder)
+        except DamagedFile as err:
+            log(f"data: {err}: making the data again (the same arguments make the same data)")
+        else:
+            if manifest.get("request") == request.to_dict():
+                return manifest
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    probe = [p for d in PROBE_DEPTHS for p in probe_positions(request.metric, d, request.probe_per_depth, request.seed)]
-    log(f"data: {len(probe)} probe positions ({time.monotonic() - started:.0f} s)")
+    progress = _Progress(log, started)
+    probe: list[Position] = []
+    for depth in PROBE_DEPTHS:
+        probe += probe_positions(request.metric, depth, request.probe_per_depth, request.seed)
+        progress.maybe(f"probe positions of depth {depth} done ({len(probe)} in all)")
+    log(f"data: {len(probe)} probe positions ({time.monotonic() - started:.0f} s); listing the evaluated positions "
+        "to keep out of training (up to a minute on a busy machine)")
+    log(f"data: {len(evaluation_keys())} evaluated symmetry classes kept out ({time.monotonic() - started:.0f} s)")
     seen: dict[str, Position] = {}
     for depth in request.start_depths:
+        made = 0
         for path in training_paths(request.metric, depth, request.starts_per_depth, request.seed):
             seen.update((p.facelets, p) for p in path)
+            made += 1
+            progress.maybe(f"starts of depth {depth}: {made}/{request.starts_per_depth}, {len(seen)} distinct positions")
         log(f"data: starts of depth {depth} done, {len(seen)} distinct positions ({time.monotonic() - started:.0f} s)")
+        progress.last = time.monotonic()
     train = sorted(seen.values(), key=lambda p: (p.distance, p.facelets))
     _write_jsonl(folder / "train.jsonl", train)
     _write_jsonl(folder / "probe.jsonl", probe)
     manifest = {"request": request.to_dict(), "seconds": round(time.monotonic() - started, 1),
                 "train": _by_depth(train), "probe": _by_depth(probe),
-                "evaluated_in_train": {str(d): list(v) for d, v in overlap_by_depth(train).items()}}
-    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+                "evaluated_in_train": {str(d): list(v) for d, v in overlap_by_depth(train).items()},
+                "files": {name: file_record(folder / name) for name in DATA_FILES}}
+    replace_text(manifest_path, json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+class _Progress:
+    """A line at most every :data:`PROGRESS_SECONDS` (read when called, so a test may change it)."""
+
+    def __init__(self, log: Callable[[str], None], started: float) -> None:
+        self.log, self.started, self.last = log, started, started
+
+    def maybe(self, what: str) -> None:
+        now = time.monotonic()
+        if now - self.last >= PROGRESS_SECONDS:
+            self.log(f"data: {what} ({now - self.started:.0f} s)")
+            self.last = now
+
+
+def check_data(folder: Path) -> dict[str, Any]:
+    """The manifest of the data folder ``folder`` once its files are checked whole (their recorded sizes and
+    hashes; for a folder made before they were recorded, every line read and the counts by depth compared), else
+    :class:`~.integrity.DamagedFile` naming the bad file."""
+    manifest = read_json(folder / "manifest.json")
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("request"), dict):
+        raise DamagedFile(folder / "manifest.json", "damaged (not a data manifest)")
+    if "files" in manifest:
+        check_recorded(folder, manifest["files"])
+        return manifest
+    for name, key in (("train.jsonl", "train"), ("probe.jsonl", "probe")):
+        if _by_depth(read_positions(folder / name)) != manifest.get(key):
+            raise DamagedFile(folder / name, f"damaged (its positions by depth differ from {folder / 'manifest.json'})")
     return manifest
 
 
@@ -87,15 +141,24 @@ def _by_depth(positions: list[Position]) -> dict[str, int]:
 
 
 def _write_jsonl(path: Path, positions: list[Position]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in positions), encoding="utf-8")
-    tmp.replace(path)
+    replace_text(path, "".join(json.dumps(p.to_dict()) + "\n" for p in positions))
 
 
 def read_positions(path: Path) -> list[Position]:
-    """The labelled positions of a ``train.jsonl`` or ``probe.jsonl``."""
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [Position(r["state"], int(r["distance"]), tuple(r["moves"])) for r in rows]
+    """The labelled positions of a ``train.jsonl`` or ``probe.jsonl``; :class:`~.integrity.DamagedFile` naming the
+    file (and the line) if it is missing or a line is not a whole position."""
+    if not path.is_file():
+        raise DamagedFile(path, "missing")
+    positions = []
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            positions.append(Position(str(row["state"]), int(row["distance"]), tuple(row["moves"])))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+            raise DamagedFile(path, f"damaged (line {number} is not a whole position)") from None
+    return positions
 
 
 class PolicyEncoder:

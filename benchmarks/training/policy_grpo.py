@@ -13,7 +13,9 @@ subset: an unbiased estimate of the whole episode's gradient at a fraction of it
 are played at once, so their calls share forward passes.
 
 Bounded by ``--steps`` (and ``--minutes``: no new step starts after that much time in steps, over every
-session); a checkpoint every ``--save-every`` steps, and a rerun with the same ``--out`` resumes.
+session); a checkpoint every ``--save-every`` steps, and a rerun with the same ``--out`` resumes.  As with
+:mod:`.policy_sft`: the arguments are read before torch is imported, every phase prints a line, Ctrl-C or SIGTERM
+stops within a second or so with the command that resumes (:mod:`.program`), and damaged files are named.
 ``OUT/training.json`` has each step's mean reward, solve rate, loss and time (the reward curve) and the final
 probe accuracy.
 """
@@ -25,28 +27,21 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import gymnasium as gym
-import numpy as np
+from .program import THREADS_HELP, Session, run_program
 
-from cubebench.agents.episode import run_episode
-from cubebench.agents.episode_reward import episode_reward
-from cubebench.agents.llm.hf import HFModel, HFModelClient
-from cubebench.agents.llm.hf_files import HFModelUnavailable
-from cubebench.agents.policy import PolicyAgent, parse_policy_reply
+from .grpo import add_rollout_options
 
-from .grpo import add_rollout_options, group_advantages, policy_gradient_loss, reply_logprobs
-from .models import adapter_training_base, choose_precision, load_trainable, set_threads
-from .policy_data import PolicyEncoder, read_positions
-from .probe import measure_probe
-from .run_state import RunState, save_adapter
+if TYPE_CHECKING:  # the modules that import torch and transformers are imported once the arguments are read
+    from .run_state import RunState
 
+PROG = "python -m cubebench.training.policy_grpo"
 __all__ = ["main", "parse_args"]
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m cubebench.training.policy_grpo", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog=PROG, description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--adapter", type=Path, required=True, help="the SFT adapter to start from (policy_sft's --out)")
     p.add_argument("--out", type=Path, default=Path("runs/policy-grpo"), help="the new adapter's folder")
     p.add_argument("--steps", type=int, default=60, help="optimizer steps, one group each (default %(default)s)")
@@ -57,7 +52,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=2e-5)
     p.add_argument("--save-every", type=int, default=5)
     p.add_argument("--precision", default="auto", help="auto, fp32 or bf16 (the update's matrix products)")
-    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--threads", type=int, default=None, help=THREADS_HELP)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     for name in ("steps", "group", "replies", "save_every"):
@@ -69,71 +64,128 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)  # before torch: --help and a wrong argument answer at once
+    return run_program("policy_grpo", PROG, argv, args.out, lambda session: _run(args, session))
+
+
+def _run(args: argparse.Namespace, session: Session) -> int:
+    import numpy as np
+
+    from .integrity import check_safetensors, read_json
+    from .models import adapter_training_base, busy_machine_hint, choose_precision, load_trainable, set_threads
+    from .policy_data import check_data, read_positions
+    from .run_state import RunState, save_adapter
+
+    resumed = RunState.resumable(args.out, vars(args), log=session.say)  # before anything slow
     try:
         depths = tuple(int(d) for d in args.depths.split(","))
-        starts = [p for p in read_positions(args.adapter / "data" / "train.jsonl") if p.distance in depths]
-        if not starts:
-            raise ValueError(f"{args.adapter / 'data'} holds no training positions of depth {args.depths}")
-        probe = read_positions(args.adapter / "data" / "probe.jsonl")
-        precision, threads = choose_precision(args.precision), set_threads(args.threads)
-        resume = RunState.adapter_to_resume(args.out)
-        tokenizer, model = load_trainable(adapter_training_base(args.adapter), adapter=resume or args.adapter)
-    except (HFModelUnavailable, ValueError, OSError) as err:
-        print(f"policy_grpo: error: {err}", file=sys.stderr)
-        return 2
+    except ValueError:
+        raise ValueError(f"--depths is a comma-separated list of whole numbers, not {args.depths!r}") from None
+    check_data(args.adapter / "data")
+    starts = [p for p in read_positions(args.adapter / "data" / "train.jsonl") if p.distance in depths]
+    if not starts:
+        raise ValueError(f"{args.adapter / 'data'} holds no training positions of depth {args.depths}")
+    probe = read_positions(args.adapter / "data" / "probe.jsonl")
+    read_json(args.adapter / "adapter_config.json")
+    check_safetensors(args.adapter / "adapter_model.safetensors")
+    precision, threads = choose_precision(args.precision), set_threads(args.threads)
+    hint = busy_machine_hint(threads)
+    if hint:
+        session.say(hint)
+    session.phase = "while loading the model"
+    session.say(f"loading the base and {args.out / 'checkpoint' if resumed else args.adapter} ({threads} threads, "
+                f"{precision})")
+    started = time.monotonic()
+    tokenizer, model = load_trainable(adapter_training_base(args.adapter),
+                                      adapter=args.out / "checkpoint" if resumed else args.adapter)
+    session.say(f"loaded in {time.monotonic() - started:.0f} s; {len(starts)} training starts")
     order = np.random.default_rng(args.seed).permutation(len(starts))
-    state = train(args, model, tokenizer, [starts[k] for k in order], probe, precision, threads)
+    state = train(args, model, tokenizer, [starts[k] for k in order], probe, precision, threads, session, resumed)
+    session.phase = "while writing the adapter"
     save_adapter(model, args.out, half=True)
     state.write_summary(args.out / "training.json")
-    print(f"policy_grpo: adapter in {args.out} ({state.step} steps, {state.seconds / 60:.1f} min); play it with "
-          f"--agent hf:{args.out} --style policy", flush=True)
+    session.say(f"adapter in {args.out} ({state.step} steps, {state.seconds / 60:.1f} min); play it with "
+                f"--agent hf:{args.out} --style policy")
     return 0
 
 
 def train(args: argparse.Namespace, model: Any, tokenizer: Any, starts: list, probe: list, precision: str,
-          threads: int) -> RunState:
+          threads: int, session: Session, resumed: dict[str, Any] | None) -> RunState:
+    """Steps until ``--steps`` or ``--minutes``, then the final probe; a stop signal cuts the step in flight, a
+    checkpoint of the steps done is written, and the signal goes on up."""
+    import numpy as np
     import torch
+
+    from cubebench.agents.llm.hf import HFModel
+
+    from .grpo import group_advantages, policy_gradient_loss, reply_logprobs
+    from .policy_data import PolicyEncoder
+    from .probe import measure_probe
+    from .run_state import RunState
+    from .stopping import StopRequested, interruptible
 
     encoder = PolicyEncoder(tokenizer, "quarter")
     policy = HFModel(model=model, tokenizer=tokenizer, device="cpu", name=f"grpo:{args.adapter}")
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
-    state = RunState.start(args.out, vars(args), {"starts": len(starts)}, {"precision": precision, "threads": threads})
+    state = RunState.start(args.out, vars(args), {"starts": len(starts)}, {"precision": precision, "threads": threads},
+                           resumed)
+    session.state = state
     state.restore(optimizer)
-    while state.step < args.steps and state.seconds < args.minutes * 60:
-        started = time.monotonic()
-        start = starts[state.step % len(starts)]
-        model.eval()
-        records = rollouts(args, policy, start.facelets, start.distance)
-        rewards = [reward for reward, _, _ in records]
-        advantages = group_advantages(rewards)
-        loss = 0.0
-        if any(advantages):
-            rng = np.random.default_rng([args.seed, state.step])
-            pairs, weights = [], []
-            for (_, _, taken), advantage in zip(records, advantages):
-                chosen: list[int] = rng.permutation(len(taken))[:args.replies].tolist() if taken else []
-                for k in chosen:
-                    prompt, move = taken[k]
-                    pairs.append((encoder.prompt(prompt), encoder.replies[move]))
-                    weights.append(advantage)
-            if pairs:
-                model.train()
-                value = policy_gradient_loss(reply_logprobs(model, pairs, precision=precision), weights)
-                optimizer.zero_grad(set_to_none=True)
-                value.backward()
-                torch.nn.utils.clip_grad_norm_(params, 1.0)
-                optimizer.step()
-                loss = float(value.detach())
-        state.step += 1
-        state.log_step(reward=sum(rewards) / len(rewards), solved=sum(s for _, s, _ in records) / len(records),
-                       loss=loss, depth=start.distance, skipped=not any(advantages),
-                       seconds=time.monotonic() - started)
-        if state.step % args.save_every == 0:
+    stop = session.stop
+    hooks = interruptible(params)
+    try:
+        while state.step < args.steps and state.seconds < args.minutes * 60:
+            session.phase = f"in step {state.step + 1} of {args.steps}"
+            started = time.monotonic()
+            start = starts[state.step % len(starts)]
+            model.eval()
+            records = rollouts(args, policy, start.facelets, start.distance)
+            rewards = [reward for reward, _, _ in records]
+            advantages = group_advantages(rewards)
+            value = None
+            if any(advantages):
+                rng = np.random.default_rng([args.seed, state.step])
+                pairs, weights = [], []
+                for (_, _, taken), advantage in zip(records, advantages):
+                    chosen: list[int] = rng.permutation(len(taken))[:args.replies].tolist() if taken else []
+                    for k in chosen:
+                        prompt, move = taken[k]
+                        pairs.append((encoder.prompt(prompt), encoder.replies[move]))
+                        weights.append(advantage)
+                if pairs:
+                    model.train()
+                    value = policy_gradient_loss(reply_logprobs(model, pairs, precision=precision), weights)
+                    optimizer.zero_grad(set_to_none=True)
+                    value.backward()
+            with stop.deferred():  # an optimizer step is never cut half way
+                loss = 0.0
+                if value is not None:
+                    torch.nn.utils.clip_grad_norm_(params, 1.0)
+                    optimizer.step()
+                    loss = float(value.detach())
+                state.step += 1
+                state.log_step(reward=sum(rewards) / len(rewards), solved=sum(s for _, s, _ in records) / len(records),
+                               loss=loss, depth=start.distance, skipped=not any(advantages),
+                               seconds=time.monotonic() - started)
+            if state.step % args.save_every == 0:
+                session.phase = f"while writing the checkpoint at step {state.step}"
+                with stop.deferred():
+                    state.save(model, optimizer)
+        session.phase = "while measuring the probe on all its positions"
+        measure_probe(state, model, tokenizer, probe, "quarter", None)
+        with stop.deferred():
             state.save(model, optimizer)
-    measure_probe(state, model, tokenizer, probe, "quarter", None)
-    state.save(model, optimizer)
+    except StopRequested as err:
+        optimizer.zero_grad(set_to_none=True)
+        if not err.again and state.step > state.saved_step:
+            with stop.deferred():
+                state.save(model, optimizer, quiet=True)
+        raise
+    finally:
+        for hook in hooks:
+            hook.remove()
     return state
 
 
@@ -141,6 +193,13 @@ def rollouts(args: argparse.Namespace, policy: Any, facelets: str,
              depth: int) -> list[tuple[float, bool, list[tuple[str, str]]]]:
     """``--group`` sampled episodes from ``facelets``, played at once: ``(reward, solved, [(state, move)])``
     each, the moves being the replies that were legal moves."""
+    import gymnasium as gym
+
+    from cubebench.agents.episode import run_episode
+    from cubebench.agents.episode_reward import episode_reward
+    from cubebench.agents.llm.hf import HFModelClient
+    from cubebench.agents.policy import PolicyAgent, parse_policy_reply
+
     results: list[Any] = [None] * args.group
     failures: list[BaseException] = []
 

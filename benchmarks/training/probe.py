@@ -74,6 +74,7 @@ def measure_probe(state: RunState, model: Any, tokenizer: Any, probe: list[Posit
     for depth in sorted({p.distance for p in probe}):
         of_depth = [p for p in probe if p.distance == depth]
         chosen += of_depth if per_depth is None else of_depth[:per_depth]
+    print(f"probe at step {state.step}: measuring {len(chosen)} positions", flush=True)
     rows = accuracy_table(one_step_accuracy(model, tokenizer, chosen, metric))
     state.log_probe(rows, final=per_depth is None, seconds=time.monotonic() - started)
     model.train()
