@@ -214,7 +214,7 @@ def rollouts(args: argparse.Namespace, policy: Any, facelets: str,
         agent = PolicyAgent(client)
         env = gym.make("CubeBench-Symbolic-v0", depth=depth, obs_format="text", reward=args.reward)
         try:
-            record = run_episode(agent, env, reset_options={"state": facelets}, distance_budget_s=None,
+            record = run_episode(agent, env, reset_options={"state": facelets}, distances="none",
                                  store_images=False)
         finally:
             client.close()

@@ -58,7 +58,7 @@ def test_a_few_sft_steps_lower_the_loss_resume_and_the_adapter_plays(tmp_path: P
 def test_certified_starts_are_refused_as_training_data(tmp_path: Path) -> None:
     from cubebench.runner.export_tasks import ExportRequest, export_tasks
 
-    export_tasks(ExportRequest(kind="sft", out=tmp_path / "eval", depths=(2,), instances=2))
+    export_tasks(ExportRequest(kind="sft", out=tmp_path / "eval", depths=(2,), instances=2, starts="evaluation"))
     out = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path / "a"), "--data", str(tmp_path / "eval")],
                          capture_output=True, text=True, timeout=300, check=False)
     assert out.returncode == 2 and "evaluation sets" in out.stderr.strip().splitlines()[-1]
