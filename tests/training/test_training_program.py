@@ -178,6 +178,7 @@ def wait_for(proc: subprocess.Popen[str], prefix: str) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.ci
 def test_ctrl_c_in_the_middle_of_a_long_step_stops_it_with_one_line_and_the_run_resumes_exactly(
         tiny: Path, data: Path, whole: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
