@@ -64,7 +64,7 @@ def readme_commands(text: str = README) -> list[str]:
 
 
 def classify(command: str) -> str:
-    """How a README command is checked: ``run``, ``parse``, ``mention``, ``extras``, ``system``, ``elsewhere``."""
+    """How a README command is checked: ``run``, ``parse``, ``extras``, ``system``, ``elsewhere``."""
     if command.startswith("pip install"):
         return "extras"
     if command.startswith(("sudo apt-get", "apt-get")):
@@ -75,10 +75,6 @@ def classify(command: str) -> str:
         return "parse"  # interactive: it reads the player's calls from the terminal
     if command.startswith("python -m cubebench"):
         return "run"
-    words = command.split()
-    if words[0] == "cubebench" and (len(words) == 2 or "/" in words[1] or words[1:] == ["report", "--plots"]
-                                    or words[1:] in (["run", "--protocol"], ["run", "--rules"])):
-        return "mention"  # a subcommand (and flag) named in prose, not a command line
     if command.startswith("cubebench export-tasks") or MODEL.search(command) or any(r in command for r in MODEL_RUNS):
         return "parse"
     if command.startswith("cubebench "):
@@ -218,17 +214,6 @@ def test_model_and_export_commands_parse(command: str, tmp_path: Path) -> None:
     argv = _argv(command, tmp_path / "run.sqlite", tmp_path)
     args = build_parser().parse_args(argv)
     assert callable(args.func)
-
-
-@pytest.mark.parametrize("command", sorted({c for c in COMMANDS if classify(c) == "mention"}))
-def test_subcommands_and_flags_named_in_prose_exist(command: str, capsys) -> None:
-    words = command.split()
-    flags = [w for w in words[2:] if w.startswith("--")]
-    for sub in words[1].split("/"):
-        with pytest.raises(SystemExit):
-            build_parser().parse_args([sub, "--help"])
-        shown = capsys.readouterr().out
-        assert all(flag in shown for flag in flags), (sub, flags)
 
 
 def test_the_local_model_line_limits_its_episodes() -> None:

@@ -6,7 +6,7 @@ how many training positions are evaluated ones, by depth, and the size and SHA-2
 once from ``(metric, starts per depth, probe per depth, seed)`` and reused by a rerun with the same arguments,
 once its files are checked whole (:func:`check_data`); a damaged one is made again, which gives the same files
 (everything in it is drawn from the seed).  Making it takes minutes (most of it labelling the training paths);
-a line every :data:`PROGRESS_SECONDS` says how far it is.
+a line every :data:`DATA_PROGRESS_SECONDS` says how far it is.
 
 A batch is drawn by depth first (each depth present equally often), then a position of that depth, then one
 of its optimal moves as the target: every optimal move is equally right, so the model learns them all and its
@@ -36,7 +36,7 @@ from .positions import (PROBE_DEPTHS, PROBE_FRACTION, Position, overlap_by_depth
 __all__ = ["DataRequest", "make_data", "check_data", "read_positions", "PolicyEncoder", "sample_batch",
            "START_DEPTHS"]
 
-PROGRESS_SECONDS = 30.0
+DATA_PROGRESS_SECONDS = 30.0
 """The longest time between two progress lines while the data is made."""
 DATA_FILES = ("train.jsonl", "probe.jsonl")
 
@@ -105,14 +105,14 @@ def make_data(folder: Path, request: DataRequest, log: Callable[[str], None] = p
 
 
 class _Progress:
-    """A line at most every :data:`PROGRESS_SECONDS` (read when called, so a test may change it)."""
+    """A line at most every :data:`DATA_PROGRESS_SECONDS` (read when called, so a test may change it)."""
 
     def __init__(self, log: Callable[[str], None], started: float) -> None:
         self.log, self.started, self.last = log, started, started
 
     def maybe(self, what: str) -> None:
         now = time.monotonic()
-        if now - self.last >= PROGRESS_SECONDS:
+        if now - self.last >= DATA_PROGRESS_SECONDS:
             self.log(f"data: {what} ({now - self.started:.0f} s)")
             self.last = now
 

@@ -27,21 +27,28 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
+from cubebench.agents.episode import run_episode
+from cubebench.agents.episode_reward import episode_reward
+from cubebench.agents.llm.hf import HFModel, HFModelClient
+from cubebench.agents.policy import PolicyAgent, parse_policy_reply
+
+from .grpo import add_rollout_options, group_advantages, policy_gradient_loss, reply_logprobs
+from .integrity import check_safetensors, read_json
+from .models import adapter_training_base, busy_machine_hint, choose_precision, load_trainable, set_threads
+from .policy_data import PolicyEncoder, check_data, read_positions
+from .probe import measure_probe
 from .program import THREADS_HELP, Session, run_program
+from .run_state import RunState, save_adapter
+from .stopping import StopRequested, interruptible
 
-from .grpo import add_rollout_options
-
-if TYPE_CHECKING:  # the modules that import torch and transformers are imported once the arguments are read
-    from .run_state import RunState
-
-PROG = "python -m cubebench.training.policy_grpo"
+_PROG = "python -m cubebench.training.policy_grpo"
 __all__ = ["main", "parse_args"]
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog=PROG, description=(__doc__ or "").split("\n\n")[0])
+    p = argparse.ArgumentParser(prog=_PROG, description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--adapter", type=Path, required=True, help="the SFT adapter to start from (policy_sft's --out)")
     p.add_argument("--out", type=Path, default=Path("runs/policy-grpo"), help="the new adapter's folder")
     p.add_argument("--steps", type=int, default=60, help="optimizer steps, one group each (default %(default)s)")
@@ -66,16 +73,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)  # before torch: --help and a wrong argument answer at once
-    return run_program("policy_grpo", PROG, argv, args.out, lambda session: _run(args, session))
+    return run_program("policy_grpo", _PROG, argv, args.out, lambda session: _run(args, session))
 
 
 def _run(args: argparse.Namespace, session: Session) -> int:
     import numpy as np
 
-    from .integrity import check_safetensors, read_json
-    from .models import adapter_training_base, busy_machine_hint, choose_precision, load_trainable, set_threads
-    from .policy_data import check_data, read_positions
-    from .run_state import RunState, save_adapter
 
     resumed = RunState.resumable(args.out, vars(args), log=session.say)  # before anything slow
     try:
@@ -117,13 +120,7 @@ def train(args: argparse.Namespace, model: Any, tokenizer: Any, starts: list, pr
     import numpy as np
     import torch
 
-    from cubebench.agents.llm.hf import HFModel
 
-    from .grpo import group_advantages, policy_gradient_loss, reply_logprobs
-    from .policy_data import PolicyEncoder
-    from .probe import measure_probe
-    from .run_state import RunState
-    from .stopping import StopRequested, interruptible
 
     encoder = PolicyEncoder(tokenizer, "quarter")
     policy = HFModel(model=model, tokenizer=tokenizer, device="cpu", name=f"grpo:{args.adapter}")
@@ -195,10 +192,6 @@ def rollouts(args: argparse.Namespace, policy: Any, facelets: str,
     each, the moves being the replies that were legal moves."""
     import gymnasium as gym
 
-    from cubebench.agents.episode import run_episode
-    from cubebench.agents.episode_reward import episode_reward
-    from cubebench.agents.llm.hf import HFModelClient
-    from cubebench.agents.policy import PolicyAgent, parse_policy_reply
 
     results: list[Any] = [None] * args.group
     failures: list[BaseException] = []

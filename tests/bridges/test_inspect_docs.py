@@ -93,8 +93,8 @@ def scripted_model(request: RecordedRequest) -> Step:
 
 
 def test_the_docs_have_the_inspect_commands_this_test_runs() -> None:
-    assert len(COMMANDS) >= 5 and len(README_COMMANDS) == 2, COMMANDS
-    assert sum(c.startswith("inspect eval cubebench/questions") for c in COMMANDS) >= 2
+    assert len(COMMANDS) >= 5 and len(README_COMMANDS) == 1, COMMANDS  # the README's "I want to..." row
+    assert sum(c.startswith("inspect eval cubebench/questions") for c in COMMANDS) >= 1
     assert all("--model " in c for c in COMMANDS), COMMANDS  # no command leaves the model to chance
 
 

@@ -107,7 +107,7 @@ def _policy_sft_summary(folder: Path, start_depths: tuple[int, ...]) -> None:
 
     manifest = make_data(folder / "data", DataRequest(starts_per_depth=2, probe_per_depth=2, start_depths=start_depths),
                          log=lambda _: None)
-    RunState.start(folder, {"out": folder, "steps": 1}, manifest, {}).write_summary(folder / "training.json")
+    RunState.start(folder, {"out": folder, "steps": 1}, manifest, {}, None).write_summary(folder / "training.json")
 
 
 def test_an_hf_adapter_of_the_training_programs_is_marked(tmp_path: Path) -> None:
@@ -121,7 +121,7 @@ def test_an_hf_adapter_of_the_training_programs_is_marked(tmp_path: Path) -> Non
     from cubebench.training.run_state import RunState
 
     grpo.mkdir()
-    RunState.start(grpo, {"adapter": sft, "out": grpo, "depths": "6,7"}, {"starts": 4}, {}).write_summary(
+    RunState.start(grpo, {"adapter": sft, "out": grpo, "depths": "6,7"}, {"starts": 4}, {}, None).write_summary(
         grpo / "training.json")
     after = agent_training(f"hf:{grpo}")
     assert after is not None and after.by == "GRPO on top of " + training.by

@@ -119,7 +119,7 @@ def test_every_phase_prints_a_line(tiny: Path, tmp_path: Path, monkeypatch: pyte
                                    capsys: pytest.CaptureFixture[str]) -> None:
     from cubebench.training import policy_data
 
-    monkeypatch.setattr(policy_data, "PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(policy_data, "DATA_PROGRESS_SECONDS", 0.0)
     assert sft(tiny, None, tmp_path / "run", "--steps", "3", "--save-every", "2") == 0
     out = capsys.readouterr().out.splitlines()
     for start in ("data: starts of depth 4: 1/3", "data: ", "policy_sft: loading model", "step 1/3:",
