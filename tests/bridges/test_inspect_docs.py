@@ -40,7 +40,7 @@ INSPECT = str(Path(sys.executable).with_name("inspect"))
 
 def readme_commands() -> list[str]:
     """Every ``inspect eval`` command of the README (inline code, possibly wrapped over lines), whitespace normalised."""
-    spans = re.findall(r"`(inspect eval [^`]+)`", (ROOT / "README.md").read_text())
+    spans = re.findall(r"`[^`]*?(inspect eval [^`]+)`", (ROOT / "README.md").read_text())  # also after `pip ... &&`
     return [" ".join(c.split()) for c in spans if not c.endswith("...")]  # "`inspect eval cubebench/...`" names
 
 
