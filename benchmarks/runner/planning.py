@@ -52,7 +52,13 @@ class PlannedSpec(ABC):
         """The row ``data`` read back from a store (``where`` names it in errors): ``RecordError`` when it is not
         one, ``NewerForm`` when it has fields of a newer version."""
         check_form(data, cls, where)
-        return cls(**data)
+        spec = cls(**data)
+        spec.check_part()
+        return spec
+
+    def check_part(self) -> None:
+        """``ValueError`` when the row's part (tier, test, game) is none of this protocol's: a row copied from
+        another protocol's run, or edited by hand, is refused where it is read, not when it is played."""
 
 
 def row_type(protocol: str) -> type[PlannedSpec] | None:

@@ -334,6 +334,24 @@ def test_a_summary_row_naming_another_part_is_damaged_and_played_again(reference
     assert main(["report", str(db)]) == 0
 
 
+@pytest.mark.parametrize("part", ["face-reconstruction", "observer-actor", "net"])
+def test_a_plan_row_naming_another_part_is_one_line_on_every_command(reference: Path, tmp_path: Path, capsys,
+                                                                     part: str) -> None:
+    """A plan row whose tier is another protocol's part (or no tier) is refused where the plan is read: no
+    command plays, reports or exports it, and the file is left as it was."""
+    db = _copy(reference, tmp_path)
+    run_sql(db, ("UPDATE plan SET spec = json_set(spec, '$.tier', ?) WHERE key = ?", (part, KEY)))
+    digest = _digest(db)
+    capsys.readouterr()
+    for argv in _every_command(db, reference, tmp_path):
+        assert main(argv) == 2, argv
+        out, err = capsys.readouterr()
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and out == "", (argv, err)
+        assert f"planned episode {KEY!r}: tier {part!r} is not an episode tier" in lines[0], lines[0]
+        assert _digest(db) == digest
+
+
 EDITED = {k: NEWER[k] for k in ("protocol", "plan-field", "record-field", "status", "store-schema")}
 
 

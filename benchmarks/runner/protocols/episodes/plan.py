@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from cubebench.tiers import TIER_SPECS
+
 from ...planning import PlannedSpec, agent_seed, check_plan_size
 from ...rows import StoredRow, Word
 from .instances import instance_refs
@@ -59,6 +61,10 @@ class EpisodeSpec(PlannedSpec, EpisodeCell):
 
     def cell(self) -> tuple[str, int, int, str, str, str]:
         return self.tier, self.depth, self.instance, self.reward, self.setting, self.horizon
+
+    def check_part(self) -> None:
+        if self.tier not in TIER_SPECS:
+            raise ValueError(f"tier {str(self.tier)[:40]!r} is not an episode tier ({', '.join(TIER_SPECS)})")
 
 
 def episode_key(tier: str, depth: int, instance: int, reward: str, setting: str) -> str:

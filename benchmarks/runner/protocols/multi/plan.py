@@ -55,6 +55,10 @@ class GameSpec(PlannedSpec):
     def cell(self) -> tuple[str, int, int, str, str, str]:
         return self.game, self.depth, self.instance, self.view, self.seat or "team", f"d{self.depth}"
 
+    def check_part(self) -> None:
+        if self.game not in GAMES:
+            raise ValueError(f"game {str(self.game)[:40]!r} is not a multi-agent game ({', '.join(GAMES)})")
+
 
 def plan_games(suite: MultiSuite) -> list[GameSpec]:
     """All games of ``suite``, instance-major (a partial run covers every game, view and depth evenly).

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Iterator, cast
 
 from cubebench.agents.records import check_form
 from cubebench.tasks.items import Item, ItemGenerationError
+from cubebench.tasks.registry import TESTS
 from cubebench.tasks.ladder import LEVEL_CAP, LadderRules, max_rounds
 
 from ...planning import PlannedSpec, agent_seed, check_plan_size
@@ -62,6 +63,11 @@ class ItemSpec(PlannedSpec):
         spec = super().from_row(data, where)
         check_form(data["item"], Item, f"{where}.item")
         return cast("ItemSpec", spec)
+
+    def check_part(self) -> None:
+        if self.test not in TESTS or self.item.get("test") != self.test:
+            raise ValueError(f"test {str(self.test)[:40]!r} is not a question test of this version, or not its "
+                             "item's")
 
     def to_item(self) -> Item:
         return Item(**self.item)
