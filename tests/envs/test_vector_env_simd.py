@@ -16,6 +16,7 @@ from cubebench.engine import SOLVED, TABLE, kernels, simd
 from cubebench.engine.moves import ORIENTATIONS, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
 from cubebench.envs import vector_kernels as ve
 from cubebench.envs.vector_env import CubeVectorEnv
+from cubebench.tiers import TIER_SPECS
 
 needs_vbmi = pytest.mark.skipif(not simd.HAS_VBMI, reason="CPU without AVX-512 VBMI (or CUBEBENCH_SIMD=0)")
 VARIANTS = [pytest.param(False, id="portable"), pytest.param(True, id="vbmi", marks=needs_vbmi)]
@@ -47,9 +48,15 @@ def test_helpers_equal_the_engine_reference(use_vbmi: bool) -> None:
         assert ve._status(states, b, 1, vbmi) == (kernels.is_solved(row), kernels.stickers_in_place(row))
         assert ve._status(states, b, 2, vbmi)[1] == kernels.faces_completed(row)
     hot, col = np.full((400, 324), 7, np.uint8), np.full((400, 54), 7, np.uint8)
-    ve._all_obs(states, True, vbmi, hot)
-    ve._all_obs(states, False, vbmi, col)
+    everything = np.arange(54, dtype=np.int64)
+    ve._all_obs(states, True, vbmi, everything, hot)
+    ve._all_obs(states, False, vbmi, everything, col)
     assert np.array_equal(hot, _onehot(states)) and np.array_equal(col, states[:, :54] // 9)
+    for spec in (spec for spec in TIER_SPECS.values() if spec.partial):  # a partial view's stickers, gathered
+        visible = np.array(spec.visible, dtype=np.int64)
+        part = np.full((400, len(visible)), 7, np.uint8)
+        ve._all_obs(states, False, vbmi, visible, part)
+        assert np.array_equal(part, states[:, visible] // 9)
 
 
 @pytest.mark.parametrize("use_vbmi", VARIANTS)
@@ -112,7 +119,7 @@ def test_portable_variant_compiles_no_vbmi_instruction(helper: str) -> None:
     states, obs, tmp = simd.padded_states(2), np.zeros((2, 324), np.uint8), np.empty(54, np.uint8)
     args = {"_turn_env": (states, 1, 3, None, SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, tmp),
             "_centre_bits": (states, 1, None, False),
-            "_write_obs": (states, 1, obs, True, None)}[helper]
+            "_write_obs": (states, 1, obs, True, None, np.arange(54))}[helper]
     fresh = nb.njit(getattr(ve, helper).py_func)  # uncached, so its IR can be inspected
     fresh(*args)
     assert "permvar" not in "".join(fresh.inspect_llvm().values())
