@@ -153,7 +153,9 @@ class CubeVectorEnv(VectorEnv):
         self.image_size = int(image_size)
         self._setup_spaces()
         self._canvas = self._spec.canvas(self.image_size) if self._form == "image" else None
-        self._slot_rgb = self._slot_colours(self._canvas) if self._canvas is not None else None
+        plan = self._paint_plan(self._canvas) if self._canvas is not None else None
+        self._runs: np.ndarray | None = None if plan is None else plan[0]
+        self._pattern: np.ndarray | None = None if plan is None else plan[1]
         self._parallel = self.num_envs >= PARALLEL_MIN_ENVS if parallel is None else bool(parallel)
         if vbmi and not simd.HAS_VBMI:
             raise ValueError("vbmi=True needs a CPU with AVX-512 VBMI (and CUBEBENCH_SIMD not 0)")
@@ -209,14 +211,20 @@ class CubeVectorEnv(VectorEnv):
         return homes, frame
 
     @staticmethod
-    def _slot_colours(canvas: StickerCanvas) -> np.ndarray:
-        """(slots, 6, 3) uint8: the shaded RGB of every colour in every slot of ``canvas``, by the expression
-        :meth:`~cubebench.render.canvas.StickerCanvas.paint` evaluates (so the batch paints the same pixels)."""
+    def _paint_plan(canvas: StickerCanvas) -> tuple[np.ndarray, np.ndarray]:
+        """``(runs, pattern)`` of :func:`~cubebench.envs.vector_kernels._paint_batch` for ``canvas``: its sticker
+        pixels as runs of consecutive bytes of one slot (first byte, byte count, slot), and each slot's shaded RGB
+        of each colour, by the expression :meth:`~cubebench.render.canvas.StickerCanvas.paint` evaluates (so the
+        batch paints the same pixels), repeated to the longest run."""
+        pixels, owner = canvas.pixels, canvas.owner.astype(np.int64)
+        cut = np.flatnonzero((np.diff(pixels) != 1) | (np.diff(owner) != 0)) + 1
+        first, end = np.r_[0, cut], np.r_[cut, len(pixels)]
+        runs = np.stack([3 * pixels[first], 3 * (end - first), owner[first]], axis=1).astype(np.int64)
         n = canvas.n_slots
-        table = np.empty((n, 6, 3), dtype=np.uint8)
+        rgb = np.empty((n, 6, 3), dtype=np.uint8)
         for c in range(6):
-            table[:, c] = np.rint(COLOUR_RGB[np.full(n, c)] * canvas.shade[:, None]).astype(np.uint8)
-        return table
+            rgb[:, c] = np.rint(COLOUR_RGB[np.full(n, c)] * canvas.shade[:, None]).astype(np.uint8)
+        return runs, np.ascontiguousarray(np.tile(rgb, (1, 1, int(runs[:, 1].max()) // 3)))
 
     def _setup_spaces(self) -> None:
         single = self._spec.space(self._form, self.image_size)
@@ -428,13 +436,14 @@ class CubeVectorEnv(VectorEnv):
 
     def _images(self, colours: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """The tier's images of a batch of shown-sticker colours, painted in one Numba call from the renderer's
-        template (``out``: into that buffer)."""
+        template (``out``: into that buffer, which holds painted images already: only the stickers change)."""
         canvas, size = self._canvas, self.image_size
-        assert canvas is not None and self._slot_rgb is not None  # the image form has them
+        assert canvas is not None and self._runs is not None and self._pattern is not None  # the image form's
+        fresh = out is None
         if out is None:
             out = np.empty((len(colours), size, size, 3), dtype=np.uint8)
-        _paint_batch(colours, canvas.template.reshape(-1), canvas.pixels, canvas.owner,
-                     self._slot_rgb, out.reshape(len(colours), -1))
+        _paint_batch(colours, canvas.template.reshape(-1), self._runs, self._pattern, out.reshape(-1),
+                     size * size * 3, fresh)
         return out
 
     def _info(self, mask: np.ndarray | None) -> dict[str, Any]:

@@ -256,18 +256,26 @@ def _all_obs(states, onehot, vbmi, visible, obs):
         _write_obs(states, b, obs, onehot, vbmi, visible)
 
 
-@nb.njit(**_OPTS)
-def _paint_batch(colours, template, pixels, owner, slot_rgb, out):
-    """Row ``b`` of ``out`` (flat images, (n, H * W * 3)) = the flat ``template`` with pixel ``pixels[i]`` painted
-    ``slot_rgb[s, colours[b, s]]``, ``s = owner[i]``: :meth:`~cubebench.render.canvas.StickerCanvas.paint` of each
-    row of ``colours`` (one colour per sticker slot), with the slot's shaded RGB of every colour precomputed."""
-    for b in range(colours.shape[0]):
-        out[b, :] = template
-        for i in range(pixels.shape[0]):
-            s = owner[i]
-            c = colours[b, s]
-            p = 3 * pixels[i]
-            out[b, p] = slot_rgb[s, c, 0]
-            out[b, p + 1] = slot_rgb[s, c, 1]
-            out[b, p + 2] = slot_rgb[s, c, 2]
+@nb.njit(boundscheck=False, **_OPTS)
+def _paint_batch(colours, template, runs, pattern, flat, stride, with_template):
+    """Image ``b`` of the batch (bytes ``b * stride`` on of ``flat``, the (n, H, W, 3) buffer flattened) =
+    :meth:`~cubebench.render.canvas.StickerCanvas.paint` of ``colours[b]`` (one colour per sticker slot).
 
+    The canvas's sticker pixels come as runs of consecutive bytes (``runs[r]``: first byte, byte count, slot)
+    and each slot's shaded colour as a byte pattern long enough for its longest run (``pattern[s, c]``), so
+    painting is a few hundred short copies per image; ``with_template`` first copies the template (the
+    background, which a buffer painted before already holds).  Unsigned indices: no negative-index wraparound,
+    so the copies vectorise.
+    """
+    size = np.uint64(stride)
+    for b in range(colours.shape[0]):
+        base = np.uint64(b) * size
+        if with_template:
+            for k in range(size):
+                flat[base + k] = template[k]
+        for r in range(runs.shape[0]):
+            start = base + np.uint64(runs[r, 0])
+            s = runs[r, 2]
+            pat = pattern[s, colours[b, s]]
+            for k in range(np.uint64(runs[r, 1])):
+                flat[start + k] = pat[k]
