@@ -149,6 +149,8 @@ class CubeVectorEnv(VectorEnv):
         self._scr_moves = scramble_move_table(self.metric)
         self._form = obs_format or self._spec.vector_forms[0]
         self._visible = np.array(self._spec.visible, dtype=np.int64)  # positions the tier shows, facelet order
+        # what the kernels get: None for the whole cube (their fast path), else the positions to gather
+        self._gather = None if len(self._visible) == N_STICKERS else self._visible
         self._phi_public = not self._spec.hides_state  # the dense reward's potential is in info
         self.image_size = int(image_size)
         self._setup_spaces()
@@ -198,16 +200,18 @@ class CubeVectorEnv(VectorEnv):
             raise ValueError(f"CubeVectorEnv does not read letters={letters!r}: letters name a text form's stickers, "
                              "and the native vector env batches no text form (use vectorization_mode='sync')")
 
-    def _frame_tables(self, global_frame: bool) -> tuple[np.ndarray, np.ndarray]:
-        """``(homes, frame_moves)`` for the kernel: ``homes[a]`` the face a face turn names when turns keep to their
-        original faces (``move_frame="global"`` on a tier with view rotations), else -1 (the action's own move);
-        ``frame_moves[a, f]`` the same turn on held face ``f``."""
-        homes = np.full(len(self.action_names), -1, dtype=np.int64)
+    def _frame_tables(self, global_frame: bool) -> tuple[np.ndarray | None, np.ndarray]:
+        """``(homes, frame_moves)`` for the kernel.  With ``global_frame`` (``move_frame="global"`` on a tier with view
+        rotations, where turns keep to their original faces): ``homes[a]`` the face a face turn names (-1 for a
+        rotation), ``frame_moves[a, f]`` the same turn on held face ``f``.  Otherwise ``homes`` is ``None`` (numba
+        prunes the lookup: each action is its own move)."""
         frame = np.tile(self._action_moves[:, None], (1, len(FACES)))
-        if global_frame:
-            for a, name in enumerate(self.action_names[:self.n_turns]):
-                homes[a] = FACES.index(name[0])
-                frame[a] = [MOVE_INDEX[face + name[1:]] for face in FACES]
+        if not global_frame:
+            return None, frame
+        homes = np.full(len(self.action_names), -1, dtype=np.int64)
+        for a, name in enumerate(self.action_names[:self.n_turns]):
+            homes[a] = FACES.index(name[0])
+            frame[a] = [MOVE_INDEX[face + name[1:]] for face in FACES]
         return homes, frame
 
     @staticmethod
@@ -281,7 +285,7 @@ class CubeVectorEnv(VectorEnv):
         self._pending[:] = mask
         obs = self._obs_target()
         self._start_pending(obs)
-        _all_obs(self._states64, self._form == "onehot", self._vbmi, self._visible, obs.reshape(self.num_envs, -1))
+        _all_obs(self._states64, self._form == "onehot", self._vbmi, self._gather, obs.reshape(self.num_envs, -1))
         self._depths[:] = saved
         self._autoreset[mask] = False
         self._terms[mask] = False
@@ -305,7 +309,7 @@ class CubeVectorEnv(VectorEnv):
                self._frame_moves, self.n_turns, self._vbmi,
                SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, self._steps, self._moves, self.max_steps or 0,
                self._reward_kind, self._phi, _MODES[self.autoreset_mode], self._autoreset,
-               self._form == "onehot", self._visible, obs.reshape(self.num_envs, -1),
+               self._form == "onehot", self._gather, obs.reshape(self.num_envs, -1),
                self._final_obs.reshape(self.num_envs, -1),
                self._final_mask, self._rewards, self._terms, self._truncs, self._pending,
                self._inst_depth, self._final_stats, self._final_phi)
@@ -394,7 +398,7 @@ class CubeVectorEnv(VectorEnv):
             if self._pending.any():
                 _reset_envs(self._pending, self._states64, _NEXT32, self._addrs, self._depths, self._scr_moves,
                             self._vbmi, SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, self._steps, self._moves,
-                            self._phi, self._reward_kind, self._inst_depth, self._form == "onehot", self._visible,
+                            self._phi, self._reward_kind, self._inst_depth, self._form == "onehot", self._gather,
                             obs.reshape(self.num_envs, -1))
             self._pending[:] = False
             return

@@ -101,18 +101,22 @@ def _status(states, b, kind, vbmi):
 @nb.njit(**_OPTS)
 def _write_obs(states, b, obs, onehot, vbmi, visible):
     """Observation of sub-env ``b`` into row ``b`` of the flat (num_envs, 324 or len(visible)) buffer:
-    the one-hot rows of all 54 stickers, or the colours of the ``visible`` positions (in their order)."""
+    the one-hot rows of all 54 stickers, or the colours of the ``visible`` positions (in their order;
+    ``None``: all 54, a branch numba prunes as it prunes ``vbmi``'s, so the whole-cube tiers pay nothing)."""
     if vbmi is None:
         if onehot:
             obs[b, :] = 0  # one vectorised fill, then a single store per sticker
             for i in range(54):
                 obs[b, 6 * i + states[b, i] // 9] = 1
+        elif visible is None:
+            for i in range(54):
+                obs[b, i] = states[b, i] // 9
         else:
             for k in range(visible.shape[0]):
                 obs[b, k] = states[b, visible[k]] // 9
     elif onehot:
         simd.onehot_row(states.ctypes.data + 64 * b, obs.ctypes.data + simd.ONEHOT_BYTES * b)
-    elif visible.shape[0] == 54:  # the whole cube, in facelet order
+    elif visible is None:
         simd.colour_row(states.ctypes.data + 64 * b, obs.ctypes.data + 54 * b)
     else:  # a partial view: 9 or 27 gathers
         for k in range(visible.shape[0]):
@@ -120,17 +124,16 @@ def _write_obs(states, b, obs, onehot, vbmi, visible):
 
 
 @nb.njit(**_OPTS)
-def _action_move(states, b, a, action_moves, homes, frame_moves):
-    """Engine move of action ``a`` on sub-env ``b``: ``action_moves[a]``, or with ``move_frame="global"`` (``homes[a]``
-    the named face, >= 0) the same turn of the held face whose centre has that face's colour, as
+def _global_move(states, b, a, move, homes, frame_moves):
+    """Engine move of action ``a`` (own move ``move``) on sub-env ``b`` with ``move_frame="global"``: for a face turn
+    (``homes[a]``, the face it names, >= 0) the same turn of the held face whose centre has that face's colour, as
     ``CubeEnv._global_turn`` picks it (``frame_moves[a, f]``: the turn on held face ``f``)."""
     home = homes[a]
-    if home < 0:
-        return action_moves[a]
-    for f in range(6):
-        if states[b, 9 * f + 4] // 9 == home:  # the centre of face f (facelet order)
-            return frame_moves[a, f]
-    return action_moves[a]  # unreachable: some held centre has every colour
+    if home >= 0:
+        for f in range(6):
+            if states[b, 9 * f + 4] // 9 == home:  # the centre of face f (facelet order)
+                return frame_moves[a, f]
+    return move
 
 
 @nb.njit(**_OPTS)
@@ -190,9 +193,10 @@ def _make_step_kernel(parallel: bool):
                     terms[b] = truncs[b] = autoreset[b] = False
                     continue
                 a = actions[b]
-                was_solved, solved, new_phi = _advance(states, b, _action_move(states, b, a, action_moves, homes,
-                                                                               frame_moves),
-                                                       vbmi, reward_kind, dst, src, count, tmp)
+                m = action_moves[a]
+                if homes is not None:  # move_frame="global" on a tier with view rotations (else pruned)
+                    m = _global_move(states, b, a, m, homes, frame_moves)
+                was_solved, solved, new_phi = _advance(states, b, m, vbmi, reward_kind, dst, src, count, tmp)
                 steps[b] += 1
                 if a < n_turns:  # a face turn; a view rotation is a step but not a move
                     moves[b] += 1
