@@ -47,10 +47,9 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ..engine.facelets import N_STICKERS
+from ..engine.facelets import COLOUR_RGB, FACES, N_STICKERS
 from .cube_env import INTERACTION_STEPS
 from ..engine.metric import Metric, metric_argument, turn_actions
-from ..engine.facelets import COLOUR_RGB, FACES
 from ..engine.moves import MOVE_INDEX, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC, VIEW_ACTIONS
 from ..engine.rewards import NATIVE_REWARDS, REWARD_SPECS, parse_reward
 from ..engine.scramble import scramble_move_table
@@ -158,6 +157,8 @@ class CubeVectorEnv(VectorEnv):
         plan = self._paint_plan(self._canvas) if self._canvas is not None else None
         self._runs: np.ndarray | None = None if plan is None else plan[0]
         self._pattern: np.ndarray | None = None if plan is None else plan[1]
+        if self._canvas is not None:
+            self._check_painter()
         self._parallel = self.num_envs >= PARALLEL_MIN_ENVS if parallel is None else bool(parallel)
         if vbmi and not simd.HAS_VBMI:
             raise ValueError("vbmi=True needs a CPU with AVX-512 VBMI (and CUBEBENCH_SIMD not 0)")
@@ -229,6 +230,17 @@ class CubeVectorEnv(VectorEnv):
         for c in range(6):
             rgb[:, c] = np.rint(COLOUR_RGB[np.full(n, c)] * canvas.shade[:, None]).astype(np.uint8)
         return runs, np.ascontiguousarray(np.tile(rgb, (1, 1, int(runs[:, 1].max()) // 3)))
+
+    def _check_painter(self) -> None:
+        """Refuse the image form of a tier whose picture is not its canvas painted with the shown stickers' colours
+        (the batch paints exactly that): one sample frame, compared with the tier's own image function."""
+        colours = (np.arange(N_STICKERS) * 5 % 6).astype(np.uint8)  # every slot gets a colour of its own position
+        canvas = self._canvas
+        if canvas is None or canvas.n_slots != len(self._visible) or not np.array_equal(
+                self._images(colours[self._visible][None])[0], self._spec.image(colours, self.image_size)):
+            raise ValueError(f"the {self.tier} tier's image is not its canvas painted with the stickers it shows, so "
+                             "CubeVectorEnv cannot paint it in a batch; use obs_format='indices' or "
+                             "vectorization_mode='sync'")
 
     def _setup_spaces(self) -> None:
         single = self._spec.space(self._form, self.image_size)

@@ -8,6 +8,8 @@ the observation holds only the shown stickers and ``info`` no state; seeds; ``gy
 
 from __future__ import annotations
 
+import dataclasses
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -191,3 +193,18 @@ def test_render_shows_what_the_single_env_renders(tier: str) -> None:
     env.reset(seed=4)
     single.reset(seed=5)  # sub-env 1
     assert np.array_equal(env.render()[1], single.render())
+
+
+def test_a_tier_whose_picture_is_not_its_shown_stickers_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch paints the canvas with the shown stickers; a tier drawing something else gets an error, not
+    wrong pixels (here: a view of the B face whose picture draws the F face)."""
+    face = TIER_SPECS[PARTIAL[0]]
+    assert face.visible_faces == "F"
+    back = dataclasses.replace(face, name="back", visible_faces="B")  # the F face's picture, B's stickers
+    monkeypatch.setitem(TIER_SPECS, "back", back)
+    with pytest.raises(ValueError, match="cannot paint it in a batch"):
+        CubeVectorEnv(2, tier="back", obs_format="image", image_size=SIZE)
+    monkeypatch.setitem(TIER_SPECS, "back", dataclasses.replace(  # drawn right, it paints
+        back, image=lambda col, size: face.image(np.roll(col, 27), size)))  # B's positions where F's were
+    CubeVectorEnv(2, tier="back", obs_format="image", image_size=SIZE)
+    assert CubeVectorEnv(2, tier="back", obs_format="indices").single_observation_space.shape == (9,)
