@@ -73,7 +73,9 @@ class TierSpec:
     name: str
     """As the ids, suites, records and command line spell it (``symbolic``)."""
     forms: tuple[str, ...]
-    """Observation forms, the default first: ``onehot``, ``indices``, ``image``, ``text``."""
+    """Observation forms, the default first: ``onehot``, ``indices``, ``image``, ``text``.  ``indices`` is the colour
+    indices of the stickers the tier shows (:attr:`visible`, in facelet order): all 54 on Symbolic, the F face's 9 on
+    Face, U, R and F's 27 on Vertex (the compact form of a partial view, for RL)."""
     title: str
     """As tables and plots title it (``Symbolic``)."""
     env_id: str
@@ -133,7 +135,7 @@ class TierSpec:
         if form == "onehot":
             return spaces.Box(0, 1, shape=(N_STICKERS, 6), dtype=np.uint8)
         if form == "indices":
-            return spaces.Box(0, 5, shape=(N_STICKERS,), dtype=np.uint8)
+            return spaces.Box(0, 5, shape=(len(self.visible),), dtype=np.uint8)
         if form == "image":
             return spaces.Box(0, 255, shape=(size, size, 3), dtype=np.uint8)
         sample = self.text(np.zeros(N_STICKERS, dtype=np.uint8))
@@ -165,14 +167,14 @@ TIER_SPECS: dict[str, TierSpec] = {spec.name: spec for spec in (
         wrapper="NetObservation"),
     TierSpec(
         name="face", title="Face", env_id="CubeBench-Face-v0",
-        forms=("image", "text"), visible_faces="F",
+        forms=("image", "text", "indices"), visible_faces="F", vector_forms=("image", "indices"),
         image=lambda col, size: render_face(col[FRONT], size), text=lambda col: face_text_grid(col[FRONT]),
         canvas=face_canvas,
         task_note=" of which you see only the front face", seat_note="one face (the front)",
         looks=("y", "y", "y", "x", "x2"), wrapper="FaceViewObservation"),
     TierSpec(
         name="vertex", title="Vertex", env_id="CubeBench-Vertex-v0",
-        forms=("image", "text"), visible_faces="UFR",
+        forms=("image", "text", "indices"), visible_faces="UFR", vector_forms=("image", "indices"),
         image=render_vertex, text=vertex_text_grids, canvas=vertex_canvas,
         task_note=" of which you see the up, front and right faces from a corner",
         seat_note="three faces from a corner", looks=(_opposite_corner_rotation(),), wrapper="VertexViewObservation"),

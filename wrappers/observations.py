@@ -9,9 +9,15 @@ wrapper                tier  array forms (default first)                      ``
 =====================  ====  ===============================================  ========================
 SymbolicObservation    1     ``onehot`` (54, 6), ``indices`` (54,) uint8       the 54-character string
 NetObservation         2     ``image``: the cross net, RGB                     labelled letter net
-FaceViewObservation    3a    ``image``: the held cube's F face, RGB            titled 3x3 grid
-VertexViewObservation  3b    ``image``: U, F, R seen from the UFR corner, RGB  three titled 3x3 grids
+FaceViewObservation    3a    ``image``: the held cube's F face, RGB;           titled 3x3 grid
+                             ``indices``: its 9 colour indices (9,) uint8
+VertexViewObservation  3b    ``image``: U, F, R seen from the UFR corner,      three titled 3x3 grids
+                             RGB; ``indices``: U, R, F's 27 colour indices
 =====================  ====  ===============================================  ========================
+
+The partial tiers' ``indices`` form is their compact form (for RL): the colour indices of exactly the
+stickers the tier shows (:attr:`~cubebench.tiers.TierSpec.visible`, in facelet order), what the native vector
+env batches (``gym.make_vec(..., obs_format="indices")``).
 
 Tiers 2 and 3 also hide the ground truth: ``info`` keeps only
 :data:`PUBLIC_INFO_KEYS` (no facelet string, scramble, distance or reward
@@ -248,6 +254,7 @@ class TierObservation(gym.ObservationWrapper):
         self.size = int(size)
         self.debug = bool(debug)
         self._image, self._text = image or spec.image, spec.text
+        self._visible = np.array(spec.visible, dtype=np.intp)  # what the indices form shows
         self.observation_space = spec.space(self.form, self.size)
         if render_view not in RENDER_VIEWS:
             raise ValueError(f"render_view must be one of {RENDER_VIEWS}, got {render_view!r}")
@@ -256,6 +263,8 @@ class TierObservation(gym.ObservationWrapper):
 
     def observation(self, observation: np.ndarray) -> np.ndarray | str:
         col = np.asarray(observation, dtype=np.uint8)
+        if self.form == "indices":
+            return col[self._visible]  # a new array of the shown stickers' colours, nothing else
         return self._image(col, self.size) if self.form == "image" else self._text(col)
 
     def render(self) -> Any:
@@ -301,7 +310,7 @@ class NetObservation(TierObservation):
 
 
 class FaceViewObservation(TierObservation):
-    """Tier 3a: only the F face of the held cube, as an image or a 3x3 letter grid.
+    """Tier 3a: only the F face of the held cube, as an image, a 3x3 letter grid or its 9 colour indices.
 
     The renderers are given the nine F-face colours and nothing else, so no
     other sticker can reach the observation; view actions (``x y z``) bring
@@ -325,7 +334,8 @@ class VertexViewObservation(TierObservation):
     meshes with OpenGL (offscreen, EGL; needs the ``render3d`` extra, see
     :mod:`cubebench.render.vertex_gl` for the environment variables).  Both
     use the same camera and give the same sticker colours at the same pixels.
-    ``form="text"`` gives three titled 3x3 grids instead.  Like the Face View
+    ``form="text"`` gives three titled 3x3 grids instead, ``form="indices"`` the 27 colour indices of
+    U, R and F (facelet order).  Like the Face View
     it needs a core env with the view actions.
     """
 

@@ -47,7 +47,9 @@ def make_cube_env(
 
     ``obs_format``: Symbolic ``"onehot"`` (default, (54, 6) uint8),
     ``"text"`` (the 54-character string) or ``"indices"`` (54 colour
-    indices); Visual, Face and Vertex ``"image"`` (default) or ``"text"``.
+    indices); Visual, Face and Vertex ``"image"`` (default) or ``"text"``,
+    and Face and Vertex also ``"indices"``, their compact form: the colour
+    indices of exactly the stickers they show ((9,) and (27,) uint8).
     ``debug=True`` keeps the ground-truth state in ``info`` on the partial tiers.
     ``reward``: a name of :data:`~cubebench.engine.rewards.REWARDS` (``none``,
     alias ``sparse``; ``sticker``; ``face``; ``heuristic``).  ``metric``:

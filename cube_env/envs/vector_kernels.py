@@ -2,7 +2,13 @@
 
 All sub-environments live in one uint8 state array (64-byte rows, the 54
 stickers then padding), which these kernels turn, test, score, reset and
-encode in place.  Where the CPU has AVX-512 VBMI
+encode in place.  An action is an engine move: a face turn or, on the
+partial tiers, a whole-cube view rotation (``x y z``, which turns the held
+cube and so changes what the tier shows); an observation row is the one-hot
+rows of all 54 stickers or the colour indices of the stickers the tier shows
+(``visible``: 54, the Face tier's 9, the Vertex tier's 27), and
+:func:`_paint_batch` paints a batch of those into the tier's images from the
+renderer's pre-drawn template.  Where the CPU has AVX-512 VBMI
 (:mod:`cubebench.engine.simd`) a sub-env's step is a handful of ``vpermb``:
 the move, the sticker colours, the solved/potential bits and the one-hot row;
 elsewhere portable loops compute the same results.
@@ -93,20 +99,41 @@ def _status(states, b, kind, vbmi):
 
 
 @nb.njit(**_OPTS)
-def _write_obs(states, b, obs, onehot, vbmi):
-    """Observation of sub-env ``b`` into row ``b`` of the flat (num_envs, 324 or 54) buffer."""
+def _write_obs(states, b, obs, onehot, vbmi, visible):
+    """Observation of sub-env ``b`` into row ``b`` of the flat (num_envs, 324 or len(visible)) buffer:
+    the one-hot rows of all 54 stickers, or the colours of the ``visible`` positions (in their order;
+    ``None``: all 54, a branch numba prunes as it prunes ``vbmi``'s, so the whole-cube tiers pay nothing)."""
     if vbmi is None:
         if onehot:
             obs[b, :] = 0  # one vectorised fill, then a single store per sticker
             for i in range(54):
                 obs[b, 6 * i + states[b, i] // 9] = 1
-        else:
+        elif visible is None:
             for i in range(54):
                 obs[b, i] = states[b, i] // 9
+        else:
+            for k in range(visible.shape[0]):
+                obs[b, k] = states[b, visible[k]] // 9
     elif onehot:
         simd.onehot_row(states.ctypes.data + 64 * b, obs.ctypes.data + simd.ONEHOT_BYTES * b)
-    else:
+    elif visible is None:
         simd.colour_row(states.ctypes.data + 64 * b, obs.ctypes.data + 54 * b)
+    else:  # a partial view: 9 or 27 gathers
+        for k in range(visible.shape[0]):
+            obs[b, k] = states[b, visible[k]] // 9
+
+
+@nb.njit(**_OPTS)
+def _global_move(states, b, a, move, homes, frame_moves):
+    """Engine move of action ``a`` (own move ``move``) on sub-env ``b`` with ``move_frame="global"``: for a face turn
+    (``homes[a]``, the face it names, >= 0) the same turn of the held face whose centre has that face's colour, as
+    ``CubeEnv._global_turn`` picks it (``frame_moves[a, f]``: the turn on held face ``f``)."""
+    home = homes[a]
+    if home >= 0:
+        for f in range(6):
+            if states[b, 9 * f + 4] // 9 == home:  # the centre of face f (facelet order)
+                return frame_moves[a, f]
+    return move
 
 
 @nb.njit(**_OPTS)
@@ -152,9 +179,9 @@ def _make_step_kernel(parallel: bool):
     step (numba passes each array as seven words and counts references).
     """
     @nb.njit(parallel=parallel, **_OPTS)
-    def step_all(states, actions, action_moves, vbmi, dst, src, count, steps, moves, max_steps, reward_kind,
-                 phi, mode, autoreset, onehot, obs, final_obs, final_mask, rewards, terms, truncs, pending,
-                 inst_depth, final_stats, final_phi):
+    def step_all(states, actions, action_moves, homes, frame_moves, n_turns, vbmi, dst, src, count, steps, moves,
+                 max_steps, reward_kind, phi, mode, autoreset, onehot, visible, obs, final_obs, final_mask, rewards,
+                 terms, truncs, pending, inst_depth, final_stats, final_phi):
         n = states.shape[0]
         for chunk in nb.prange((n + _CHUNK - 1) // _CHUNK):
             tmp = np.empty(54, np.uint8)
@@ -165,10 +192,14 @@ def _make_step_kernel(parallel: bool):
                     rewards[b] = 0.0
                     terms[b] = truncs[b] = autoreset[b] = False
                     continue
-                was_solved, solved, new_phi = _advance(states, b, action_moves[actions[b]], vbmi, reward_kind,
-                                                       dst, src, count, tmp)
+                a = actions[b]
+                m = action_moves[a]
+                if homes is not None:  # move_frame="global" on a tier with view rotations (else pruned)
+                    m = _global_move(states, b, a, m, homes, frame_moves)
+                was_solved, solved, new_phi = _advance(states, b, m, vbmi, reward_kind, dst, src, count, tmp)
                 steps[b] += 1
-                moves[b] += 1
+                if a < n_turns:  # a face turn; a view rotation is a step but not a move
+                    moves[b] += 1
                 if reward_kind == SPARSE_KIND:
                     rewards[b] = 1.0 if solved and not was_solved else 0.0
                 else:
@@ -178,7 +209,7 @@ def _make_step_kernel(parallel: bool):
                 truncs[b] = max_steps > 0 and steps[b] >= max_steps and not solved
                 done = terms[b] or truncs[b]
                 if done and mode == 1:  # SAME_STEP: keep the last observation, reset in this step
-                    _write_obs(states, b, final_obs, onehot, vbmi)
+                    _write_obs(states, b, final_obs, onehot, vbmi, visible)
                     final_mask[b] = pending[b] = True
                     final_stats[b, 0] = steps[b]
                     final_stats[b, 1] = moves[b]
@@ -187,7 +218,7 @@ def _make_step_kernel(parallel: bool):
                     continue
                 if mode == 0:
                     autoreset[b] = done
-                _write_obs(states, b, obs, onehot, vbmi)
+                _write_obs(states, b, obs, onehot, vbmi, visible)
 
     return step_all
 
@@ -198,7 +229,7 @@ _step_parallel = _make_step_kernel(True)
 
 @nb.njit(**_OPTS)
 def _reset_envs(mask, states, next32, addrs, depths, scr_moves, vbmi, dst, src, count,
-                steps, moves, phi, reward_kind, inst_depth, onehot, obs):
+                steps, moves, phi, reward_kind, inst_depth, onehot, visible, obs):
     """Start a new seeded scramble episode in every sub-env of ``mask`` and write its observation.
 
     Separate from the step kernel: calling NumPy's bit generator through a
@@ -212,7 +243,7 @@ def _reset_envs(mask, states, next32, addrs, depths, scr_moves, vbmi, dst, src, 
             _scramble_row(states, b, next32, addrs[b], depths[b], scr_moves, vbmi, dst, src, count, tmp)
             phi[b] = _status(states, b, reward_kind, vbmi)[1]
             inst_depth[b] = depths[b]
-            _write_obs(states, b, obs, onehot, vbmi)
+            _write_obs(states, b, obs, onehot, vbmi, visible)
 
 
 @nb.njit(**_OPTS)
@@ -223,8 +254,32 @@ def _all_solved(states, vbmi, out):
 
 
 @nb.njit(**_OPTS)
-def _all_obs(states, onehot, vbmi, obs):
+def _all_obs(states, onehot, vbmi, visible, obs):
     """Every sub-env's observation (after a reset, which may leave rows unwritten)."""
     for b in range(states.shape[0]):
-        _write_obs(states, b, obs, onehot, vbmi)
+        _write_obs(states, b, obs, onehot, vbmi, visible)
 
+
+@nb.njit(boundscheck=False, **_OPTS)
+def _paint_batch(colours, template, runs, pattern, flat, stride, with_template):
+    """Image ``b`` of the batch (bytes ``b * stride`` on of ``flat``, the (n, H, W, 3) buffer flattened) =
+    :meth:`~cubebench.render.canvas.StickerCanvas.paint` of ``colours[b]`` (one colour per sticker slot).
+
+    The canvas's sticker pixels come as runs of consecutive bytes (``runs[r]``: first byte, byte count, slot)
+    and each slot's shaded colour as a byte pattern long enough for its longest run (``pattern[s, c]``), so
+    painting is a few hundred short copies per image; ``with_template`` first copies the template (the
+    background, which a buffer painted before already holds).  Unsigned indices: no negative-index wraparound,
+    so the copies vectorise.
+    """
+    size = np.uint64(stride)
+    for b in range(colours.shape[0]):
+        base = np.uint64(b) * size
+        if with_template:
+            for k in range(size):
+                flat[base + k] = template[k]
+        for r in range(runs.shape[0]):
+            start = base + np.uint64(runs[r, 0])
+            s = runs[r, 2]
+            pat = pattern[s, colours[b, s]]
+            for k in range(np.uint64(runs[r, 1])):
+                flat[start + k] = pat[k]

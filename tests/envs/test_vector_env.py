@@ -199,7 +199,8 @@ def test_errors_and_close():
         env.reset(options={"reset_mask": np.array([1, 0])})
     with pytest.raises(ValueError):
         env.reset(options={"reset_mask": np.zeros(2, dtype=np.bool_)})
-    for bad in (dict(tier="face"), dict(reward="heuristic"), dict(obs_format="text"), dict(num_envs=0), dict(max_moves=40), dict(max_rotations=4)):
+    for bad in (dict(tier="hexagon"), dict(tier="face", obs_format="text"), dict(renderer="pyrender"),
+                dict(move_frame="body"), dict(reward="heuristic"), dict(obs_format="text"), dict(num_envs=0), dict(max_moves=40), dict(max_rotations=4)):
         with pytest.raises(ValueError):
             CubeVectorEnv(**{"num_envs": 2, **bad})
     env.close()

@@ -7,6 +7,8 @@ kernels, so both variants are pinned to the same semantics.
 
 from __future__ import annotations
 
+import inspect
+
 import numba as nb
 import numpy as np
 import pytest
@@ -16,6 +18,7 @@ from cubebench.engine import SOLVED, TABLE, kernels, simd
 from cubebench.engine.moves import ORIENTATIONS, SPARSE_COUNT, SPARSE_DST, SPARSE_SRC
 from cubebench.envs import vector_kernels as ve
 from cubebench.envs.vector_env import CubeVectorEnv
+from cubebench.tiers import TIER_SPECS
 
 needs_vbmi = pytest.mark.skipif(not simd.HAS_VBMI, reason="CPU without AVX-512 VBMI (or CUBEBENCH_SIMD=0)")
 VARIANTS = [pytest.param(False, id="portable"), pytest.param(True, id="vbmi", marks=needs_vbmi)]
@@ -47,9 +50,17 @@ def test_helpers_equal_the_engine_reference(use_vbmi: bool) -> None:
         assert ve._status(states, b, 1, vbmi) == (kernels.is_solved(row), kernels.stickers_in_place(row))
         assert ve._status(states, b, 2, vbmi)[1] == kernels.faces_completed(row)
     hot, col = np.full((400, 324), 7, np.uint8), np.full((400, 54), 7, np.uint8)
-    ve._all_obs(states, True, vbmi, hot)
-    ve._all_obs(states, False, vbmi, col)
+    ve._all_obs(states, True, vbmi, None, hot)
+    ve._all_obs(states, False, vbmi, None, col)  # None: all 54 stickers (the whole-cube tiers' fast path)
     assert np.array_equal(hot, _onehot(states)) and np.array_equal(col, states[:, :54] // 9)
+    gathered = np.full((400, 54), 7, np.uint8)
+    ve._all_obs(states, False, vbmi, np.arange(54, dtype=np.int64)[::-1].copy(), gathered)
+    assert np.array_equal(gathered, states[:, 53::-1] // 9)
+    for spec in (spec for spec in TIER_SPECS.values() if spec.partial):  # a partial view's stickers, gathered
+        visible = np.array(spec.visible, dtype=np.int64)
+        part = np.full((400, len(visible)), 7, np.uint8)
+        ve._all_obs(states, False, vbmi, visible, part)
+        assert np.array_equal(part, states[:, visible] // 9)
 
 
 @pytest.mark.parametrize("use_vbmi", VARIANTS)
@@ -112,11 +123,12 @@ def test_portable_variant_compiles_no_vbmi_instruction(helper: str) -> None:
     states, obs, tmp = simd.padded_states(2), np.zeros((2, 324), np.uint8), np.empty(54, np.uint8)
     args = {"_turn_env": (states, 1, 3, None, SPARSE_DST, SPARSE_SRC, SPARSE_COUNT, tmp),
             "_centre_bits": (states, 1, None, False),
-            "_write_obs": (states, 1, obs, True, None)}[helper]
+            "_write_obs": (states, 1, obs, True, None, None)}[helper]
     fresh = nb.njit(getattr(ve, helper).py_func)  # uncached, so its IR can be inspected
     fresh(*args)
     assert "permvar" not in "".join(fresh.inspect_llvm().values())
     if simd.HAS_VBMI:  # the other variant does use it (the check above can fail)
-        vbmi_args = tuple(simd.INDEX64 if a is None else a for a in args)
+        at = list(inspect.signature(fresh.py_func).parameters).index("vbmi")
+        vbmi_args = (*args[:at], simd.INDEX64, *args[at + 1:])
         fresh(*vbmi_args)
         assert sum("permvar" in ir for ir in fresh.inspect_llvm().values()) == 1

@@ -85,7 +85,7 @@ class SeatView:
         if self.form == "onehot":
             return _ONE_HOT[col]
         if self.form == "indices":
-            return col.copy()
+            return col[self.visible]  # the stickers the tier shows (a new array): 54, or a partial view's 9 or 27
         if self.form == "image":
             return self.image(col)
         return self.spec.text(col)
