@@ -152,6 +152,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     | | `text` | `Text(54)`: `letters="faces"` names each sticker by the face whose centre has its colour (a `URFDLB` string a solver accepts however the cube is held), `"colours"` writes `WRGYOB` |
     | Visual, Face, Vertex | `image` | `Box(0, 255, (S, S, 3), uint8)`, `S = image_size` |
     | | `text` | letter grids: the labelled net, a titled 3x3 grid, or three |
+    | Face, Vertex | `indices` | `Box(0, 5, (9,), uint8)` / `Box(0, 5, (27,), uint8)`: the colour indices of exactly the stickers shown (F; U, R, F), facelet order, the compact form for RL |
 
     `CubeEnv` itself observes `indices` (default) or `onehot`.
 
@@ -280,7 +281,7 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
     | `max_steps` | actions before truncation, or `None` | 20 |
     | `max_moves`, `max_rotations` | the move budget, or `None`; an int >= 1 and an int >= 0 | `None` |
     | `render_mode` | `ansi`, `rgb_array` (`human` with a display) | `None` |
-    | `obs_format` | Symbolic `onehot`, `indices`, `text`; the others `image`, `text` | the first |
+    | `obs_format` | Symbolic `onehot`, `indices`, `text`; the others `image`, `text` (Face and Vertex also `indices`) | the first |
     | `letters` | Symbolic text: `faces` or `colours` | `faces` |
     | `image_size` | image side in pixels: at least 48 (net), 32 (Vertex), 16 (Face) | 224 |
     | `renderer` | Vertex: `painter` or `pyrender` | `painter` |
@@ -308,11 +309,12 @@ class CubeEnv(gym.Env[np.ndarray, np.int64]):
 
     ## Vectorized environment
 
-    `gym.make_vec(id, num_envs=N)` builds the native `cubebench.envs.vector_env.CubeVectorEnv` for Symbolic
-    (`onehot`, `indices`) and Visual (`image`), which steps every cube in one Numba call (docs/rl.md), and
-    Gymnasium's `SyncVectorEnv` for Face and Vertex. The native env autoresets in `NEXT_STEP` mode by
-    default, draws uncertified seeded scrambles unless given `generator=CertifiedGenerator()`, pays
-    `none`, `sticker` or `face`, and has no move budget; anything else needs `vectorization_mode="sync"`.
+    `gym.make_vec(id, num_envs=N)` builds the native `cubebench.envs.vector_env.CubeVectorEnv` for every
+    tier: Symbolic (`onehot`, `indices`), Visual (`image`), Face and Vertex (`image`, `indices`, with the
+    view rotations), which steps every cube in one Numba call and paints images from the painter's template
+    (docs/rl.md). The native env autoresets in `NEXT_STEP` mode by default, draws uncertified seeded
+    scrambles unless given `generator=CertifiedGenerator()`, pays `none`, `sticker` or `face`, and has no
+    move budget; anything else needs `vectorization_mode="sync"`.
     """
 
     action_space: spaces.Discrete
