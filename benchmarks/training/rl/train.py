@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
+
+from cubebench.extras import install_hint
+
+try:
+    import torch
+except ModuleNotFoundError as missing:  # run as a program: one line that names the extra, not a traceback
+    if __name__ == "__main__":
+        raise SystemExit(f"python -m cubebench.training.rl.train needs {missing.name}: {install_hint('rl')}") from None
+    raise
 from tqdm import tqdm
 
 from cubebench.engine.metric import METRICS, metric_argument
