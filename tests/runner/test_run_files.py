@@ -277,6 +277,17 @@ def test_a_store_schema_that_is_not_a_whole_number_is_one_line(reference: Path, 
     assert "\n" not in line and "store schema true (a boolean), this cubebench reads 1 to 2" in line
 
 
+def _one_line_on(argv_list: list[list[str]], capsys) -> list[str]:
+    """Each command's exit status 2 with nothing on stdout and one line on stderr: the lines."""
+    lines = []
+    for argv in argv_list:
+        assert main(argv) == 2, argv
+        out, err = capsys.readouterr()
+        assert len(err.strip().splitlines()) == 1 and out == "", (argv, err)
+        lines.append(err.strip())
+    return lines
+
+
 @pytest.mark.parametrize("value, shown", [("'\"2\"'", 'store schema "2" (a string)'), ("'2.5'", "store schema 2.5 (a number)"),
                                           (None, "no store schema (its 'schema_version' entry is missing)")])
 def test_a_store_schema_is_shown_as_the_file_holds_it(reference: Path, tmp_path: Path, capsys, value, shown) -> None:
@@ -305,13 +316,10 @@ def test_a_protocol_entry_that_is_no_name_is_one_line_on_every_command(reference
     run_sql(db, ("INSERT OR REPLACE INTO meta VALUES ('protocol', ?)", (value,)))
     digest = _digest(db)
     capsys.readouterr()
-    for argv in _every_command(db, reference, tmp_path):
-        assert main(argv) == 2, argv
-        out, err = capsys.readouterr()
-        lines = err.strip().splitlines()
-        assert len(lines) == 1 and out == "", (argv, err)
-        assert f"its 'protocol' entry is {shown}, not the name of a protocol" in lines[0], lines[0]
-        assert "newer" not in lines[0] and _digest(db) == digest, lines[0]
+    for line in _one_line_on(_every_command(db, reference, tmp_path), capsys):
+        assert f"its 'protocol' entry is {shown}, not the name of a protocol" in line, line
+        assert "newer" not in line
+    assert _digest(db) == digest
 
 
 @pytest.mark.parametrize("part", ["face-reconstruction", "observer-actor", "vertex"])
@@ -322,12 +330,8 @@ def test_a_summary_row_naming_another_part_is_damaged_and_played_again(reference
     db = _copy(reference, tmp_path)
     run_sql(db, ("UPDATE episodes SET part = ? WHERE key = ?", (part, KEY)))
     capsys.readouterr()
-    for argv in _every_command(db, reference, tmp_path)[:-1]:
-        assert main(argv) == 2, argv
-        out, err = capsys.readouterr()
-        lines = err.strip().splitlines()
-        assert len(lines) == 1 and out == "", (argv, err)
-        assert f"{KEY}: the summary row and its plan disagree: part {part!r} (planned 'symbolic')" in lines[0], lines[0]
+    for line in _one_line_on(_every_command(db, reference, tmp_path)[:-1], capsys):
+        assert f"{KEY}: the summary row and its plan disagree: part {part!r} (planned 'symbolic')" in line, line
     assert main(["run", "--resume", str(db), "--no-progress", "--quiet"]) == 0
     with open_run(db) as store:
         assert store.damaged_count() == 1 and {r.part for r in store.rows()} == {"symbolic"} and len(store.rows()) == 6
@@ -343,13 +347,9 @@ def test_a_plan_row_naming_another_part_is_one_line_on_every_command(reference: 
     run_sql(db, ("UPDATE plan SET spec = json_set(spec, '$.tier', ?) WHERE key = ?", (part, KEY)))
     digest = _digest(db)
     capsys.readouterr()
-    for argv in _every_command(db, reference, tmp_path):
-        assert main(argv) == 2, argv
-        out, err = capsys.readouterr()
-        lines = err.strip().splitlines()
-        assert len(lines) == 1 and out == "", (argv, err)
-        assert f"planned episode {KEY!r}: tier {part!r} is not an episode tier" in lines[0], lines[0]
-        assert _digest(db) == digest
+    for line in _one_line_on(_every_command(db, reference, tmp_path), capsys):
+        assert f"planned episode {KEY!r}: tier {part!r} is not an episode tier" in line, line
+    assert _digest(db) == digest
 
 
 EDITED = {k: NEWER[k] for k in ("protocol", "plan-field", "record-field", "status", "store-schema")}
