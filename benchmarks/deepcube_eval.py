@@ -2,6 +2,7 @@
 
     python benchmarks/deepcube_eval.py                       # the shipped network, value error and search
     python benchmarks/deepcube_eval.py --weights runs/deepcube/value.npz --per-depth 20 --no-search
+    python benchmarks/deepcube_eval.py --run runs/deepcube.sqlite   # a deepcube run's episodes, per depth
 
 Value: for every exact quarter-turn distance 1..10 (seeded random walks whose distance the distance oracle,
 :mod:`cubebench.solver.oracle`, certifies) and the certified shipped sets of depths 12, 16 and 20, the network's
@@ -9,7 +10,9 @@ estimate against the truth: mean estimate, mean absolute error, mean signed erro
 overestimates.  Distances 11, 13-15 and 17-19 need the optimal solver's tables (hours on these machines): not
 measured here.  Search: on the certified shipped sets (the public starts ``cubebench run --suite exp1`` plays),
 the agent's own search with its defaults under the 20-move limit: solved, plan length against optimal,
-expansions and wall time per episode.  Prints one Markdown table each, and the CPU and load.
+expansions and wall time per episode.  ``--run``: a stored ``cubebench run`` of the agent, per depth: solved,
+moves played against the certified distance, and the expansions and search time each episode's records hold
+(every planning step's ``model_log``).  Prints one Markdown table each, and the CPU and load.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from cubebench.engine.apply import apply_batch, apply_sequence
 from cubebench.engine.facelets import SOLVED
 from cubebench.engine.state import from_facelets
 from cubebench.generators import NoInstanceSetError, shipped_instances
+from cubebench.runner.store import open_run
 from cubebench.solver.oracle import oracle
 
 CERTIFIED_DEPTHS = (1, 2, 3, 4, 8, 12, 16, 20)
@@ -98,6 +102,27 @@ def search_table(net, per_depth: int, method: str, **options) -> list[str]:
     return lines
 
 
+def run_table(path: Path) -> list[str]:
+    """Per depth of a stored run: solved, moves of the solved against their certified distance, search cost."""
+    rows: dict[int, list] = {}
+    with open_run(path, readonly=True) as store:
+        for _key, record in store.records():
+            searches = [log["search"] for step in record.steps for log in step.model_log if "search" in log]
+            rows.setdefault(int(record.config["depth"]), []).append((
+                record.solved, record.n_moves, record.config.get("certified_distance"),
+                sum(s["expansions"] for s in searches), sum(s["seconds"] for s in searches), record.wall_s))
+    lines = ["| depth | solved | moves - distance (solved) | expansions per episode (mean, max) | "
+             "search s per episode (mean, max) | episode wall s (mean) |", "|---:|---:|---:|---:|---:|---:|"]
+    for depth in sorted(rows):
+        eps = rows[depth]
+        extra = [m - d for ok, m, d, *_ in eps if ok and d is not None]
+        exp, sec = [e[3] for e in eps], [e[4] for e in eps]
+        excess = f"{np.mean(extra):+.2f}" if extra else "-"
+        lines.append(f"| {depth} | {sum(e[0] for e in eps)}/{len(eps)} | {excess} | {np.mean(exp):.0f}, {max(exp)} | "
+                     f"{np.mean(sec):.2f}, {max(sec):.2f} | {np.mean([e[5] for e in eps]):.2f} |")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--weights", type=Path, default=None, help="a value.npz (default: the shipped network)")
@@ -107,7 +132,11 @@ def main() -> None:
     parser.add_argument("--method", choices=("astar", "beam"), default="astar")
     parser.add_argument("--max-expansions", type=int, default=20_000)
     parser.add_argument("--max-seconds", type=float, default=20.0)
+    parser.add_argument("--run", type=Path, default=None, help="summarise a stored deepcube run instead")
     args = parser.parse_args()
+    if args.run is not None:
+        print("\n".join(run_table(args.run)))
+        return
     net = load_value_net(args.weights)
     print(f"network: {args.weights or 'shipped'}; trained {net.meta.get('step', '?')} steps, "
           f"{net.meta.get('train_seconds', '?')} s; {net.parameters:,} parameters")

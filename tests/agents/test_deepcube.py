@@ -17,6 +17,9 @@ from cubebench.agents.episode import run_episode
 from cubebench.engine import SOLVED, kernels
 from cubebench.engine.apply import apply_sequence
 from cubebench.engine.moves import QUARTER_ACTIONS
+from cubebench.runner.cli import main
+from cubebench.runner.compare import compare_runs, render
+from cubebench.runner.specs import agent_training
 
 SHALLOW = {1: ("R", "U'", "F"), 2: ("R U", "F' L", "D B"), 3: ("R U F", "L' D B'", "U R' U")}
 
@@ -162,3 +165,16 @@ def test_an_episode_never_plays_more_turns_than_its_steps(method: str) -> None:
                           reset_options={"scramble": "R U"}, max_steps=20, distance_budget_s=None)
     assert shallow.status == "solved" and shallow.n_moves == 2
     assert shallow.steps[0].model_log[0]["search"]["method"] == method
+
+
+def test_a_deepcube_run_is_marked_trained_on_this_environment(tmp_path) -> None:
+    """``cubebench compare`` marks its rows as trained here (depths 1-3: every public position is in its walks)."""
+    training = agent_training("deepcube")
+    assert training is not None and training.metric == "quarter" and training.public == (1, 2, 3)
+    assert "no solver labels" in training.on and training.depths[0] == 1
+    db = tmp_path / "deepcube.sqlite"
+    assert main(["run", "--suite", "exp1", "--tiers", "symbolic", "--depths", "1", "--agent", "deepcube",
+                 "--out", str(db), "--no-progress", "--quiet"]) == 0
+    text = render(compare_runs([db]))
+    assert "run 1: deepcube [trained on this environment, quarter-turn depths 1-" in text
+    assert "1.00 (12/12)" in text
