@@ -46,8 +46,8 @@ def state_from_colours(colours: np.ndarray) -> np.ndarray:
 class DeepCubeAgent:
     """Plans with a :class:`~.deepcube_net.ValueNet` heuristic and plays the plan one quarter turn a step."""
 
-    def __init__(self, net: ValueNet, *, method: str = "astar", weight: float = 0.6, batch: int = 100,
-                 width: int = 1000, max_expansions: int = 20_000, max_seconds: float = 20.0,
+    def __init__(self, net: ValueNet, *, method: str = "astar", weight: float = 0.8, batch: int = 300,
+                 width: int = 1000, max_expansions: int = 60_000, max_seconds: float = 30.0,
                  name: str = "deepcube") -> None:
         if method not in SEARCH_METHODS:
             raise ValueError(f"unknown search method {method!r}; expected one of {SEARCH_METHODS}")

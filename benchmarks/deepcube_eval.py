@@ -79,11 +79,11 @@ def value_table(net, per_depth: int, seed: int) -> list[str]:
     return lines
 
 
-def search_table(net, per_depth: int, method: str, **options) -> list[str]:
+def search_table(net, per_depth: int, method: str, depths: tuple[int, ...] = CERTIFIED_DEPTHS, **options) -> list[str]:
     lines = ["| depth | solved | mean plan length (optimal = depth) | mean expansions | mean seconds | max seconds |",
              "|---:|---:|---:|---:|---:|---:|"]
     agent = DeepCubeAgent(net, method=method, **options)
-    for d in CERTIFIED_DEPTHS:
+    for d in depths:
         states = certified(d, per_depth)
         solved, lengths, expansions, seconds = 0, [], [], []
         for s in states:
@@ -130,8 +130,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-search", action="store_true")
     parser.add_argument("--method", choices=("astar", "beam"), default="astar")
-    parser.add_argument("--max-expansions", type=int, default=20_000)
-    parser.add_argument("--max-seconds", type=float, default=20.0)
+    parser.add_argument("--max-expansions", type=int, default=60_000)
+    parser.add_argument("--max-seconds", type=float, default=30.0)
+    parser.add_argument("--weight", type=float, default=0.8, help="A*'s weight on g")
+    parser.add_argument("--batch", type=int, default=300, help="A*'s nodes expanded at once")
+    parser.add_argument("--width", type=int, default=1000, help="beam width")
+    parser.add_argument("--depths", default=",".join(map(str, CERTIFIED_DEPTHS)), help="search: the certified depths")
     parser.add_argument("--run", type=Path, default=None, help="summarise a stored deepcube run instead")
     args = parser.parse_args()
     if args.run is not None:
@@ -143,8 +147,12 @@ def main() -> None:
     print("\n".join(value_table(net, args.per_depth, args.seed)))
     if not args.no_search:
         print()
-        print("\n".join(search_table(net, args.per_depth, args.method, max_expansions=args.max_expansions,
-                                     max_seconds=args.max_seconds)))
+        depths = tuple(int(d) for d in args.depths.split(","))
+        print(f"search: {args.method}, weight {args.weight}, batch {args.batch}, width {args.width}, at most "
+              f"{args.max_expansions} expansions and {args.max_seconds} s, 20 moves")
+        print("\n".join(search_table(net, args.per_depth, args.method, depths, max_expansions=args.max_expansions,
+                                     max_seconds=args.max_seconds, weight=args.weight, batch=args.batch,
+                                     width=args.width)))
     load = os.getloadavg()
     print(f"\nCPU: {_cpu()}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {platform.python_version()}")
 
