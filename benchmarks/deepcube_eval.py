@@ -128,7 +128,8 @@ def main() -> None:
     parser.add_argument("--weights", type=Path, default=None, help="a value.npz (default: the shipped network)")
     parser.add_argument("--per-depth", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-search", action="store_true")
+    parser.add_argument("--no-search", action="store_true", help="the value table only")
+    parser.add_argument("--no-value", action="store_true", help="the search table only")
     parser.add_argument("--method", choices=("astar", "beam"), default="astar")
     parser.add_argument("--max-expansions", type=int, default=60_000)
     parser.add_argument("--max-seconds", type=float, default=30.0)
@@ -144,7 +145,8 @@ def main() -> None:
     net = load_value_net(args.weights)
     print(f"network: {args.weights or 'shipped'}; trained {net.meta.get('step', '?')} steps, "
           f"{net.meta.get('train_seconds', '?')} s; {net.parameters:,} parameters")
-    print("\n".join(value_table(net, args.per_depth, args.seed)))
+    if not args.no_value:
+        print("\n".join(value_table(net, args.per_depth, args.seed)))
     if not args.no_search:
         print()
         depths = tuple(int(d) for d in args.depths.split(","))
