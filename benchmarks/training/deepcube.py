@@ -334,7 +334,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
-    return run_program("deepcube", PROG, argv, args.out, lambda session: train(args, session))
+    resume = argv if "--resume" in argv else [*argv, "--resume"]  # the command a stopped run's last line gives
+    return run_program("deepcube", PROG, resume, args.out, lambda session: train(args, session))
 
 
 if __name__ == "__main__":
