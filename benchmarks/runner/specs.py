@@ -2,7 +2,8 @@
 
 Built-in agents: ``random``, ``blind``, ``prober``, ``greedy``, ``solver`` (the scripted baselines of
 :mod:`cubebench.agents.scripted`), ``mlp`` or ``mlp:<checkpoint>`` (the RL policy of
-``cubebench.agents.rl``, imported only when asked for), ``local`` or ``local:<gguf>``
+``cubebench.agents.rl``, imported only when asked for), ``deepcube`` or ``deepcube:<weights.npz>`` (search over a learned
+cost-to-go, :mod:`cubebench.agents.deepcube_agent`), ``local`` or ``local:<gguf>``
 (the embedded SmolLM2 model behind a ReAct/CodeAct agent), ``hf:<path>`` (a Hugging Face model
 run in-process through transformers), ``sft`` (SmolLM2-135M-Instruct with the shipped LoRA adapter,
 fine-tuned as the compact policy: ``hf:<the adapter>`` played in the ``policy`` style).  Model endpoints:
@@ -17,7 +18,7 @@ Question suites are answered, not played: :meth:`AgentFactory.new_answerer` make
 answerer per item (:mod:`cubebench.agents.answerers`): ``oracle`` (the gold in the strict format:
 the calibration ceiling, for question suites only), ``random`` (a uniform answer in the format),
 or a model spec (the same clients, budgets and retries as the episode agents; the budget is per
-item).  The other scripted agents and ``mlp`` act on a cube and answer no questions.
+item).  The other scripted agents, ``mlp`` and ``deepcube`` act on a cube and answer no questions.
 
 Multi-agent suites are played by teams: :meth:`AgentFactory.new_seats` gives every seat of a game its
 own fresh player: a :class:`~cubebench.agents.seats.ModelSeat` per seat for a model spec (each seat its
@@ -35,6 +36,8 @@ from typing import Any, Callable, Collection
 from cubebench.agents.answerers import Answerer, ModelAnswerer, OracleAnswerer, RandomAnswerer
 from cubebench.agents.base import Agent
 from cubebench.agents.codeact import CodeActAgent
+from cubebench.agents.deepcube_agent import DeepCubeAgent
+from cubebench.agents.deepcube_net import DEEPCUBE_WEIGHTS, ValueNet, load_value_net
 from cubebench.agents.llm import PROVIDERS, Budget, ModelError, RetryPolicy, make_client
 from cubebench.agents.policy import PolicyAgent
 from cubebench.agents.react import ReActAgent
@@ -45,7 +48,8 @@ from cubebench.envs.games import GAMES
 from cubebench.extras import install_hint
 from cubebench.tiers import TIER_SPECS
 
-from .trained import SHIPPED_SFT, Training, adapter_training, mlp_training, policy_sft_training, training_from_dict
+from .trained import (SHIPPED_SFT, Training, adapter_training, deepcube_training, mlp_training, policy_sft_training,
+                      training_from_dict)
 
 STYLES = ("react", "codeact", "policy")
 SFT = "sft"
@@ -85,6 +89,8 @@ AGENT_KINDS: tuple[AgentKind, ...] = (
     AgentKind("scripted", SCRIPTED_AGENTS, (), ("episodes",), "a scripted agent", ", ".join(SCRIPTED_AGENTS)),
     AgentKind("rl", ("mlp",), ("mlp",), ("episodes",), "the MLP policy", "mlp[:CKPT]",
               trained=lambda spec: _mlp_training(spec)),
+    AgentKind("search", ("deepcube",), ("deepcube",), ("episodes",), "the DeepCubeA-style search agent",
+              "deepcube[:WEIGHTS.npz]", trained=lambda spec: _deepcube_training(spec)),
     AgentKind("answerer", ("oracle", "random"), (), ("questions",), "a question answerer", "oracle, random"),
     AgentKind("team", ("perfect", "silent", "random"), (), ("multi",), "a calibration team",
               "the calibration teams perfect, silent, random"),
@@ -196,6 +202,17 @@ def _mlp_training(spec: str) -> Training:
     return mlp_training(meta if isinstance(meta, dict) else {}, str(path))
 
 
+def _deepcube_training(spec: str) -> Training:
+    """The deepcube network's training, from its weights file's record (NumPy reads it)."""
+    path = Path(spec.partition(":")[2] or DEEPCUBE_WEIGHTS)
+    try:
+        meta = load_value_net(path).meta
+    except ValueError as err:
+        return Training(by="cubebench.training.deepcube", on=f"{path} does not read ({err})", metric="quarter",
+                        depths=(), source=str(path))
+    return deepcube_training(meta, str(path))
+
+
 def default_style(spec: str) -> str:
     """The style a spec plays in when none is asked for: ``policy`` for ``sft``, ``react`` otherwise."""
     return "policy" if spec == SFT else "react"
@@ -234,7 +251,8 @@ class AgentSpec:
 
     @property
     def kind(self) -> str:
-        """The name of its own kind (:data:`AGENT_KINDS`): ``scripted``, ``rl``, ``answerer``, ``team`` or ``model``."""
+        """The name of its own kind (:data:`AGENT_KINDS`): ``scripted``, ``rl``, ``search``, ``answerer``, ``team`` or
+        ``model``."""
         return self._kinds()[0].name
 
     def kind_for(self, protocol: str) -> str | None:
@@ -295,18 +313,22 @@ class AgentFactory:
         if self.kind == "rl":
             self._rl_builder = _rl_builder()
             self._check_rl()
+        elif self.kind == "search":
+            self._value_net = self._load_value_net()
         elif self.kind == "model":
             self._check_model()
 
     @property
     def tiers(self) -> tuple[str, ...] | None:
-        """The tiers this agent can play (``None``: all); the MLP policy reads the one-hot state only."""
-        return tuple(name for name, spec in TIER_SPECS.items() if "onehot" in spec.forms) if self.kind == "rl" else None
+        """The tiers this agent can play (``None``: all); the MLP policy and deepcube read the one-hot state only."""
+        if self.kind not in ("rl", "search"):
+            return None
+        return tuple(name for name, spec in TIER_SPECS.items() if "onehot" in spec.forms)
 
     @property
     def symbolic_obs_format(self) -> str:
         """What the symbolic tier shows this agent: the one-hot array to a policy net, text otherwise."""
-        return "onehot" if self.kind == "rl" else "text"
+        return "onehot" if self.kind in ("rl", "search") else "text"
 
     def new(self, seed: int | None = None) -> Agent:
         """A fresh agent for one episode (close it afterwards if it has ``close``)."""
@@ -315,6 +337,8 @@ class AgentFactory:
         if self.kind == "rl":
             checkpoint = self.spec.spec.partition(":")[2] or None
             return self._rl_builder(checkpoint, seed=seed)
+        if self.kind == "search":
+            return DeepCubeAgent(self._value_net)
         if self.kind != "model":  # the oracle answers questions, teams play games: neither plays an episode
             raise AgentSpecError(f"{self.spec.spec!r} plays no episodes (the oracle answers question suites, the "
                                  "teams play multi-agent suites); use solver for an episode suite's ceiling")
@@ -360,6 +384,13 @@ class AgentFactory:
         except Exception as err:  # noqa: BLE001 - any failure to load is a configuration error
             raise AgentSpecError(f"cannot load the mlp policy ({checkpoint or 'shipped checkpoint'}): "
                                  f"{type(err).__name__}: {err}") from None
+
+    def _load_value_net(self) -> ValueNet:
+        """The deepcube network, loaded once now (so a missing weights file fails before the run starts)."""
+        try:
+            return load_value_net(self.spec.spec.partition(":")[2] or None)
+        except ValueError as err:
+            raise AgentSpecError(f"cannot load the deepcube network: {err}") from None
 
     def _check_prompts(self) -> None:
         """Custom prompts are for model agents, and the template must format (before the run starts)."""

@@ -13,6 +13,8 @@ Where it is read from (the runner may not import ``cubebench.training``: it read
   ``policy_grpo``, ``react_sft``, ``react_grpo``; a GRPO adapter adds the SFT adapter it started from);
 * ``mlp``: the checkpoint's ``meta`` (its curriculum's frontier, and the shipped sets it was measured on while
   training: ``cubebench.training.rl.train`` keeps ``best.pt`` by them, so a ``best.pt`` was chosen on them);
+* ``deepcube``: the ``meta`` record of its weights file (``cubebench.training.deepcube`` writes it: the walks' longest
+  length, steps and batch);
 * ``sft``: the shipped adapter's ``training.json`` when the package carries one, else :data:`SHIPPED_SFT`, the
   manifest ``policy_sft`` wrote for the run that made it (docs/training.md: its defaults, seed 0).
 """
@@ -24,8 +26,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-__all__ = ["Training", "SHIPPED_SFT", "ALL_PUBLIC_BELOW", "adapter_training", "mlp_training", "training_from_dict",
-           "depth_list"]
+__all__ = ["Training", "SHIPPED_SFT", "ALL_PUBLIC_BELOW", "adapter_training", "mlp_training", "deepcube_training",
+           "training_from_dict", "depth_list"]
 
 ALL_PUBLIC_BELOW = {"quarter": 4}
 """Per metric, the depth below which every position is a public (evaluated) one up to symmetry: a training path that
@@ -255,3 +257,24 @@ def mlp_training(meta: dict[str, Any], source: str) -> Training:
     return Training(by="the MLP's policy-gradient curriculum (cubebench.training.rl)", on=on, metric=metric,
                     depths=tuple(range(1, frontier + 1)), measured_on=tuple(evaluated),
                     selected=Path(source).name == "best.pt", source=source)
+
+
+# --- the deepcube value network -----------------------------------------------------------------------------------
+def deepcube_training(meta: dict[str, Any], source: str) -> Training:
+    """The deepcube network's training from its weights file's ``meta``: random quarter-turn walks of 1 to
+    ``max_depth`` turns from solved (a walk's length bounds its distance: every distance up to it may be in the data),
+    labelled by the network's own one-step lookahead, never by a solver.  Walks reach every position of the depths
+    under :data:`ALL_PUBLIC_BELOW`, so the public positions there are in its data."""
+    args: dict[str, Any] = meta["args"] if isinstance(meta.get("args"), dict) else {}
+    longest = args.get("max_depth")
+    if not isinstance(longest, int) or longest < 1:
+        return Training(by="cubebench.training.deepcube", on=f"random walks ({source} records no walk length)",
+                        metric="quarter", depths=(), source=source)
+    steps, batch = meta.get("step", "?"), args.get("batch", "?")
+    on = (f"{steps} steps of {batch} states drawn by random walks of 1 to {longest} quarter turns from solved, "
+          f"valued by approximate value iteration (the network's own one-step lookahead over the 12 quarter turns, "
+          f"{meta.get('target_updates', '?')} target refreshes; no solver labels)")
+    depths = tuple(range(1, longest + 1))
+    below = ALL_PUBLIC_BELOW["quarter"]
+    return Training(by="cubebench.training.deepcube (approximate value iteration)", on=on, metric="quarter",
+                    depths=depths, public=tuple(d for d in depths if d < below), source=source)
