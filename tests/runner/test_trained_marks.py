@@ -23,7 +23,7 @@ EXP1 = ["--suite", "exp1", "--tiers", "symbolic", "--depths", "1,4,8", "--no-pro
 
 
 def test_only_the_kinds_that_declare_training_mark_their_agents() -> None:
-    assert {kind.name for kind in AGENT_KINDS if kind.trained is not None} == {"rl", "model"}
+    assert {kind.name for kind in AGENT_KINDS if kind.trained is not None} == {"rl", "search", "model"}
     for spec in ("random", "solver", "blind", "oracle", "perfect", "openai:gpt-5", "anthropic:claude",
                  "local", "hf:/no/such/folder"):
         assert agent_training(spec) is None, spec
