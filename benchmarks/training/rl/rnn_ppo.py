@@ -39,6 +39,7 @@ from cubebench.engine.metric import METRICS
 from cubebench.engine.rewards import NATIVE_REWARDS, unalias_reward
 from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.envs.vector_env import CubeVectorEnv
+from cubebench.generators import Generator
 from cubebench.tiers import PARTIAL_TIERS
 
 from ..program import Session, run_program
@@ -230,14 +231,16 @@ def build(args: argparse.Namespace, policy: PartialViewPolicy | None = None) -> 
 
 def evaluate_partial(policy: PartialViewPolicy | None, tier: str, depths: Sequence[int], episodes: int,
                      seed: int = PARTIAL_EVAL_SEED, budget: int = INTERACTION_STEPS, metric: str = "quarter",
-                     greedy: bool = True) -> dict[str, float]:
+                     greedy: bool = True, generator: Generator | None = None) -> dict[str, float]:
     """Pass rate per depth (``pass/dD``): ``episodes`` fresh starts of each depth (sub-env ``i`` seeded ``seed +
-    10_000 D + i``, scrambles of ``D`` turns), each played once for at most ``budget`` steps, view rotations
-    included.  ``policy=None`` plays uniformly random actions (chance); ``greedy=False`` samples the policy."""
+    10_000 D + i``; scrambles of ``D`` turns, or what ``generator`` draws, e.g.
+    :class:`~cubebench.generators.CertifiedGenerator`'s starts at distance exactly ``D``), each played once for at
+    most ``budget`` steps, view rotations included.  ``policy=None`` plays uniformly random actions (chance);
+    ``greedy=False`` samples the policy."""
     out = {}
     for depth in depths:
         env = CubeVectorEnv(episodes, tier=tier, obs_format="indices", depth=depth, max_steps=budget, metric=metric,
-                            autoreset_mode=AutoresetMode.SAME_STEP)
+                            autoreset_mode=AutoresetMode.SAME_STEP, generator=generator)
         obs, _ = env.reset(seed=seed + 10_000 * depth)
         prev = np.full(episodes, -1, dtype=np.int64)
         memory = policy.initial_memory(episodes) if policy is not None else None
