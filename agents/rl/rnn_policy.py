@@ -19,7 +19,6 @@ crosses an episode boundary.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -142,8 +141,7 @@ def save_rnn_checkpoint(policy: PartialViewPolicy, path: str | Path, meta: dict[
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().clone() for k, v in policy.state_dict().items()}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # beside it, so the rename is atomic
     try:
         torch.save({"format": RNN_CHECKPOINT_FORMAT, "config": policy.config(), "state_dict": state,
                     "meta": meta or {}}, tmp)
