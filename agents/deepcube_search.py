@@ -79,7 +79,9 @@ class _Nodes:
         while self.size + n > len(self.g):
             cap = 2 * len(self.g)
             self.states = np.resize(self.states, (cap, 54))
-            self.g, self.parent, self.action = (np.resize(a, cap) for a in (self.g, self.parent, self.action))
+            self.g = np.resize(self.g, cap).astype(np.int32, copy=False)
+            self.parent = np.resize(self.parent, cap).astype(np.int64, copy=False)
+            self.action = np.resize(self.action, cap).astype(np.int8, copy=False)
         idx = np.arange(self.size, self.size + n)
         self.states[idx], self.g[idx], self.parent[idx], self.action[idx] = states, g, parent, action
         self.size += n

@@ -35,7 +35,7 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 from cubebench.agents.rl.rnn_policy import MEMORIES, PartialViewPolicy, policy_from_config, save_rnn_checkpoint
-from cubebench.engine.metric import METRICS
+from cubebench.engine.metric import METRICS, Metric
 from cubebench.engine.rewards import NATIVE_REWARDS, unalias_reward
 from cubebench.envs.cube_env import INTERACTION_STEPS
 from cubebench.envs.vector_env import CubeVectorEnv
@@ -102,7 +102,7 @@ class RecurrentPPO(PPO):
 
     def __init__(self, policy: PartialViewPolicy, env: CubeVectorEnv, curriculum: DepthCurriculum,
                  cfg: PPOConfig, seed: int = 0, horizon: int = 0) -> None:
-        super().__init__(policy, env, curriculum, cfg, seed, horizon)  # the base takes any nn.Module
+        super().__init__(policy, env, curriculum, cfg, seed, horizon)  # type: ignore[arg-type]  # its update is ours
         self.net = policy
         self.seed = seed
         self.memory = policy.initial_memory(env.num_envs)
@@ -213,7 +213,7 @@ def make_policy(args: argparse.Namespace) -> PartialViewPolicy:
     """A fresh policy for the tier and metric of ``args`` (seeded by ``--seed``)."""
     torch.manual_seed(args.seed)
     probe = CubeVectorEnv(1, tier=args.tier, obs_format="indices", metric=args.metric)
-    return PartialViewPolicy(probe.single_observation_space.shape[0], probe.action_names, args.memory, args.hidden,
+    return PartialViewPolicy(int(np.prod(probe.single_observation_space.shape or (0,))), probe.action_names, args.memory, args.hidden,
                              args.stack)
 
 
@@ -230,7 +230,7 @@ def build(args: argparse.Namespace, policy: PartialViewPolicy | None = None) -> 
 
 
 def evaluate_partial(policy: PartialViewPolicy | None, tier: str, depths: Sequence[int], episodes: int,
-                     seed: int = PARTIAL_EVAL_SEED, budget: int = INTERACTION_STEPS, metric: str = "quarter",
+                     seed: int = PARTIAL_EVAL_SEED, budget: int = INTERACTION_STEPS, metric: Metric = "quarter",
                      greedy: bool = True, generator: Generator | None = None) -> dict[str, float]:
     """Pass rate per depth (``pass/dD``): ``episodes`` fresh starts of each depth (sub-env ``i`` seeded ``seed +
     10_000 D + i``; scrambles of ``D`` turns, or what ``generator`` draws, e.g.
