@@ -175,11 +175,14 @@ def test_react_agent_plays_a_short_episode_on_the_local_model() -> None:
 @pytest.mark.llm_local
 @REAL
 def test_cubebench_run_local_plays_a_smoke_suite_and_a_multi_agent_game(tmp_path: Path,
-                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+                                                                        capsys: pytest.CaptureFixture[str],
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The README's local command, two episodes played at once on the batched model; then both seats of an
     observer-actor game.  No call fails; what the model says is its own."""
     from cubebench.runner.cli import main
     from cubebench.runner.store import open_run
+
+    monkeypatch.setattr(local, "_ANNOUNCED", set())  # as in a fresh process: another test may have loaded it here
 
     run = tmp_path / "l.sqlite"
     assert main(["run", "--suite", "smoke", "--tiers", "symbolic", "--agent", "local", "--limit", "2",
