@@ -27,7 +27,7 @@ from cubebench.runner.protocols.episodes.exploration import FirstTurn, first_tur
 from cubebench.runner.report import build_report, text_report
 from cubebench.runner.store import open_run
 from cubebench.tiers import PARTIAL_TIERS, TIER_SPECS
-from helpers import needs
+from helpers import edit_record, needs
 
 TITLE = "Exploration before the first face turn (partial tiers)"
 
@@ -127,6 +127,19 @@ def test_the_solver_looks_at_every_face_before_it_turns(tmp_path: Path) -> None:
         ["sparse reward, basic tools", "Vertex", "long", "1", f"{vertex} ({vertex:.1f})", "6.0", "1.0", ".00 (0)"],
     ]
     assert "Face shows 1; Vertex shows 3" in table.note
+
+
+def test_a_record_holding_an_action_no_env_has_is_left_out_and_named(tmp_path: Path) -> None:
+    run = _run(tmp_path, _suite(tmp_path, ["face"]), "solver")
+    key = "face/d1/i00/none/basic"
+
+    def slice_move(record: dict[str, Any]) -> None:
+        record["steps"][0]["tool_calls"][0]["actions"] = ["M"]
+
+    edit_record(run, key, slice_move)
+    report, text, _ = _report(run)
+    assert report.exploration is not None and [row[2:4] for row in report.exploration.rows] == [["long", "1"]]
+    assert f"1 episode(s) left out, the first: {key} ('M' is not an action of a CubeBench env" in text
 
 
 def test_symbolic_runs_and_runs_with_nothing_finished_have_no_exploration_table(tmp_path: Path) -> None:
