@@ -7,7 +7,8 @@ rotations taken before its first face turn and how many of the cube's six faces 
 An agent is shown the cube at the start of each interaction step, after all of the previous step's actions: a
 step that rotates twice (``rotate("y y")``, or a CodeAct block's two calls) shows one view, not two, and
 rotations made in the step of the first turn show nothing before it.  (The ideal setting's ``solve_current()``
-counts every orientation passed through as seen: that is what the solver reads, not what the agent was shown.)
+counts every orientation the cube passed through, within a step too: it asks what was in view, this table what the
+agent was shown.)
 
 The held orientation is the engine's: each action's move-table row applied to a state, the faces in view read off
 its centres as the episode's toolbox reads them (:class:`~cubebench.agents.tools.Toolbox`).  The count starts from
