@@ -65,7 +65,8 @@ def test_html_report_shows_its_tables_and_plots(tmp_path: Path, run: Path) -> No
     assert main(["report", str(run), "--html", str(page)]) == 0
     dom, img = render(tmp_path, page, "1200,2200")
     assert "Pass rate by tier and horizon" in dom and "Failure attribution" not in dom
-    assert dom.count('<table class="results">') == 2 and "solver: ideal solver" in dom
+    assert dom.count('<table class="results">') == 3 and "solver: ideal solver" in dom
+    assert "Exploration before the first face turn (partial tiers)" in dom  # the Face episodes' table, after the two
     assert img.std() > 10  # not a blank page
     assert pixels_near(img, (0xee, 0xf2, 0xf7), 2) > 2000  # the tables' header cells
     for colour in ((0x55, 0xa8, 0x68), (0xdd, 0x84, 0x52)):  # the Face and Visual lines of the depth plot
