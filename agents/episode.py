@@ -244,6 +244,7 @@ def run_episode(
         return _finish(record, toolbox, started, errored=True)
     feedback, last_reward, errors_in_row, failed = "Initial observation.", None, 0, False
     for step in range(max_steps):
+        toolbox.show()
         text, image = _observation_view(toolbox.obs, tier, letters)
         # tool results and code output may carry lone surrogates: the model is shown them escaped, as stored
         observation = Observation(step=step, steps_left=max_steps - step, text=safe_text(f"{feedback}\n{text}".strip()),

@@ -13,9 +13,12 @@ parameters and the texts models read about them are the registry's
   exactly the 54-character string the agent passes;
 - ``ideal``: basic + ``solve_current()``, the solver run on the true state.
   Under partial views it sees only what the agent has seen: it answers once
-  every face has been in view since the last face turn (rotations reveal
-  faces; a face turn changes faces out of view, so they must be looked at
-  again), and otherwise says how many faces are still unseen.
+  every face has been shown to the agent since the last face turn, and
+  otherwise says how many faces are still unseen.  A face is shown by an
+  observation (:meth:`Toolbox.show`, at the start of each interaction step),
+  not by a rotation inside a step: ``rotate("x z2")`` passes views the agent
+  never sees.  A face turn changes faces out of view, so they must be shown
+  again.
 
 Each tool is the method ``_tool_<name>`` taking the registry's parameters
 (``tests/agents/test_tool_registry.py`` holds them to it).
@@ -135,6 +138,10 @@ class Toolbox:
             raise
         return record.result
 
+    def show(self) -> None:
+        """The agent is shown the current observation: the faces in view count as seen (for ``solve_current``)."""
+        self._seen |= self._visible()
+
     def take_calls(self) -> list[ToolCall]:
         """The calls recorded since the last take (one interaction step's worth)."""
         calls, self.calls = self.calls, []
@@ -251,10 +258,9 @@ class Toolbox:
     def _count(self, action: int) -> None:
         if action < self.core.n_turns:
             self.moves += 1
-            self._seen = self._visible()
+            self._seen = set()  # the turn changed stickers out of view: seen again only when shown again
         else:
             self.rotations += 1
-            self._seen |= self._visible()
 
     def _describe(self, done: list[str], asked: int, reward: float, refused: str) -> str:
         text = f"Executed {' '.join(done)} ({len(done)} action{'s' if len(done) != 1 else ''})." if done \

@@ -148,6 +148,7 @@ def replay_trace(spec: EpisodeSpec, settings: PlaySettings, messages: Sequence[M
         for k, reply in enumerate(replies):
             if tools.over:
                 return f"reply {k} comes after the episode ended"
+            tools.show()  # each reply answers an observation
             try:
                 tools.invoke(*parse_action(reply if isinstance(reply, str) else _text_of(reply)))
             except (ActionParseError, ToolError) as err:

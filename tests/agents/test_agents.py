@@ -17,6 +17,7 @@ from cubebench.agents.records import EpisodeRecord
 from cubebench.agents.scripted import GreedyAgent, ProberAgent, RandomAgent, SolverAgent
 from cubebench.agents.tools import Toolbox, ToolError, tools_for
 from cubebench.engine import SOLVED, kernels, to_facelets
+from cubebench.tiers import tier_spec
 from cubebench.wrappers.reward_wrappers import PotentialReward
 
 
@@ -98,16 +99,30 @@ def test_standard_solver_reports_validation_errors() -> None:
 def test_ideal_solver_needs_exploration_under_partial_views() -> None:
     tb = toolbox("face", "ideal", scramble="R U F")
     assert "5 face(s) are still unseen" in tb.call("solve_current")
-    for view in ("y", "y", "y", "x", "x2"):
+    for view in ("y", "y", "y", "x", "x2"):  # one look a step: each view is shown at the next step's start
         tb.call("rotate", [view])
+        tb.show()
     solution = tb.call("solve_current")
     assert not solution.startswith("Error")
     tb.call("move", ["U"])  # a face turn changes faces out of view
-    assert "still unseen" in tb.call("solve_current")
+    assert "6 face(s) are still unseen" in tb.call("solve_current")
+    tb.show()
+    assert "5 face(s) are still unseen" in tb.call("solve_current")
     vertex = toolbox("vertex", "ideal", scramble="R U F")
     assert "3 face(s) are still unseen" in vertex.call("solve_current")
-    vertex.call("rotate", ["x z2"])
+    vertex.call("rotate", [tier_spec("vertex").looks[0]])
+    vertex.show()
     assert not vertex.call("solve_current").startswith("Error")
+
+
+@pytest.mark.parametrize("tier,views", [("vertex", "x z2"), ("vertex", "x x z2"), ("face", "y y y x x2")])
+def test_views_passed_inside_one_step_are_not_seen(tier: str, views: str) -> None:
+    """A blind rotation sequence sweeps every face past the view within one step, but the agent is shown only
+    where it ends: the ideal solver still refuses (a model must look, not recite a sweep)."""
+    tb = toolbox(tier, "ideal", scramble="R U F")
+    shown_at_start = len(tb._visible())
+    tb.call("rotate", [views])
+    assert f"{6 - shown_at_start} face(s) are still unseen" in tb.call("solve_current")
 
 
 @pytest.mark.parametrize("tier", ["symbolic", "face"])
