@@ -33,8 +33,6 @@ def report_html(report: Report, with_plots: bool = True) -> str:
     parts = [f"<h1>CubeBench report: {html.escape(report.suite['name'])} &middot; {html.escape(report.agent)}</h1>",
              f'<table class="facts"><tbody>{facts}</tbody></table>']
     parts += [render_html(t) for t in report.tables] if report.rows else [f"<p>No finished {report.unit}s yet.</p>"]
-    if report.exploration is not None:
-        parts.append(render_html(report.exploration))
     if with_plots and report.kind.plots:  # the plots draw episode pass rates
         parts.append("<h2>Plots</h2>" + _plots_html(report))
     versions = ", ".join(f"{k} {v}" for k, v in report.versions.items())

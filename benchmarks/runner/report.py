@@ -13,7 +13,6 @@ from typing import Any
 from .aggregate import cell_of
 from .failures import error_cause, nothing_evaluated, nothing_evaluated_text
 from .protocols import RunProtocol, protocol_named
-from .protocols.episodes.exploration import exploration_table
 from .rows import StoredRow
 from .specs import recorded_training
 from .store import UNNAMED_PROTOCOL, RunStore
@@ -51,9 +50,6 @@ class Report:
     """The depths the run planned (what the training mark compares with its training data)."""
     wall_s: float | None = None
     """The wall time of the run's sessions (:meth:`~.store.RunStore.wall_seconds`); ``None``: no session recorded."""
-    exploration: Table | None = None
-    """Episode runs with partial-tier episodes: how much each looked before its first face turn
-    (:mod:`.protocols.episodes.exploration`); ``None`` otherwise."""
 
     @property
     def evaluated_nothing(self) -> bool:
@@ -135,7 +131,7 @@ def build_report(store: RunStore) -> Report:
                   notes=store.get_meta("instance_notes", []), protocol=store.protocol,
                   instance_draw=store.get_meta("instance_draw"),
                   uncounted=protocol.uncounted(store), wall_s=store.wall_seconds(),
-                  training=recorded_training(store), exploration=exploration_table(store, rows),
+                  training=recorded_training(store),
                   depths=tuple(sorted({int(s.cell()[1]) for s in store.plan()})),
                   first_error=error_cause(store.record(first)) if first is not None else None)
 
@@ -145,8 +141,6 @@ def text_report(report: Report) -> str:
     parts = [_facts_text(report.summary())]
     if report.rows:
         parts += [render_text(t) for t in report.tables]
-        if report.exploration is not None:
-            parts.append(render_text(report.exploration))
     else:
         parts.append(f"No finished {report.unit}s yet.")
     return "\n\n".join(parts)

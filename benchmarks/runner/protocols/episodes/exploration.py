@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from typing import Iterable, Sequence, cast
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -30,12 +30,11 @@ from cubebench.engine.facelets import CENTRES, FACES
 from cubebench.tiers import TIER_SPECS, tier_spec, tier_title
 
 from ...aggregate import ordered
-from ...rows import StoredRow
 from ...store import RunStore
 from ...tables import Table, short_number
 from .plan import EpisodeRow
 from .report import condition_label, conditions
-from .suite import TIER_NAMES, Suite
+from .suite import TIER_NAMES
 
 
 @dataclass(frozen=True)
@@ -84,14 +83,11 @@ def executed_actions(record: EpisodeRecord) -> list[list[str]]:
     return [[a for call in step.tool_calls for a in call.actions] for step in record.steps]
 
 
-def exploration_table(store: RunStore, rows: Sequence[StoredRow]) -> Table | None:
+def exploration_table(store: RunStore, rows: Sequence[EpisodeRow]) -> Table | None:
     """Per condition, partial tier and horizon: the rotations before the first face turn, the faces seen then,
-    the share that saw all six and the share that never turned a face; ``None`` for a run of another protocol or
-    with no finished partial-tier episode.  Error episodes are left out: they may have stopped before acting."""
-    if store.protocol != Suite.protocol:
-        return None
-    partial = [r for r in cast(Sequence[EpisodeRow], rows)
-               if r.tier in TIER_SPECS and tier_spec(r.tier).partial and r.status != "error"]
+    the share that saw all six and the share that never turned a face; ``None`` for a run with no finished
+    partial-tier episode.  Error episodes are left out: they may have stopped before acting."""
+    partial = [r for r in rows if r.tier in TIER_SPECS and tier_spec(r.tier).partial and r.status != "error"]
     if not partial:
         return None
     found: dict[tuple[str, str, str, str], list[FirstTurn]] = {}

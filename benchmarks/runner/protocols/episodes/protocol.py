@@ -24,6 +24,7 @@ from ...suite_fields import SuiteError
 from ...tables import Table
 from ..run_protocol import RunProtocol
 from .attribution import attribute
+from .exploration import exploration_table
 from .floors import blind_floor, run_rules
 from .instances import check_classes, instance_draw, resolve_source, source_notes
 from .plan import EpisodeRow, EpisodeSpec, plan_episodes
@@ -163,7 +164,8 @@ def horizon_rates(rows: list[Any], order: list[str]) -> str:
 
 
 def episode_tables(store: Any, suite: dict[str, Any], rows: list[Any]) -> list[Table]:
-    """The paper's tables: pass rate by tier and horizon, by depth, and the failure attribution."""
+    """The paper's tables: pass rate by tier and horizon, by depth, and the failure attribution; then, for the
+    partial tiers, how much the agent looked before its first face turn."""
     horizons = list(suite.get("horizons", {"short": [], "long": []}))
     agent = store.get_meta("config")["agent"]["spec"]
     floor = blind_floor(store) if rows else None
@@ -171,6 +173,9 @@ def episode_tables(store: Any, suite: dict[str, Any], rows: list[Any]) -> list[T
     attribution = attribute(store, rows)
     if attribution:
         tables.append(attribution_table(attribution, horizons))
+    exploration = exploration_table(store, rows)
+    if exploration is not None:
+        tables.append(exploration)
     return tables
 
 
