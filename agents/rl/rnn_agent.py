@@ -28,12 +28,16 @@ from cubebench.tiers import TIER_SPECS, tier_spec
 from .rnn_policy import PartialViewPolicy, load_rnn_checkpoint
 
 CHECKPOINTS = Path(__file__).with_name("checkpoints")
-SHIPPED_RNN: dict[str, dict[str, Path]] = {
-    variant: {tier: CHECKPOINTS / f"rnn_{tier}_{variant}.pt" for tier in ("face", "vertex")}
-    for variant in ("gru", "stack1")}
-"""The shipped policies, per variant (``gru``: the recurrent one, ``rnn``; ``stack1``: the memoryless control,
-``rnn:stack1``) and tier: the ``last.pt`` of the training commands in docs/results/rl.md."""
-DEFAULT_VARIANT = "gru"
+SHIPPED_VARIANTS = ("gru", "stack1")
+"""The shipped variants: ``gru`` the recurrent policies (``rnn``), ``stack1`` the memoryless controls, frame stacks of
+one frame (``rnn:stack1``); each ships ``checkpoints/rnn_<tier>_<variant>.pt`` per tier, the ``last.pt`` of the
+training commands in docs/results/rl.md."""
+DEFAULT_RNN_VARIANT = "gru"
+
+
+def shipped_checkpoints(variant: str = DEFAULT_RNN_VARIANT) -> list[Path]:
+    """The shipped checkpoints of ``variant``, one per tier (each file says its tier)."""
+    return sorted(CHECKPOINTS.glob(f"rnn_*_{variant}.pt"))
 
 
 def checkpoint_tier(policy: PartialViewPolicy, meta: dict[str, Any], source: str) -> str:
@@ -51,8 +55,10 @@ def checkpoint_tier(policy: PartialViewPolicy, meta: dict[str, Any], source: str
 def load_tier_policies(checkpoint: str | Path | None = None) -> dict[str, tuple[PartialViewPolicy, dict[str, Any], str]]:
     """``{tier: (policy, meta, source)}``: the shipped GRU policies (``None`` or ``"gru"``), the shipped memoryless
     controls (``"stack1"``), or the one policy in the file ``checkpoint`` under the tier it was trained on."""
-    name = str(checkpoint) if checkpoint is not None else DEFAULT_VARIANT
-    paths = list(SHIPPED_RNN[name].values()) if name in SHIPPED_RNN else [Path(name)]
+    name = str(checkpoint) if checkpoint is not None else DEFAULT_RNN_VARIANT
+    paths = shipped_checkpoints(name) if name in SHIPPED_VARIANTS else [Path(name)]
+    if not paths:
+        raise ValueError(f"no shipped {name} checkpoint in {CHECKPOINTS}: the package is incomplete")
     out: dict[str, tuple[PartialViewPolicy, dict[str, Any], str]] = {}
     for path in paths:
         if not path.is_file():

@@ -47,7 +47,7 @@ from cubebench.agents.seats import ModelSeat
 from cubebench.agents.teams import Seat, perfect_team, random_team, silent_team
 from cubebench.envs.games import GAMES
 from cubebench.extras import install_hint
-from cubebench.tiers import TIER_SPECS
+from cubebench.tiers import TIER_SPECS, tier_names
 
 from .trained import (SHIPPED_SFT, Training, adapter_training, deepcube_training, mlp_training, policy_sft_training,
                       rnn_training, training_from_dict)
@@ -90,8 +90,9 @@ AGENT_KINDS: tuple[AgentKind, ...] = (
     AgentKind("scripted", SCRIPTED_AGENTS, (), ("episodes",), "a scripted agent", ", ".join(SCRIPTED_AGENTS)),
     AgentKind("rl", ("mlp",), ("mlp",), ("episodes",), "the MLP policy", "mlp[:CKPT]",
               trained=lambda spec: _mlp_training(spec)),
-    AgentKind("recurrent", ("rnn",), ("rnn",), ("episodes",), "the partial-view policy (Face and Vertex tiers)",
-              "rnn[:stack1|CKPT] (Face, Vertex)", trained=lambda spec: _rnn_training(spec)),
+    AgentKind("recurrent", ("rnn",), ("rnn",), ("episodes",),
+              f"the partial-view policy ({tier_names('partial', titled=True)} tiers)",
+              f"rnn[:stack1|CKPT] ({tier_names('partial', titled=True)})", trained=lambda spec: _rnn_training(spec)),
     AgentKind("search", ("deepcube",), ("deepcube",), ("episodes",), "the DeepCubeA-style search agent",
               "deepcube[:WEIGHTS.npz]", trained=lambda spec: _deepcube_training(spec)),
     AgentKind("answerer", ("oracle", "random"), (), ("questions",), "a question answerer", "oracle, random"),

@@ -22,7 +22,7 @@ from gymnasium.vector import AutoresetMode  # noqa: E402
 
 import cubebench  # noqa: E402
 from cubebench.agents.episode import run_episode  # noqa: E402
-from cubebench.agents.rl.rnn_agent import (SHIPPED_RNN, RecurrentAgent, load_tier_policies,  # noqa: E402
+from cubebench.agents.rl.rnn_agent import (CHECKPOINTS, RecurrentAgent, load_tier_policies,  # noqa: E402
                                            make_rnn_agent, visible_colours)
 from cubebench.envs.vector_env import CubeVectorEnv  # noqa: E402
 from cubebench.runner.cli import main  # noqa: E402
@@ -144,7 +144,7 @@ def _play_symbolic(agent: Any) -> Any:
 def test_a_missing_checkpoint_and_a_checkpoint_of_the_other_tier_are_refused(tmp_path: Path, capsys) -> None:
     with pytest.raises(AgentSpecError, match="no partial-view policy checkpoint at /no/such.pt"):
         make_agent("rnn:/no/such.pt")
-    face = str(SHIPPED_RNN["gru"]["face"])
+    face = str(CHECKPOINTS / "rnn_face_gru.pt")
     agent = make_agent(f"rnn:{face}")
     record = _play(agent, "face", 1, 0)
     assert record.solved
@@ -165,7 +165,7 @@ def test_the_shipped_checkpoints_are_the_documented_runs_last_checkpoints() -> N
     for (variant, tier), (update, steps) in expected.items():
         policy, meta, _ = load_tier_policies(variant)[tier]
         assert (meta["update"], meta["env_steps"], meta["args"]["tier"]) == (update, steps, tier)
-        assert policy.memory == ("gru" if variant == "gru" else "stack") and SHIPPED_RNN[variant][tier].stat().st_size < 2**20
+        assert policy.memory == ("gru" if variant == "gru" else "stack") and (CHECKPOINTS / f"rnn_{tier}_{variant}.pt").stat().st_size < 2**20
 
 
 @pytest.fixture(scope="module")
