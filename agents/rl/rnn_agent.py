@@ -23,6 +23,7 @@ import torch
 
 from cubebench.agents.base import Task, Turn
 from cubebench.agents.teams import read_view
+from cubebench.engine.facelets import N_STICKERS
 from cubebench.tiers import TIER_SPECS, tier_spec
 
 from .rnn_policy import PartialViewPolicy, load_rnn_checkpoint
@@ -81,8 +82,7 @@ def visible_colours(tier: str, observation: Any) -> np.ndarray:
     else:
         raise ValueError(f"the rnn agent reads the {tier} tier's text or image form, not an array of shape "
                          f"{np.asarray(observation).shape}")
-    view = SimpleNamespace(tier=tier, form=form, gather=np.arange(len(tier_spec("symbolic").visible)),
-                           visible=spec.visible)
+    view = SimpleNamespace(tier=tier, form=form, gather=np.arange(N_STICKERS), visible=spec.visible)  # the held cube
     return read_view(view, observation)[1]
 
 
