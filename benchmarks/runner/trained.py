@@ -265,7 +265,9 @@ def mlp_training(meta: dict[str, Any], source: str) -> Training:
 def rnn_training(checkpoints: list[tuple[str, dict[str, Any], str]]) -> Training:
     """The partial-view policies' training from each ``(tier, meta, source)`` checkpoint: recurrent PPO on that tier's
     view, from seeded random scrambles of 1 to its curriculum's frontier (certified by nothing: a scramble of d turns
-    lies at distance d or less), measured while training on seeded scrambles, never on the shipped sets."""
+    lies at distance d or less), measured while training on seeded scrambles, never on the shipped sets.  Every
+    position under :data:`ALL_PUBLIC_BELOW` lies in a public class, so its training data holds public positions at
+    those depths."""
     by = "cubebench.training.rl.rnn_ppo (recurrent PPO on the partial views)"
     parts, depths, metrics = [], set(), set()
     for tier, meta, source in checkpoints:
@@ -283,7 +285,9 @@ def rnn_training(checkpoints: list[tuple[str, dict[str, Any], str]]) -> Training
                      + f" on random scrambles of 1 to {frontier} {metric} turns (its depth curriculum's frontier "
                      f"when saved; max_depth {args.get('max_depth', '?')})")
     metric = metrics.pop() if len(metrics) == 1 else "quarter"
+    below = ALL_PUBLIC_BELOW.get(metric, 0)
     return Training(by=by, on="; ".join(parts), metric=metric, depths=tuple(sorted(depths)),
+                    public=tuple(d for d in sorted(depths) if d < below),
                     source=", ".join(source for _, _, source in checkpoints))
 
 

@@ -186,9 +186,10 @@ def test_runner_runs_under_both_rules_are_marked_trained_in_report_and_compare(r
             report = build_report(store)
             facts = dict(report.summary().rows)
             assert store.get_meta("config")["play"]["rules"] == rules
-        assert stored["depths"] == [1, 2, 3, 4] and stored["measured_on"] == []
+        assert stored["depths"] == [1, 2, 3, 4] and stored["measured_on"] == [] and stored["public"] == [1, 2, 3]
         assert "[trained on this environment, quarter-turn depths 1-4]" in facts["agent"]
         assert "rnn_ppo" in facts["trained"] and "random scrambles of 1 to 4 quarter turns" in facts["trained"]
+        assert "depths in its training data: 1, 2 (its training data holds the public positions" in facts["trained"]
         assert {getattr(r, "tier") for r in report.rows} == {"face", "vertex"}
         assert np.mean([r.solved for r in report.rows]) > 0.9  # depths 1-2
     text = render(compare_runs(list(runs.values())))
