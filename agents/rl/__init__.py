@@ -1,7 +1,8 @@
 """The MLP policy-gradient baseline as an agent: the policy network, its checkpoints, and the agent that plays it.
 
 The shipped checkpoint plays as an :class:`~cubebench.agents.base.Agent` through :func:`make_policy_agent`
-(the runner's ``mlp`` agent); :mod:`.evaluate` scores a policy on scrambles and the shipped sets.  Training it
+(the runner's ``mlp`` agent), the partial-view policies through :func:`make_rnn_agent` (``rnn``, :mod:`.rnn_agent`);
+:mod:`.evaluate` scores a policy on scrambles and the shipped sets.  Training it
 (PPO, REINFORCE, SB3, self-play) lives in ``cubebench.training.rl``.  Torch is needed (the ``rl`` extra); see
 docs/rl.md.  Names are imported on first use, so ``python -m cubebench.agents.rl.<module>`` runs each module
 exactly once.
@@ -15,6 +16,7 @@ from typing import Any
 _EXPORTS = {
     "MLPPolicy": "mlp_policy", "SHIPPED_CHECKPOINT": "mlp_policy", "load_checkpoint": "mlp_policy",
     "save_checkpoint": "mlp_policy", "PolicyAgent": "agent", "make_policy_agent": "agent",
+    "RecurrentAgent": "rnn_agent", "make_rnn_agent": "rnn_agent",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -2,8 +2,9 @@
 
 Built-in agents: ``random``, ``blind``, ``prober``, ``greedy``, ``solver`` (the scripted baselines of
 :mod:`cubebench.agents.scripted`), ``mlp`` or ``mlp:<checkpoint>`` (the RL policy of
-``cubebench.agents.rl``, imported only when asked for), ``deepcube`` or ``deepcube:<weights.npz>`` (search over a learned
-cost-to-go, :mod:`cubebench.agents.deepcube_agent`), ``local`` or ``local:<gguf>``
+``cubebench.agents.rl``, imported only when asked for), ``rnn``, ``rnn:stack1`` or ``rnn:<checkpoint>`` (the
+partial-view policies of the Face and Vertex tiers, :mod:`cubebench.agents.rl.rnn_agent`), ``deepcube`` or
+``deepcube:<weights.npz>`` (search over a learned cost-to-go, :mod:`cubebench.agents.deepcube_agent`), ``local`` or ``local:<gguf>``
 (the embedded SmolLM2 model behind a ReAct/CodeAct agent), ``hf:<path>`` (a Hugging Face model
 run in-process through transformers), ``sft`` (SmolLM2-135M-Instruct with the shipped LoRA adapter,
 fine-tuned as the compact policy: ``hf:<the adapter>`` played in the ``policy`` style).  Model endpoints:
@@ -18,7 +19,7 @@ Question suites are answered, not played: :meth:`AgentFactory.new_answerer` make
 answerer per item (:mod:`cubebench.agents.answerers`): ``oracle`` (the gold in the strict format:
 the calibration ceiling, for question suites only), ``random`` (a uniform answer in the format),
 or a model spec (the same clients, budgets and retries as the episode agents; the budget is per
-item).  The other scripted agents, ``mlp`` and ``deepcube`` act on a cube and answer no questions.
+item).  The other scripted agents, ``mlp``, ``rnn`` and ``deepcube`` act on a cube and answer no questions.
 
 Multi-agent suites are played by teams: :meth:`AgentFactory.new_seats` gives every seat of a game its
 own fresh player: a :class:`~cubebench.agents.seats.ModelSeat` per seat for a model spec (each seat its
@@ -46,10 +47,10 @@ from cubebench.agents.seats import ModelSeat
 from cubebench.agents.teams import Seat, perfect_team, random_team, silent_team
 from cubebench.envs.games import GAMES
 from cubebench.extras import install_hint
-from cubebench.tiers import TIER_SPECS
+from cubebench.tiers import TIER_SPECS, tier_names
 
 from .trained import (SHIPPED_SFT, Training, adapter_training, deepcube_training, mlp_training, policy_sft_training,
-                      training_from_dict)
+                      rnn_training, training_from_dict)
 
 STYLES = ("react", "codeact", "policy")
 SFT = "sft"
@@ -89,6 +90,9 @@ AGENT_KINDS: tuple[AgentKind, ...] = (
     AgentKind("scripted", SCRIPTED_AGENTS, (), ("episodes",), "a scripted agent", ", ".join(SCRIPTED_AGENTS)),
     AgentKind("rl", ("mlp",), ("mlp",), ("episodes",), "the MLP policy", "mlp[:CKPT]",
               trained=lambda spec: _mlp_training(spec)),
+    AgentKind("recurrent", ("rnn",), ("rnn",), ("episodes",),
+              f"the partial-view policy ({tier_names('partial', titled=True)} tiers)",
+              f"rnn[:stack1|CKPT] ({tier_names('partial', titled=True)})", trained=lambda spec: _rnn_training(spec)),
     AgentKind("search", ("deepcube",), ("deepcube",), ("episodes",), "the DeepCubeA-style search agent",
               "deepcube[:WEIGHTS.npz]", trained=lambda spec: _deepcube_training(spec)),
     AgentKind("answerer", ("oracle", "random"), (), ("questions",), "a question answerer", "oracle, random"),
@@ -202,6 +206,23 @@ def _mlp_training(spec: str) -> Training:
     return mlp_training(meta if isinstance(meta, dict) else {}, str(path))
 
 
+def _rnn_training(spec: str) -> Training:
+    """The partial-view policies' training, from their checkpoints' records (torch reads them)."""
+    checkpoint = spec.partition(":")[2] or None
+    by = "cubebench.training.rl.rnn_ppo (recurrent PPO on the partial views)"
+    try:
+        from cubebench.agents.rl.rnn_agent import load_tier_policies
+    except ImportError:
+        return Training(by=by, on="its checkpoints' records need torch to read", metric="quarter", depths=(),
+                        source=checkpoint or "the shipped checkpoints")
+    try:
+        policies = load_tier_policies(checkpoint)
+    except Exception as err:  # noqa: BLE001 - an unreadable checkpoint is the run's refusal to make, not this mark's
+        return Training(by=by, on=f"{checkpoint} does not read ({type(err).__name__})", metric="quarter", depths=(),
+                        source=str(checkpoint))
+    return rnn_training([(tier, meta, source) for tier, (_, meta, source) in policies.items()])
+
+
 def _deepcube_training(spec: str) -> Training:
     """The deepcube network's training, from its weights file's record (NumPy reads it)."""
     path = Path(spec.partition(":")[2] or DEEPCUBE_WEIGHTS)
@@ -251,8 +272,8 @@ class AgentSpec:
 
     @property
     def kind(self) -> str:
-        """The name of its own kind (:data:`AGENT_KINDS`): ``scripted``, ``rl``, ``search``, ``answerer``, ``team`` or
-        ``model``."""
+        """The name of its own kind (:data:`AGENT_KINDS`): ``scripted``, ``rl``, ``recurrent``, ``search``, ``answerer``,
+        ``team`` or ``model``."""
         return self._kinds()[0].name
 
     def kind_for(self, protocol: str) -> str | None:
@@ -268,7 +289,7 @@ class AgentSpec:
         if not kinds:
             names = ", ".join(dict.fromkeys(name for kind in AGENT_KINDS for name in kind.builtins))
             raise AgentSpecError(
-                f"unknown agent spec {self.spec!r}: use one of {names} (or mlp:<checkpoint>, "
+                f"unknown agent spec {self.spec!r}: use one of {names} (or mlp:<checkpoint>, rnn:<checkpoint>, "
                 "local:<model.gguf>), openai:<model>, anthropic:<model>, openai-compatible:<url>:<model> or "
                 "hf:<model folder, .gguf or adapter>")
         return kinds
@@ -284,9 +305,10 @@ class AgentSpec:
 
     @property
     def default_obs_format(self) -> str:
-        """``text`` for a model run on this machine (it reads no images) and for the policy style (it reads the
-        tier's text), ``image`` otherwise."""
-        return "text" if self.spec.partition(":")[0] in IN_PROCESS or self.style == "policy" else "image"
+        """``text`` for a model run on this machine (it reads no images), for the policy style (it reads the
+        tier's text) and for ``rnn`` (it reads the visible colours off the text), ``image`` otherwise."""
+        head = self.spec.partition(":")[0]
+        return "text" if head in IN_PROCESS or head == "rnn" or self.style == "policy" else "image"
 
     @property
     def default_concurrency(self) -> int:
@@ -313,6 +335,8 @@ class AgentFactory:
         if self.kind == "rl":
             self._rl_builder = _rl_builder()
             self._check_rl()
+        elif self.kind == "recurrent":
+            self._rnn_policies = _rnn_policies(spec.spec.partition(":")[2] or None)
         elif self.kind == "search":
             self._value_net = self._load_value_net()
         elif self.kind == "model":
@@ -320,7 +344,10 @@ class AgentFactory:
 
     @property
     def tiers(self) -> tuple[str, ...] | None:
-        """The tiers this agent can play (``None``: all); the MLP policy and deepcube read the one-hot state only."""
+        """The tiers this agent can play (``None``: all); the MLP policy and deepcube read the one-hot state only, the
+        partial-view policies the tiers they were trained on."""
+        if self.kind == "recurrent":
+            return tuple(self._rnn_policies)
         if self.kind not in ("rl", "search"):
             return None
         return tuple(name for name, spec in TIER_SPECS.items() if "onehot" in spec.forms)
@@ -337,6 +364,10 @@ class AgentFactory:
         if self.kind == "rl":
             checkpoint = self.spec.spec.partition(":")[2] or None
             return self._rl_builder(checkpoint, seed=seed)
+        if self.kind == "recurrent":
+            from cubebench.agents.rl.rnn_agent import RecurrentAgent  # torch: loaded when the factory was built
+
+            return RecurrentAgent(self._rnn_policies, seed=seed, name=self.spec.spec)
         if self.kind == "search":
             return DeepCubeAgent(self._value_net)
         if self.kind != "model":  # the oracle answers questions, teams play games: neither plays an episode
@@ -465,6 +496,20 @@ def _rl_builder() -> Any:
         raise AgentSpecError(f"cubebench.agents.rl has no {RL_FACTORY}(checkpoint=None, *, seed=None) -> Agent; "
                              "the 'mlp' spec cannot build the policy")
     return builder
+
+
+def _rnn_policies(checkpoint: str | None) -> dict[str, Any]:
+    """The ``rnn`` agent's policies per tier, loaded once per worker (a missing torch or checkpoint fails here, before
+    the run starts)."""
+    try:
+        from cubebench.agents.rl.rnn_agent import load_tier_policies
+    except ImportError as err:
+        raise AgentSpecError(f"the 'rnn' agent needs {err.name or 'torch'} (the rl extra): "
+                             f"{install_hint('rl')}") from None
+    try:
+        return load_tier_policies(checkpoint)
+    except Exception as err:  # noqa: BLE001 - any failure to load is a configuration error
+        raise AgentSpecError(f"cannot load the rnn policy ({checkpoint or 'shipped checkpoints'}): {err}") from None
 
 
 def make_agent(spec: str, style: str | None = None, seed: int | None = None, **options: Any) -> Agent:

@@ -13,6 +13,8 @@ Where it is read from (the runner may not import ``cubebench.training``: it read
   ``policy_grpo``, ``react_sft``, ``react_grpo``; a GRPO adapter adds the SFT adapter it started from);
 * ``mlp``: the checkpoint's ``meta`` (its curriculum's frontier, and the shipped sets it was measured on while
   training: ``cubebench.training.rl.train`` keeps ``best.pt`` by them, so a ``best.pt`` was chosen on them);
+* ``rnn``: each tier's checkpoint's ``meta`` (``cubebench.training.rl.rnn_ppo`` writes it: the curriculum's frontier,
+  env steps; its in-training evaluation uses seeded scrambles, not the shipped sets);
 * ``deepcube``: the ``meta`` record of its weights file (``cubebench.training.deepcube`` writes it: the walks' longest
   length, steps and batch);
 * ``sft``: the shipped adapter's ``training.json`` when the package carries one, else :data:`SHIPPED_SFT`, the
@@ -26,8 +28,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-__all__ = ["Training", "SHIPPED_SFT", "ALL_PUBLIC_BELOW", "adapter_training", "mlp_training", "deepcube_training",
-           "training_from_dict", "depth_list"]
+__all__ = ["Training", "SHIPPED_SFT", "ALL_PUBLIC_BELOW", "adapter_training", "mlp_training", "rnn_training",
+           "deepcube_training", "training_from_dict", "depth_list"]
 
 ALL_PUBLIC_BELOW = {"quarter": 4}
 """Per metric, the depth below which every position is a public (evaluated) one up to symmetry: a training path that
@@ -257,6 +259,36 @@ def mlp_training(meta: dict[str, Any], source: str) -> Training:
     return Training(by="the MLP's policy-gradient curriculum (cubebench.training.rl)", on=on, metric=metric,
                     depths=tuple(range(1, frontier + 1)), measured_on=tuple(evaluated),
                     selected=Path(source).name == "best.pt", source=source)
+
+
+# --- the partial-view policies -----------------------------------------------------------------------------------
+def rnn_training(checkpoints: list[tuple[str, dict[str, Any], str]]) -> Training:
+    """The partial-view policies' training from each ``(tier, meta, source)`` checkpoint: recurrent PPO on that tier's
+    view, from seeded random scrambles of 1 to its curriculum's frontier (certified by nothing: a scramble of d turns
+    lies at distance d or less), measured while training on seeded scrambles, never on the shipped sets.  Every
+    position under :data:`ALL_PUBLIC_BELOW` lies in a public class, so its training data holds public positions at
+    those depths."""
+    by = "cubebench.training.rl.rnn_ppo (recurrent PPO on the partial views)"
+    parts, depths, metrics = [], set(), set()
+    for tier, meta, source in checkpoints:
+        args: dict[str, Any] = meta["args"] if isinstance(meta.get("args"), dict) else {}
+        metric, frontier = str(args.get("metric", "quarter")), meta.get("frontier")
+        metrics.add(metric)
+        if not isinstance(frontier, int) or frontier < 1:
+            parts.append(f"{tier}: random scrambles ({source} records no frontier)")
+            continue
+        depths |= set(range(1, frontier + 1))
+        memory = str(args.get("memory", "?")) + (f" of {args.get('stack')} frame(s)" if args.get("memory") == "stack"
+                                                  else "")
+        steps = meta.get("env_steps")
+        parts.append(f"{tier} ({memory}): " + (f"{steps:,} env steps" if isinstance(steps, int) else "env steps")
+                     + f" on random scrambles of 1 to {frontier} {metric} turns (its depth curriculum's frontier "
+                     f"when saved; max_depth {args.get('max_depth', '?')})")
+    metric = metrics.pop() if len(metrics) == 1 else "quarter"
+    below = ALL_PUBLIC_BELOW.get(metric, 0)
+    return Training(by=by, on="; ".join(parts), metric=metric, depths=tuple(sorted(depths)),
+                    public=tuple(d for d in sorted(depths) if d < below),
+                    source=", ".join(source for _, _, source in checkpoints))
 
 
 # --- the deepcube value network -----------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """A trained agent's results say so: ``cubebench report`` and ``compare`` mark a run of an agent trained on this
-environment (``mlp``, ``sft``, an ``hf:`` adapter made by the project's training programs) as trained, say on what,
+environment (``mlp``, ``rnn``, ``sft``, an ``hf:`` adapter made by the project's training programs) as trained, say on what,
 and which of the run's depths lie in its training data (issue 40, item 1).  What the training data holds is read
 from the training programs' own code and files here: ``policy_data``'s start depths, ``positions``' APART_FROM, and
 the ``training.json`` written by ``RunState`` as ``policy_sft`` and ``policy_grpo`` write it."""
@@ -23,7 +23,7 @@ EXP1 = ["--suite", "exp1", "--tiers", "symbolic", "--depths", "1,4,8", "--no-pro
 
 
 def test_only_the_kinds_that_declare_training_mark_their_agents() -> None:
-    assert {kind.name for kind in AGENT_KINDS if kind.trained is not None} == {"rl", "search", "model"}
+    assert {kind.name for kind in AGENT_KINDS if kind.trained is not None} == {"rl", "recurrent", "search", "model"}
     for spec in ("random", "solver", "blind", "oracle", "perfect", "openai:gpt-5", "anthropic:claude",
                  "local", "hf:/no/such/folder"):
         assert agent_training(spec) is None, spec
