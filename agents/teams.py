@@ -63,7 +63,12 @@ def read_view(view: Any, observation: Any) -> tuple[np.ndarray, np.ndarray]:
     ``view`` is the seat's ``SeatView`` (tier, form, the rotation it looks through); images are
     read at the renderer's sticker slots, text forms at their letters.
     """
-    tier, form = view.tier, view.form
+    return np.asarray(view.gather)[np.asarray(view.visible)], read_colours(view.tier, view.form, observation)
+
+
+def read_colours(tier: str, form: str, observation: Any) -> np.ndarray:
+    """The colour indices a ``tier`` observation in ``form`` shows, in the order of the tier's visible stickers
+    (its compact ``indices`` form): images read at the renderer's sticker slots, text forms at their letters."""
     if form == "onehot":
         shown = np.asarray(observation).argmax(axis=1)
     elif form == "indices":
@@ -72,7 +77,7 @@ def read_view(view: Any, observation: Any) -> tuple[np.ndarray, np.ndarray]:
         shown = _read_image(np.asarray(observation), tier)
     else:
         shown = _letters("".join(observation[i] for i in _text_slots(tier)))
-    return np.asarray(view.gather)[np.asarray(view.visible)], np.asarray(shown, dtype=np.int64)
+    return np.asarray(shown, dtype=np.int64)
 
 
 def _letters(text: str) -> np.ndarray:

@@ -15,16 +15,14 @@ docs/results/rl.md: the GRU per tier (``rnn``) and the memoryless control, a fra
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import torch
 
 from cubebench.agents.base import Task, Turn
-from cubebench.agents.teams import read_view
-from cubebench.engine.facelets import N_STICKERS
-from cubebench.tiers import TIER_SPECS, tier_spec
+from cubebench.agents.teams import read_colours
+from cubebench.tiers import TIER_SPECS
 
 from .rnn_policy import PartialViewPolicy, load_rnn_checkpoint
 
@@ -74,7 +72,6 @@ def visible_colours(tier: str, observation: Any) -> np.ndarray:
     """The colour indices of the stickers a Face or Vertex observation (text or image form) shows, in the order of
     the tier's compact ``indices`` form (:attr:`~cubebench.tiers.TierSpec.visible`): read at the text's letters or
     the painter image's sticker slots, as the scripted teams read a view."""
-    spec = tier_spec(tier)
     if isinstance(observation, str):
         form = "text"
     elif np.asarray(observation).ndim == 3:
@@ -82,8 +79,7 @@ def visible_colours(tier: str, observation: Any) -> np.ndarray:
     else:
         raise ValueError(f"the rnn agent reads the {tier} tier's text or image form, not an array of shape "
                          f"{np.asarray(observation).shape}")
-    view = SimpleNamespace(tier=tier, form=form, gather=np.arange(N_STICKERS), visible=spec.visible)  # the held cube
-    return read_view(view, observation)[1]
+    return read_colours(tier, form, observation)
 
 
 class RecurrentAgent:

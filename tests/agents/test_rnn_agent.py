@@ -129,7 +129,7 @@ def test_other_tiers_are_refused_by_name(tmp_path: Path, capsys) -> None:
     code = main(["run", "--suite", "exp1", "--tiers", "symbolic,face", "--depths", "1", "--agent", "rnn",
                  "--out", str(tmp_path / "r.sqlite"), *QUIET])
     err = capsys.readouterr().err
-    assert code != 0 and "agent 'rnn' plays only the face, vertex tier(s); restrict the suite" in err
+    assert code != 0 and "agent 'rnn' plays only the face, vertex tier(s), not symbolic; restrict the suite" in err
     assert len(err.strip().splitlines()) == 1
 
 

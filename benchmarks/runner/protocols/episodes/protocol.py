@@ -103,8 +103,9 @@ class EpisodesProtocol(RunProtocol):
 
     def plan(self, suite: Suite, factory: AgentFactory) -> tuple[list[Any], dict[str, Any]]:
         if factory.tiers is not None and not set(suite.tiers) <= set(factory.tiers):
-            raise SuiteError(f"agent {factory.spec.spec!r} plays only the {', '.join(factory.tiers)} tier(s); "
-                             f"restrict the suite, e.g. --tiers {','.join(factory.tiers)}")
+            others = [t for t in suite.tiers if t not in factory.tiers]
+            raise SuiteError(f"agent {factory.spec.spec!r} plays only the {', '.join(factory.tiers)} tier(s), not "
+                             f"{', '.join(others)}; restrict the suite, e.g. --tiers {','.join(factory.tiers)}")
         check_classes(suite)
         source = resolve_source(suite)
         plan = plan_episodes(suite, source)
