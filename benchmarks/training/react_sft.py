@@ -130,7 +130,8 @@ def train(args: argparse.Namespace, base: Path, examples: list[dict[str, Any]]) 
     lora = lora_config(args.lora_r)
     trainer = SFTTrainer(model=model, args=config, train_dataset=Dataset.from_list(examples),
                          processing_class=tokenizer, peft_config=lora)
-    if len(trainer.train_dataset) == 0:  # TRL drops an example whose answer the cut removed whole
+    kept: Any = trainer.train_dataset  # a Dataset, as built above (the stubs allow iterable ones)
+    if len(kept) == 0:  # TRL drops an example whose answer the cut removed whole
         raise NothingToLearn(f"--max-length {args.max_length} cuts every example before its answer (ReAct examples are "
                          "1,000-1,500 tokens): raise it")
     checkpoints = sorted((args.out / "checkpoints").glob("checkpoint-*"))
