@@ -179,9 +179,9 @@ def test_cubebench_run_local_plays_a_smoke_suite_and_a_multi_agent_game(tmp_path
                                                                         capsys: pytest.CaptureFixture[str],
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The README's local command, two episodes played at once on the batched model; then both seats of an
-    observer-actor game.  No call fails; what the model says is its own.  The smoke suite is cut to 3 interaction
-    steps: SmolLM2 rambles to its reply cap, and 20 steps of a growing conversation take many minutes on a CPU
-    without native bfloat16 (CI's may be one), while 3 prove the same."""
+    observer-actor game.  No call fails; what the model says is its own.  The smoke suite is cut to 2 interaction
+    steps and the game to one cycle: SmolLM2 rambles to its reply cap (256 tokens, 20-40 s a reply on 2 cores), and
+    20 steps of a growing conversation take many minutes, while 2 prove the same."""
     from cubebench.runner.cli import main
     from cubebench.runner.store import open_run
     from cubebench.runner.suite_fields import suites_dir
@@ -189,19 +189,19 @@ def test_cubebench_run_local_plays_a_smoke_suite_and_a_multi_agent_game(tmp_path
     monkeypatch.setattr(local, "_ANNOUNCED", set())  # as in a fresh process: another test may have loaded it here
 
     run, smoke = tmp_path / "l.sqlite", tmp_path / "smoke.json"
-    smoke.write_text(json.dumps({**json.loads((suites_dir() / "smoke.json").read_text()), "max_steps": 3}))
+    smoke.write_text(json.dumps({**json.loads((suites_dir() / "smoke.json").read_text()), "max_steps": 2}))
     assert main(["run", "--suite", str(smoke), "--tiers", "symbolic", "--agent", "local", "--limit", "2",
                  "--out", str(run), "--no-progress", "--quiet"]) == 0
     with open_run(run) as store:
         records = [r for _, r in store.records()]
     assert len(records) == 2 and all(r.errors == 0 and r.steps and r.input_tokens > 0 for r in records)
-    assert all(len(r.steps) <= 3 for r in records)
+    assert all(len(r.steps) <= 2 for r in records)
     assert "local model: loading SmolLM2-135M-Instruct" in capsys.readouterr().err
     if importlib.util.find_spec("pettingzoo") is None:
         return
-    game, suite = tmp_path / "multi.sqlite", tmp_path / "short.json"  # multi-smoke's game, 3 cycles
+    game, suite = tmp_path / "multi.sqlite", tmp_path / "short.json"  # multi-smoke's game, one cycle
     suite.write_text(json.dumps({"schema": "cubebench-multi/1", "name": "short", "games": {"observer-actor": {
-        "views": ["symbolic/text"], "depths": [1], "instances": 1, "options": {"max_cycles": 3}}}}))
+        "views": ["symbolic/text"], "depths": [1], "instances": 1, "options": {"max_cycles": 1}}}}))
     assert main(["run", "--suite", str(suite), "--agent", "local", "--out", str(game), "--no-progress", "--quiet"]) == 0
     with open_run(game) as store:
         (record,) = [r for _, r in store.records()]
