@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -167,19 +168,24 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                    help="recurrent-ppo: sb3-contrib's RecurrentPPO (LSTM), for --tier face or vertex")
     p.add_argument("--tier", choices=TIERS, default="symbolic",
                    help="face or vertex: the partial view's compact form with the previous action")
-    p.add_argument("--timesteps", type=int, default=500_000)
+    p.add_argument("--timesteps", type=int, default=None, help="env steps (default 500,000; none with --minutes)")
     p.add_argument("--num-envs", type=int, default=256)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--horizon", type=int, default=3)
-    p.add_argument("--max-depth", type=int, default=12)
-    p.add_argument("--promote-at", type=float, default=DepthCurriculum.promote_at)
-    p.add_argument("--minutes", type=float, default=0.0, help="stop training after this long (0: --timesteps only)")
+    p.add_argument("--horizon", type=int, default=None, help="default 3 (symbolic), 8 (face, vertex: rnn_ppo's)")
+    p.add_argument("--max-depth", type=int, default=None, help="default 12 (symbolic), 4 (face, vertex)")
+    p.add_argument("--promote-at", type=float, default=None, help="default 0.9 (symbolic), 0.7 (face, vertex)")
+    p.add_argument("--minutes", type=float, default=0.0, help="stop training after this long (0: no time limit)")
     p.add_argument("--reward", type=unalias_reward, choices=NATIVE_REWARDS, default="none")
     p.add_argument("--eval-every", type=int, default=50_000, help="env steps between evaluations")
     p.add_argument("--eval-episodes", type=int, default=200,
                    help="seeded starts per depth in a partial view's evaluations (as rnn_ppo's)")
     p.add_argument("--out", type=Path, default=Path("runs/sb3"))
     args = p.parse_args(argv)
+    if args.timesteps is None:
+        args.timesteps = 10**12 if args.minutes > 0 else 500_000
+    for name, symbolic, partial in (("horizon", 3, 8), ("max_depth", 12, 4), ("promote_at", 0.9, 0.7)):
+        if getattr(args, name) is None:
+            setattr(args, name, symbolic if args.tier == "symbolic" else partial)
     if args.algo == "recurrent-ppo" and args.tier == "symbolic":
         p.error("--algo recurrent-ppo is for the partial views (--tier face or vertex); the symbolic tier is fully "
                 "observed: use --algo ppo")
@@ -236,7 +242,9 @@ def _evaluator(tier: str, episodes: int) -> Callable[[Any], dict[str, float]]:
 
 
 def _has_rich() -> bool:
-    """SB3's progress bar needs tqdm and rich."""
+    """SB3's progress bar needs tqdm and rich, and a terminal to draw on (not a background job's log)."""
+    if not sys.stderr.isatty():
+        return False
     try:
         import rich  # noqa: F401
         import tqdm  # noqa: F401

@@ -16,6 +16,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
+from stable_baselines3.common.torch_layers import FlattenExtractor
 
 from cubebench.agents.rl.rnn_policy import N_COLOURS
 from cubebench.envs.cube_env import INTERACTION_STEPS
@@ -60,6 +61,15 @@ class PartialSB3VecEnv(SB3VecEnv):
         return with_prev(obs, self._prev), rew, done, infos
 
 
+class OneHotFlatten(FlattenExtractor):
+    """SB3's flatten extractor (after its one-hot of each ``MultiDiscrete`` entry) with a Python ``int`` width:
+    SB3 sums the space's ``nvec`` into a NumPy integer, which ``torch.nn.LSTM`` refuses as its ``input_size``."""
+
+    def __init__(self, observation_space: spaces.Space) -> None:
+        super().__init__(observation_space)
+        self._features_dim = int(self._features_dim)
+
+
 def make_recurrent(env: PartialSB3VecEnv, seed: int, hidden: int = 128) -> Any:
     """``RecurrentPPO`` with an LSTM of ``hidden`` units (actor and critic each, the library's default layout) and
     ``rnn_ppo``'s PPO settings: segments of 32 steps, 4 epochs, minibatches of 64 whole segments, lr 1e-3,
@@ -68,7 +78,8 @@ def make_recurrent(env: PartialSB3VecEnv, seed: int, hidden: int = 128) -> Any:
 
     return RecurrentPPO("MlpLstmPolicy", env, n_steps=SEGMENT, batch_size=64 * SEGMENT, n_epochs=4,
                         learning_rate=1e-3, gamma=0.95, ent_coef=0.01, seed=seed, verbose=0, device="cpu",
-                        policy_kwargs={"lstm_hidden_size": hidden, "net_arch": [hidden]})
+                        policy_kwargs={"lstm_hidden_size": hidden, "net_arch": [hidden],
+                                       "features_extractor_class": OneHotFlatten})
 
 
 def play(model: Any, env: CubeVectorEnv, obs: np.ndarray, steps: int,
