@@ -53,8 +53,8 @@ class PartialSB3VecEnv(SB3VecEnv):
         return with_prev(super().reset(), self._prev)
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
-        act = self._actions
-        obs, rew, done, infos = super().step_wait()
+        obs, rew, done, infos = super().step_wait()  # refuses a step without step_async's actions
+        act = np.asarray(self._actions)
         for i in np.flatnonzero(done):
             infos[i]["terminal_observation"] = with_prev(infos[i]["terminal_observation"][None], act[i:i + 1])[0]
         self._prev = np.where(done, -1, act)
