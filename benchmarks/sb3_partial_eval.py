@@ -1,0 +1,93 @@
+"""Pass rates of SB3 models trained on a partial view (``python -m cubebench.training.rl.sb3 --tier face|vertex``)
+by depth, on the starts :mod:`rnn_eval` plays, so they compare with the GRU's:
+
+    python benchmarks/sb3_partial_eval.py runs/sb3_face_lstm/sb3_recurrent-ppo.zip --depths 1 2 3 4 \\
+        --episodes 1000 --seed 424242 --certified
+
+Every model and a uniformly random policy (chance) play the same fresh starts of each depth (sub-env ``i`` seeded
+``seed + 10_000 d + i``; ``--certified``: drawn by :class:`~cubebench.generators.CertifiedGenerator`, optimal
+distance exactly ``d``; else scrambles of ``d`` turns), one episode each with the 20-step budget (view rotations
+count as steps), the LSTM state reset at the episode's start.  Greedy (``deterministic=True``) and sampled play,
+with Wilson 95 % intervals; ``--json`` writes the table too.  The tier is read off the model's observation space.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from cubebench.generators import CertifiedGenerator
+from cubebench.tasks.metrics import wilson_interval
+from cubebench.training.rl.rnn_ppo import evaluate_partial
+from cubebench.training.rl.sb3_recurrent import evaluate_partial_sb3
+
+VISIBLE = {9: "face", 27: "vertex"}
+"""Stickers a partial tier shows, to its name."""
+
+
+def load(path: Path, algo: str) -> tuple[Any, str]:
+    """The model saved at ``path`` by SB3 (``algo``: its class) and the tier it was trained on."""
+    cls: Any
+    if algo == "recurrent-ppo":
+        from sb3_contrib import RecurrentPPO as cls
+    else:
+        import stable_baselines3
+
+        cls = getattr(stable_baselines3, algo.upper())
+    model = cls.load(str(path), device="cpu")
+    visible = len(model.observation_space.nvec) - 1 if hasattr(model.observation_space, "nvec") else 0
+    if visible not in VISIBLE:
+        raise SystemExit(f"{path}: not a model of a partial view's compact form with the previous action")
+    return model, VISIBLE[visible]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    p.add_argument("models", type=Path, nargs="+")
+    p.add_argument("--algo", default="recurrent-ppo", choices=("recurrent-ppo", "ppo", "a2c", "dqn"))
+    p.add_argument("--depths", type=int, nargs="+", default=[1, 2, 3, 4])
+    p.add_argument("--episodes", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=424242)
+    p.add_argument("--budget", type=int, default=20)
+    p.add_argument("--certified", action="store_true", help="starts at certified distance exactly d")
+    p.add_argument("--json", type=Path, default=None)
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    models = {str(m): load(m, args.algo) for m in args.models}
+    tier = next(iter(models.values()))[1]
+    if any(t != tier for _, t in models.values()):
+        raise SystemExit("the models were trained on different tiers; evaluate each tier apart")
+    generator = CertifiedGenerator() if args.certified else None
+    rows = []
+    players = [("random (chance)", None, True)] + [(name, m, g) for name, (m, _) in models.items() for g in (True, False)]
+    for name, model, greedy in players:
+        started = time.perf_counter()
+        if model is None:
+            rates = evaluate_partial(None, tier, args.depths, args.episodes, seed=args.seed, budget=args.budget,
+                                     generator=generator)
+        else:
+            rates = evaluate_partial_sb3(model, tier, args.depths, args.episodes, seed=args.seed, budget=args.budget,
+                                         generator=generator, deterministic=greedy)
+        play = "uniform" if model is None else "greedy" if greedy else "sampled"
+        for key, rate in rates.items():
+            k = round(rate * args.episodes)
+            lo, hi = wilson_interval(k, args.episodes)
+            rows.append({"player": name, "play": play, "depth": int(key.split("/d")[1]), "solved": k,
+                         "n": args.episodes, "rate": rate, "wilson95": [round(lo, 3), round(hi, 3)]})
+        mine = rows[-len(rates):]
+        print(f"{name} ({play}): " + " ".join(
+            f"d{r['depth']} {r['rate']:.3f} [{r['wilson95'][0]:.3f}, {r['wilson95'][1]:.3f}]" for r in mine)
+            + f"; mean {sum(r['rate'] for r in mine) / len(mine):.3f} ({time.perf_counter() - started:.0f} s)",
+            flush=True)
+    if args.json:
+        args.json.write_text(json.dumps({"tier": tier, "certified": args.certified, "seed": args.seed,
+                                         "budget": args.budget, "rows": rows}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
