@@ -1,9 +1,7 @@
 """Stable-Baselines3 on the native vector env: ``python -m cubebench.training.rl.sb3 --algo ppo ...``.
 
-SB3 has its own ``VecEnv`` interface (reset on the same step, the last
-observation in ``info["terminal_observation"]``, ``TimeLimit.truncated``);
-:class:`SB3VecEnv` adapts :class:`~cubebench.envs.vector_env.CubeVectorEnv`
-(``SAME_STEP`` autoreset) to it, so SB3's PPO, A2C and DQN train on the
+:class:`~.sb3_vec_env.SB3VecEnv` adapts :class:`~cubebench.envs.vector_env.CubeVectorEnv`
+(``SAME_STEP`` autoreset) to SB3's own ``VecEnv`` interface, so SB3's PPO, A2C and DQN train on the
 Numba-stepped batch.  :class:`CurriculumCallback` drives the same depth
 curriculum as ``cubebench.training.rl.train`` (depths before each rollout, promotion on
 the training success rate).  ``--tier face|vertex`` trains on a partial view's compact
@@ -24,72 +22,20 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env import VecEnv
 
 from cubebench.engine.rewards import NATIVE_REWARDS, unalias_reward
 from cubebench.envs.vector_env import CubeVectorEnv
-from cubebench.tiers import PARTIAL_TIERS
+from cubebench.tiers import DEFAULT_TIER, PARTIAL_TIERS, tier_names, tier_spec
 
 from cubebench.agents.rl.evaluate import eval_instances, rollouts
+from .sb3_recurrent import PartialSB3VecEnv, evaluate_partial_sb3, make_recurrent
+from .sb3_vec_env import SB3VecEnv
 from .schedule import DepthCurriculum, set_horizon
 from .train import EVAL_DEPTHS, ScalarLog
 
 ALGOS = ("ppo", "a2c", "dqn", "recurrent-ppo")
-TIERS = ("symbolic", *PARTIAL_TIERS)
-
-
-class SB3VecEnv(VecEnv):
-    """SB3 ``VecEnv`` over a :class:`CubeVectorEnv` in ``SAME_STEP`` autoreset mode."""
-
-    def __init__(self, env: CubeVectorEnv) -> None:
-        if env.autoreset_mode != AutoresetMode.SAME_STEP:
-            raise ValueError("SB3VecEnv needs CubeVectorEnv(autoreset_mode=AutoresetMode.SAME_STEP)")
-        self.venv = env
-        super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
-        self._actions: np.ndarray | None = None
-
-    def reset(self) -> np.ndarray:
-        seeds = None if all(s is None for s in self._seeds) else [s for s in self._seeds]
-        obs, _ = self.venv.reset(seed=seeds, options=self._options[0] or None)
-        self._reset_seeds()
-        self._reset_options()
-        return obs
-
-    def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
-
-    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
-        if self._actions is None:
-            raise RuntimeError("step_wait() needs the actions from step_async()")
-        obs, rew, term, trunc, info = self.venv.step(self._actions)
-        done = term | trunc
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        for i in np.flatnonzero(done):
-            fin = info["final_info"]
-            infos[i] = {"terminal_observation": info["final_obs"][i], "TimeLimit.truncated": bool(trunc[i]),
-                        "is_success": bool(term[i]), "depth": int(fin["depth"][i]),
-                        "episode_steps": int(fin["steps"][i])}
-        return obs, rew.astype(np.float32), done, infos
-
-    def close(self) -> None:
-        self.venv.close()
-
-    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-        return [getattr(self.venv, attr_name) for _ in self._get_indices(indices)]
-
-    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-        setattr(self.venv, attr_name, value)
-
-    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
-        return [getattr(self.venv, method_name)(*args, **kwargs) for _ in self._get_indices(indices)]
-
-    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
-        return [False for _ in self._get_indices(indices)]
-
-    def _get_indices(self, indices: Any) -> Sequence[int]:
-        if indices is None:
-            return range(self.num_envs)
-        return [indices] if isinstance(indices, int) else list(indices)
+ADAPTER_TIERS = (DEFAULT_TIER, *PARTIAL_TIERS)
+"""The tiers the adapter trains on: the default (fully observed) one, and the partial views in their compact form."""
 
 
 class CurriculumCallback(BaseCallback):
@@ -165,15 +111,15 @@ def evaluate_model(model: Any, depths: Sequence[int], metric: str = "quarter", b
 def main(argv: list[str] | None = None) -> dict[str, float]:
     p = argparse.ArgumentParser(prog="python -m cubebench.training.rl.sb3", description=__doc__.split("\n\n")[0])
     p.add_argument("--algo", choices=ALGOS, default="ppo",
-                   help="recurrent-ppo: sb3-contrib's RecurrentPPO (LSTM), for --tier face or vertex")
-    p.add_argument("--tier", choices=TIERS, default="symbolic",
-                   help="face or vertex: the partial view's compact form with the previous action")
+                   help=f"recurrent-ppo: sb3-contrib's RecurrentPPO (LSTM), for --tier {tier_names('partial')}")
+    p.add_argument("--tier", choices=ADAPTER_TIERS, default=DEFAULT_TIER,
+                   help=f"{tier_names('partial')}: the partial view's compact form with the previous action")
     p.add_argument("--timesteps", type=int, default=None, help="env steps (default 500,000; none with --minutes)")
     p.add_argument("--num-envs", type=int, default=256)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--horizon", type=int, default=None, help="default 3 (symbolic), 8 (face, vertex: rnn_ppo's)")
-    p.add_argument("--max-depth", type=int, default=None, help="default 12 (symbolic), 4 (face, vertex)")
-    p.add_argument("--promote-at", type=float, default=None, help="default 0.9 (symbolic), 0.7 (face, vertex)")
+    p.add_argument("--horizon", type=int, default=None, help=f"default 3 ({DEFAULT_TIER}), 8 ({tier_names('partial')}: rnn_ppo's)")
+    p.add_argument("--max-depth", type=int, default=None, help=f"default 12 ({DEFAULT_TIER}), 4 ({tier_names('partial')})")
+    p.add_argument("--promote-at", type=float, default=None, help=f"default 0.9 ({DEFAULT_TIER}), 0.7 ({tier_names('partial')})")
     p.add_argument("--minutes", type=float, default=0.0, help="stop training after this long (0: no time limit)")
     p.add_argument("--reward", type=unalias_reward, choices=NATIVE_REWARDS, default="none")
     p.add_argument("--eval-every", type=int, default=50_000, help="env steps between evaluations")
@@ -183,12 +129,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args = p.parse_args(argv)
     if args.timesteps is None:
         args.timesteps = 10**12 if args.minutes > 0 else 500_000
-    for name, symbolic, partial in (("horizon", 3, 8), ("max_depth", 12, 4), ("promote_at", 0.9, 0.7)):
+    partial_view = tier_spec(args.tier).partial
+    for name, whole, partial in (("horizon", 3, 8), ("max_depth", 12, 4), ("promote_at", 0.9, 0.7)):
         if getattr(args, name) is None:
-            setattr(args, name, symbolic if args.tier == "symbolic" else partial)
-    if args.algo == "recurrent-ppo" and args.tier == "symbolic":
-        p.error("--algo recurrent-ppo is for the partial views (--tier face or vertex); the symbolic tier is fully "
-                "observed: use --algo ppo")
+            setattr(args, name, partial if partial_view else whole)
+    if args.algo == "recurrent-ppo" and not partial_view:
+        p.error(f"--algo recurrent-ppo is for the partial views (--tier {tier_names('partial')}); the {args.tier} tier "
+                "is fully observed: use --algo ppo")
     torch.set_num_threads(1)
     from stable_baselines3.common.logger import configure
 
@@ -218,12 +165,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 def build(args: argparse.Namespace) -> tuple[CubeVectorEnv, SB3VecEnv, Any]:
     """The native batch, its SB3 adapter and the model for ``--tier`` and ``--algo``."""
-    if args.tier == "symbolic":
+    if not tier_spec(args.tier).partial:
         venv = CubeVectorEnv(args.num_envs, reward=args.reward, autoreset_mode=AutoresetMode.SAME_STEP)
         env = SB3VecEnv(venv)
         return venv, env, make_model(args.algo, env, args.seed)
-    from .sb3_recurrent import PartialSB3VecEnv, make_recurrent
-
     venv = CubeVectorEnv(args.num_envs, tier=args.tier, obs_format="indices", reward=args.reward,
                          autoreset_mode=AutoresetMode.SAME_STEP)
     env = PartialSB3VecEnv(venv)
@@ -234,10 +179,8 @@ def build(args: argparse.Namespace) -> tuple[CubeVectorEnv, SB3VecEnv, Any]:
 def _evaluator(tier: str, episodes: int) -> Callable[[Any], dict[str, float]]:
     """Greedy pass rates of a model on ``tier``: the MLP baseline's instance sets (symbolic), or seeded starts of
     each depth as ``rnn_ppo`` evaluates (the partial views)."""
-    if tier == "symbolic":
+    if not tier_spec(tier).partial:
         return lambda model: evaluate_model(model, EVAL_DEPTHS)
-    from .sb3_recurrent import evaluate_partial_sb3
-
     return lambda model: evaluate_partial_sb3(model, tier, EVAL_DEPTHS, episodes)
 
 

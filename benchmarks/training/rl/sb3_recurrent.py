@@ -1,6 +1,6 @@
 """sb3-contrib's ``RecurrentPPO`` on the partial views (Face, Vertex): the library baseline beside ``rnn_ppo``'s GRU.
 
-:class:`PartialSB3VecEnv` is :class:`~.sb3.SB3VecEnv` over the compact view (``obs_format="indices"``) with the
+:class:`PartialSB3VecEnv` is :class:`~.sb3_vec_env.SB3VecEnv` over the compact view (``obs_format="indices"``) with the
 previous action appended: the same inputs :class:`~cubebench.agents.rl.rnn_policy.PartialViewPolicy` reads, as a
 ``MultiDiscrete`` space so SB3 one-hot encodes every sticker's colour and the action (a ``Box`` of colour indices
 would reach the network as magnitudes 0-5).  :func:`make_recurrent` builds ``RecurrentPPO("MlpLstmPolicy")`` with
@@ -25,7 +25,7 @@ from cubebench.generators import Generator
 from cubebench.tiers import PARTIAL_TIERS
 
 from .rnn_ppo import PARTIAL_EVAL_SEED
-from .sb3 import SB3VecEnv
+from .sb3_vec_env import SB3VecEnv
 
 SEGMENT = 32
 """Rollout steps per sub-env (``n_steps``), as ``rnn_ppo``'s ``--n-steps``: the LSTM's backpropagation window."""
