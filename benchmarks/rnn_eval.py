@@ -54,16 +54,35 @@ def exploration(policy: PartialViewPolicy, tier: str, depth: int, episodes: int,
     return float(before.mean()), float(total.mean())
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    p.add_argument("checkpoints", type=Path, nargs="+")
-    p.add_argument("--tier", default=None, help="face or vertex (default: the first checkpoint's training tier)")
+def add_start_options(p: argparse.ArgumentParser) -> None:
+    """The options that choose the starts and the table: depths, episodes per depth, seed, budget, certified, json."""
     p.add_argument("--depths", type=int, nargs="+", default=[1, 2, 3, 4])
     p.add_argument("--episodes", type=int, default=1000)
     p.add_argument("--seed", type=int, default=424242)
     p.add_argument("--budget", type=int, default=20)
     p.add_argument("--certified", action="store_true", help="starts at certified distance exactly d")
     p.add_argument("--json", type=Path, default=None)
+
+
+def rate_rows(name: str, play: str, rates: dict[str, float], episodes: int, seconds: float) -> list[dict]:
+    """One player's table rows (solved, rate and Wilson 95 % interval per depth), printed as one line."""
+    rows = []
+    for key, rate in rates.items():
+        k = round(rate * episodes)
+        lo, hi = wilson_interval(k, episodes)
+        rows.append({"player": name, "play": play, "depth": int(key.split("/d")[1]), "solved": k, "n": episodes,
+                     "rate": rate, "wilson95": [round(lo, 3), round(hi, 3)]})
+    print(f"{name} ({play}): " + " ".join(
+        f"d{r['depth']} {r['rate']:.3f} [{r['wilson95'][0]:.3f}, {r['wilson95'][1]:.3f}]" for r in rows)
+        + f"; mean {sum(r['rate'] for r in rows) / len(rows):.3f} ({seconds:.0f} s)", flush=True)
+    return rows
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    p.add_argument("checkpoints", type=Path, nargs="+")
+    p.add_argument("--tier", default=None, help="face or vertex (default: the first checkpoint's training tier)")
+    add_start_options(p)
     p.add_argument("--explore", action="store_true", help="also the greedy policies' view rotations")
     args = p.parse_args()
     torch.set_num_threads(1)
@@ -77,17 +96,8 @@ def main() -> None:
         started = time.perf_counter()
         rates = evaluate_partial(policy, tier, args.depths, args.episodes, seed=args.seed, budget=args.budget,
                                  greedy=greedy, generator=generator)
-        for key, rate in rates.items():
-            k = round(rate * args.episodes)
-            lo, hi = wilson_interval(k, args.episodes)
-            play = "uniform" if policy is None else "greedy" if greedy else "sampled"
-            rows.append({"player": name, "play": play,
-                         "depth": int(key.split("/d")[1]), "solved": k, "n": args.episodes, "rate": rate,
-                         "wilson95": [round(lo, 3), round(hi, 3)]})
-        short = [r["rate"] for r in rows[-len(rates):]]
-        print(f"{name} ({play}): " + " ".join(
-            f"d{r['depth']} {r['rate']:.3f} [{r['wilson95'][0]:.2f}, {r['wilson95'][1]:.2f}]" for r in rows[-len(rates):])
-            + f"; mean {sum(short) / len(short):.3f} ({time.perf_counter() - started:.0f} s)", flush=True)
+        play = "uniform" if policy is None else "greedy" if greedy else "sampled"
+        rows += rate_rows(name, play, rates, args.episodes, time.perf_counter() - started)
     explore = []
     if args.explore:
         for name, (policy, _) in policies.items():

@@ -22,11 +22,12 @@ from typing import Any
 import torch
 
 from cubebench.generators import CertifiedGenerator
-from cubebench.tasks.metrics import wilson_interval
+from cubebench.tiers import TIER_SPECS
 from cubebench.training.rl.rnn_ppo import evaluate_partial
 from cubebench.training.rl.sb3_recurrent import evaluate_partial_sb3
+from rnn_eval import add_start_options, rate_rows
 
-VISIBLE = {9: "face", 27: "vertex"}
+VISIBLE = {len(spec.visible): name for name, spec in TIER_SPECS.items() if spec.partial}
 """Stickers a partial tier shows, to its name."""
 
 
@@ -50,12 +51,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("models", type=Path, nargs="+")
     p.add_argument("--algo", default="recurrent-ppo", choices=("recurrent-ppo", "ppo", "a2c", "dqn"))
-    p.add_argument("--depths", type=int, nargs="+", default=[1, 2, 3, 4])
-    p.add_argument("--episodes", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=424242)
-    p.add_argument("--budget", type=int, default=20)
-    p.add_argument("--certified", action="store_true", help="starts at certified distance exactly d")
-    p.add_argument("--json", type=Path, default=None)
+    add_start_options(p)
     args = p.parse_args()
     torch.set_num_threads(1)
     models = {str(m): load(m, args.algo) for m in args.models}
@@ -74,16 +70,7 @@ def main() -> None:
             rates = evaluate_partial_sb3(model, tier, args.depths, args.episodes, seed=args.seed, budget=args.budget,
                                          generator=generator, deterministic=greedy)
         play = "uniform" if model is None else "greedy" if greedy else "sampled"
-        for key, rate in rates.items():
-            k = round(rate * args.episodes)
-            lo, hi = wilson_interval(k, args.episodes)
-            rows.append({"player": name, "play": play, "depth": int(key.split("/d")[1]), "solved": k,
-                         "n": args.episodes, "rate": rate, "wilson95": [round(lo, 3), round(hi, 3)]})
-        mine = rows[-len(rates):]
-        print(f"{name} ({play}): " + " ".join(
-            f"d{r['depth']} {r['rate']:.3f} [{r['wilson95'][0]:.3f}, {r['wilson95'][1]:.3f}]" for r in mine)
-            + f"; mean {sum(r['rate'] for r in mine) / len(mine):.3f} ({time.perf_counter() - started:.0f} s)",
-            flush=True)
+        rows += rate_rows(name, play, rates, args.episodes, time.perf_counter() - started)
     if args.json:
         args.json.write_text(json.dumps({"tier": tier, "certified": args.certified, "seed": args.seed,
                                          "budget": args.budget, "rows": rows}, indent=1) + "\n")

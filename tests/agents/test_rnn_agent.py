@@ -7,8 +7,6 @@ form, starts every episode with no memory, refuses other tiers by name, and its 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -212,12 +210,3 @@ def test_the_trained_mark_reads_both_checkpoints() -> None:
     assert training is not None and training.depths == (1, 2, 3, 4) and training.metric == "quarter"
     assert "face (gru)" in training.on and "vertex (gru)" in training.on
     assert "stack of 1 frame(s)" in agent_training("rnn:stack1").on  # type: ignore[union-attr]
-
-
-def test_without_torch_the_rnn_agent_names_the_extra() -> None:
-    probe = ("import sys; sys.modules['torch'] = None\n"  # import torch now raises ImportError, as without the extra
-             "from cubebench.runner.specs import AgentSpecError, make_agent\n"
-             "try:\n    make_agent('rnn')\nexcept AgentSpecError as err:\n    print(err)\n")
-    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0 and "the 'rnn' agent needs torch" in run.stdout, run.stderr[-2000:]
-    assert 'pip install -e ".[rl]"' in run.stdout

@@ -335,16 +335,19 @@ def test_true_distances_are_recorded_with_a_budget(tmp_path: Path) -> None:
     assert all(abs(a - b) == 1 for a, b in zip(distances, distances[1:]))
 
 
-def test_the_mlp_agent_without_torch_names_the_extra() -> None:
-    """A core install has no torch: ``--agent mlp`` must say which extra to install, not show a traceback."""
+@pytest.mark.parametrize("agent", ["mlp", "rnn"])
+def test_a_torch_agent_without_torch_names_the_extra(agent: str) -> None:
+    """A core install has no torch: ``--agent mlp`` or ``rnn`` must say which extra to install, not show a
+    traceback."""
     import subprocess
     import sys
 
     probe = ("import sys; sys.modules['torch'] = None\n"  # import torch now raises ImportError, as without the extra
              "from cubebench.runner.specs import AgentSpecError, make_agent\n"
-             "try:\n    make_agent('mlp')\nexcept AgentSpecError as err:\n    print(err)\n")
+             f"try:\n    make_agent({agent!r})\nexcept AgentSpecError as err:\n    print(err)\n")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0 and 'pip install -e ".[rl]"' in run.stdout, run.stderr[-2000:]
+    assert run.returncode == 0 and f"the '{agent}' agent needs torch" in run.stdout, run.stderr[-2000:]
+    assert 'pip install -e ".[rl]"' in run.stdout
 
 
 @pytest.mark.parametrize("depth, budget", [(1, 5), (3, 22)])
