@@ -38,7 +38,7 @@ from .specs import AgentFactory, AgentSpec, agent_training
 from .store import RunStore, StoreDamaged, StoreError, open_run
 from .suite_fields import SuiteError
 
-VERSIONED = ("cubebench", "numpy", "gymnasium", "numba", "kociemba", "pillow", "openai", "anthropic",
+VERSIONED = ("cubebench", "numpy", "gymnasium", "numba", "pillow", "openai", "anthropic",
              "tqdm", "matplotlib", "ray", "torch")
 """Distributions whose versions every run records (those installed)."""
 
