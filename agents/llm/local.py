@@ -70,6 +70,7 @@ class LocalModelClient(HFModelClient):
     """
 
     provider = "local"
+    announces_loading = False  # it prints its own line (loading_line), before the checks hf's load makes
 
     def __init__(self, model_path: str | None = None, **settings: Any) -> None:
         missing = _missing_modules()

@@ -55,7 +55,7 @@ def test_the_first_client_says_what_it_loads_and_from_where(tiny: Path, capsys: 
     finally:
         first.close()
         second.close()
-    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("local model:")]
+    lines = [line for line in capsys.readouterr().err.splitlines() if "model: loading" in line]
     assert lines == [f"local model: loading {tiny.name} from {tiny.resolve().parent}, in-process through transformers"]
     assert reply.provider == "local" and reply.cost_usd == 0.0 and reply.output_tokens == 4
     assert second.endpoint() == f"local:{tiny} (cpu)" and second.loaded is first.loaded  # loaded once
@@ -196,7 +196,8 @@ def test_cubebench_run_local_plays_a_smoke_suite_and_a_multi_agent_game(tmp_path
         records = [r for _, r in store.records()]
     assert len(records) == 2 and all(r.errors == 0 and r.steps and r.input_tokens > 0 for r in records)
     assert all(len(r.steps) <= 2 for r in records)
-    assert "local model: loading SmolLM2-135M-Instruct" in capsys.readouterr().err
+    said = [line for line in capsys.readouterr().err.splitlines() if "model: loading" in line]
+    assert len(said) == 1 and said[0].startswith("local model: loading SmolLM2-135M-Instruct")
     if importlib.util.find_spec("pettingzoo") is None:
         return
     game, suite = tmp_path / "multi.sqlite", tmp_path / "short.json"  # multi-smoke's game, one cycle

@@ -28,7 +28,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -229,38 +229,55 @@ def build(args: argparse.Namespace, policy: PartialViewPolicy | None = None) -> 
     return RecurrentPPO(policy, env, curriculum, cfg, seed=args.seed, horizon=args.horizon)
 
 
-def evaluate_partial(policy: PartialViewPolicy | None, tier: str, depths: Sequence[int], episodes: int,
-                     seed: int = PARTIAL_EVAL_SEED, budget: int = INTERACTION_STEPS, metric: Metric = "quarter",
-                     greedy: bool = True, generator: Generator | None = None) -> dict[str, float]:
+Steps = Callable[[CubeVectorEnv, np.ndarray, int], Iterator[tuple[np.ndarray, np.ndarray]]]
+"""Plays one batch of starts: given the env, its first observations and the depth, yields each step's
+(terminated, truncated)."""
+
+
+def partial_pass_rates(tier: str, depths: Sequence[int], episodes: int, steps: Steps, seed: int = PARTIAL_EVAL_SEED,
+                       budget: int = INTERACTION_STEPS, metric: Metric = "quarter",
+                       generator: Generator | None = None) -> dict[str, float]:
     """Pass rate per depth (``pass/dD``): ``episodes`` fresh starts of each depth (sub-env ``i`` seeded ``seed +
     10_000 D + i``; scrambles of ``D`` turns, or what ``generator`` draws, e.g.
-    :class:`~cubebench.generators.CertifiedGenerator`'s starts at distance exactly ``D``), each played once for at
-    most ``budget`` steps, view rotations included.  ``policy=None`` plays uniformly random actions (chance);
-    ``greedy=False`` samples the policy."""
+    :class:`~cubebench.generators.CertifiedGenerator`'s starts at distance exactly ``D``), each played once by
+    ``steps`` for at most ``budget`` steps, view rotations included. Every partial-view evaluation (this module's
+    policies, SB3's recurrent ones) plays through here, so their rates are comparable."""
     out = {}
     for depth in depths:
         env = CubeVectorEnv(episodes, tier=tier, obs_format="indices", depth=depth, max_steps=budget, metric=metric,
                             autoreset_mode=AutoresetMode.SAME_STEP, generator=generator)
         obs, _ = env.reset(seed=seed + 10_000 * depth)
+        finished, solved = np.zeros(episodes, bool), np.zeros(episodes, bool)
+        for term, trunc in steps(env, obs, depth):
+            solved |= term & ~finished
+            finished |= term | trunc
+            if finished.all():
+                break
+        out[f"pass/d{depth}"] = float(solved.mean())
+        env.close()
+    return out
+
+
+def evaluate_partial(policy: PartialViewPolicy | None, tier: str, depths: Sequence[int], episodes: int,
+                     seed: int = PARTIAL_EVAL_SEED, budget: int = INTERACTION_STEPS, metric: Metric = "quarter",
+                     greedy: bool = True, generator: Generator | None = None) -> dict[str, float]:
+    """:func:`partial_pass_rates` of ``policy`` (``None``: uniformly random actions, chance); ``greedy=False``
+    samples the policy."""
+
+    def steps(env: CubeVectorEnv, obs: np.ndarray, depth: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         prev = np.full(episodes, -1, dtype=np.int64)
         memory = policy.initial_memory(episodes) if policy is not None else None
         rng, gen = np.random.default_rng(seed + depth), torch.Generator().manual_seed(seed + depth)
-        finished, solved = np.zeros(episodes, bool), np.zeros(episodes, bool)
         for _ in range(budget):
             if policy is None or memory is None:
                 act = rng.integers(0, len(env.action_names), size=episodes)
             else:
                 act, memory = policy.act(obs, prev, memory, prev < 0, greedy=greedy, generator=gen)
             obs, _, term, trunc, _ = env.step(act)
-            done = term | trunc
-            solved |= term & ~finished
-            finished |= done
-            prev = np.where(done, -1, act)
-            if finished.all():
-                break
-        out[f"pass/d{depth}"] = float(solved.mean())
-        env.close()
-    return out
+            prev = np.where(term | trunc, -1, act)
+            yield term, trunc
+
+    return partial_pass_rates(tier, depths, episodes, steps, seed, budget, metric, generator)
 
 
 class _Weights:

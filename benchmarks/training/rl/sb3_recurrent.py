@@ -15,7 +15,6 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.torch_layers import FlattenExtractor
 
 from cubebench.agents.rl.rnn_policy import N_COLOURS
@@ -24,7 +23,7 @@ from cubebench.envs.vector_env import CubeVectorEnv
 from cubebench.generators import Generator
 from cubebench.tiers import PARTIAL_TIERS
 
-from .rnn_ppo import PARTIAL_EVAL_SEED
+from .rnn_ppo import PARTIAL_EVAL_SEED, partial_pass_rates
 from .sb3_vec_env import SB3VecEnv
 
 SEGMENT = 32
@@ -101,20 +100,10 @@ def play(model: Any, env: CubeVectorEnv, obs: np.ndarray, steps: int,
 def evaluate_partial_sb3(model: Any, tier: str, depths: Sequence[int], episodes: int, seed: int = PARTIAL_EVAL_SEED,
                          budget: int = INTERACTION_STEPS, generator: Generator | None = None,
                          deterministic: bool = True) -> dict[str, float]:
-    """Pass rate per depth (``pass/dD``) of an SB3 model trained on :class:`PartialSB3VecEnv`: the starts, seeds
-    and budget of :func:`~cubebench.training.rl.rnn_ppo.evaluate_partial` (sub-env ``i`` seeded ``seed + 10_000 D
-    + i``, scrambles or ``generator``'s draws, one episode each, view rotations counted as steps)."""
-    out = {}
-    for depth in depths:
-        env = CubeVectorEnv(episodes, tier=tier, obs_format="indices", depth=depth, max_steps=budget,
-                            autoreset_mode=AutoresetMode.SAME_STEP, generator=generator)
-        obs, _ = env.reset(seed=seed + 10_000 * depth)
-        finished, solved = np.zeros(episodes, bool), np.zeros(episodes, bool)
-        for _, _, term, trunc in play(model, env, obs, budget, deterministic):
-            solved |= term & ~finished
-            finished |= term | trunc
-            if finished.all():
-                break
-        out[f"pass/d{depth}"] = float(solved.mean())
-        env.close()
-    return out
+    """:func:`~cubebench.training.rl.rnn_ppo.partial_pass_rates` of an SB3 model trained on
+    :class:`PartialSB3VecEnv`: the same starts, seeds and budget as the GRU policies' evaluation."""
+
+    def steps(env: CubeVectorEnv, obs: np.ndarray, depth: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        return ((term, trunc) for _, _, term, trunc in play(model, env, obs, budget, deterministic))
+
+    return partial_pass_rates(tier, depths, episodes, steps, seed=seed, budget=budget, generator=generator)
