@@ -34,6 +34,7 @@ from ..engine.notation import parse_array
 from ..engine.state import from_facelets, relabel_to_centres, validate_state
 from .optimal import coords as C
 from .optimal import table_cache
+from .optimal.pruning import pair_distances
 
 MAX_SOLUTION_LENGTH = 24
 """The longest solution the first search accepts (Kociemba's default bound)."""
@@ -128,33 +129,6 @@ def _ud_move_table(table, moves, cf, ef, id_corner, id_edge):
     return out
 
 
-@nb.njit(cache=True, nogil=True)
-def _distances(a_move, b_move, moves, n_a, n_b, goal_a, goal_b):
-    """Breadth-first distances to (goal_a, goal_b) of every pair of two coordinates under ``moves``."""
-    n = n_a * n_b
-    dist = np.full(n, 255, np.uint8)
-    frontier = np.empty(n, np.int64)
-    nxt = np.empty(n, np.int64)
-    frontier[0] = goal_a * n_b + goal_b
-    dist[frontier[0]] = 0
-    nf = 1
-    d = 0
-    while nf:
-        nn = 0
-        for i in range(nf):
-            a, b = frontier[i] // n_b, frontier[i] % n_b
-            for m in moves:
-                y = a_move[a, m] * n_b + b_move[b, m]
-                if dist[y] == 255:
-                    dist[y] = d + 1
-                    nxt[nn] = y
-                    nn += 1
-        frontier, nxt = nxt, frontier
-        nf = nn
-        d += 1
-    return dist
-
-
 _TABLES: Tables | None = None
 
 
@@ -182,8 +156,8 @@ def tables() -> Tables:
 
     def dist(name: str, a: np.ndarray, b: np.ndarray, moves: np.ndarray, goal_b: int) -> np.ndarray:
         n = len(a) * len(b)
-        return np.ascontiguousarray(get(f"twophase-{name}", np.dtype(np.uint8), (n,), lambda: _distances(
-            a, b, moves, len(a), len(b), 0, goal_b)))
+        return np.ascontiguousarray(get(f"twophase-{name}", np.dtype(np.uint8), (n,), lambda: pair_distances(
+            a, b, moves, 0, goal_b)))
 
     _TABLES = Tables(
         tw_move=tw_move, fl_move=fl_move, comb_move=comb_move, comb_of_ss=comb_of_ss, cp_move=cp_move,

@@ -258,20 +258,25 @@ def _build_prune(metric: str, small: "SmallTables", progress: bool) -> np.ndarra
 # --------------------------------------------------------------------------
 
 @nb.njit(cache=True, nogil=True)
-def _bfs_small(move_table, moves, start, n):
+def pair_distances(a_move, b_move, moves, goal_a, goal_b):
+    """Breadth-first distance under ``moves`` to (goal_a, goal_b) of every pair of two coordinates, flat
+    (``a * n_b + b``; 255: unreached). A single coordinate is the pair with a one-value second (``b_move`` of one
+    zero row)."""
+    n_b = b_move.shape[0]
+    n = a_move.shape[0] * n_b
     dist = np.full(n, 255, np.uint8)
-    dist[start] = 0
     frontier = np.empty(n, np.int64)
     nxt = np.empty(n, np.int64)
-    frontier[0] = start
+    frontier[0] = goal_a * n_b + goal_b
+    dist[frontier[0]] = 0
     nf = 1
     d = 0
     while nf:
         nn = 0
         for i in range(nf):
-            x = frontier[i]
+            a, b = frontier[i] // n_b, frontier[i] % n_b
             for m in moves:
-                y = move_table[x, m]
+                y = a_move[a, m] * n_b + b_move[b, m]
                 if dist[y] == 255:
                     dist[y] = d + 1
                     nxt[nn] = y
@@ -374,7 +379,8 @@ def corner_perm_table(metric: str) -> np.ndarray:
     cp_move = table_cache.get_or_build("move-3", np.uint16, (C.N_CORNER_PERM, C.N_MOVES), lambda: C.move_table(3))
     return table_cache.get_or_build(
         f"cornerperm-dist-{metric}", np.uint8, (C.N_CORNER_PERM,),
-        lambda: _bfs_small(np.ascontiguousarray(cp_move), metric_moves(metric), 0, C.N_CORNER_PERM),
+        lambda: pair_distances(np.ascontiguousarray(cp_move), np.zeros((1, C.N_MOVES), np.uint16),
+                               metric_moves(metric), 0, 0),
     )
 
 
