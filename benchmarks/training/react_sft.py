@@ -29,7 +29,7 @@ from cubebench.agents.llm.hf import read_pretrained
 from cubebench.runner.export_tasks import ExportRequest, export_tasks
 from cubebench.runner.training_starts import check_apart
 
-from .models import lora_config, trainable, training_base
+from .models import choose_precision, lora_config, trainable, training_base
 
 DEFAULT_DEPTHS = (4, 8)
 """Depths of the training starts, for this SFT and the GRPO that continues it (:mod:`.react_grpo`)."""
@@ -54,6 +54,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--save-steps", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    p.add_argument("--precision", default="auto", choices=("auto", "fp32", "bf16"),
+                   help="auto (bf16 where the CPU has it natively), fp32 or bf16")
     return p.parse_args(argv)
 
 
@@ -111,22 +113,31 @@ def load_examples(folder: Path) -> list[dict[str, Any]]:
     return examples
 
 
+def sft_config(args: argparse.Namespace) -> Any:
+    """TRL's ``SFTConfig`` for ``args``. Its precision is set either way: TRL's default turns bfloat16 on, which a
+    CPU without native bfloat16 emulates, each step many times slower than in float32."""
+    import torch
+    from trl import SFTConfig
+
+    return SFTConfig(output_dir=str(args.out / "checkpoints"), max_steps=args.steps,
+                     per_device_train_batch_size=args.batch_size, gradient_accumulation_steps=args.grad_accum,
+                     learning_rate=args.lr, lr_scheduler_type="cosine", warmup_steps=min(10, args.steps // 10),
+                     logging_steps=1, save_steps=args.save_steps, save_total_limit=2, seed=args.seed,
+                     max_length=args.max_length, report_to="none", use_cpu=not torch.cuda.is_available(),
+                     dataloader_num_workers=0, bf16=choose_precision(args.precision) == "bf16")
+
+
 def train(args: argparse.Namespace, base: Path, examples: list[dict[str, Any]]) -> list[dict[str, float]]:
     """Fine-tune a LoRA adapter of ``base`` on ``examples``; the loss of every logged step."""
     import torch
     from datasets import Dataset
-    from trl import SFTConfig, SFTTrainer
+    from trl import SFTTrainer
 
     if args.threads:
         torch.set_num_threads(args.threads)
     tokenizer, model = read_pretrained(base)
     model = trainable(model)
-    config = SFTConfig(output_dir=str(args.out / "checkpoints"), max_steps=args.steps,
-                       per_device_train_batch_size=args.batch_size, gradient_accumulation_steps=args.grad_accum,
-                       learning_rate=args.lr, lr_scheduler_type="cosine", warmup_steps=min(10, args.steps // 10),
-                       logging_steps=1, save_steps=args.save_steps, save_total_limit=2, seed=args.seed,
-                       max_length=args.max_length, report_to="none", use_cpu=not torch.cuda.is_available(),
-                       dataloader_num_workers=0)
+    config = sft_config(args)
     lora = lora_config(args.lora_r)
     trainer = SFTTrainer(model=model, args=config, train_dataset=Dataset.from_list(examples),
                          processing_class=tokenizer, peft_config=lora)
