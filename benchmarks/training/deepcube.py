@@ -10,8 +10,9 @@ one-step lookahead target ``min over turns (1 + J_target(child))`` with ``J_targ
 own target is 0).  The target network starts as the zero function (so the first targets are "1 unless solved")
 and is refreshed with the online weights when the mean loss of the last ``--check-every`` steps is under
 ``--threshold`` (the loss has settled on the current targets, as in DeepCubeA), or at the latest every
-``--max-stale`` steps.  No label comes from a solver (two-phase or optimal) or the distance oracle: the targets are the env's
-own transitions and the network's own estimates (tests/training/test_deepcube_training.py checks the import graph).
+``--max-stale`` steps.  No label comes from a solver (two-phase or optimal) or the distance oracle: the targets are
+the env's own transitions and the network's own estimates (tests/training/test_deepcube_training.py checks the
+import graph).
 
 Run folder ``--out``: ``checkpoint.pt`` (online and target weights, optimizer, random state, history; written
 beside and renamed into place), ``value.npz`` (the online network for the NumPy agent,
